@@ -1,0 +1,41 @@
+# Set-up and the two commands the README promises: `make run` and `make test`.
+# Each creates .venv when missing and installs the project with its test extras.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench screenshots clean system-deps
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# tmux drives the end-to-end test; git is used by discovery. Installed when missing.
+system-deps:
+	@command -v tmux >/dev/null 2>&1 && command -v git >/dev/null 2>&1 || \
+	  { (apt-get update -qq && apt-get install -y -qq tmux git) >/dev/null 2>&1 || \
+	    echo "warning: could not install tmux/git; the tmux end-to-end test will be skipped"; }
+
+run: $(STAMP)
+	$(BIN)/apxtui --demo
+
+test: $(STAMP) system-deps
+	$(BIN)/ruff check apxtui tests benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check apxtui tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/index_speed.py
+
+screenshots: $(STAMP)
+	$(BIN)/python scripts/make_screenshots.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

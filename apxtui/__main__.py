@@ -1,0 +1,5 @@
+import sys
+
+from apxtui.cli import main
+
+sys.exit(main())

@@ -1,0 +1,82 @@
+"""tree-sitter languages, parsers and the user-extensible queries in ``queries/*.scm``.
+
+Query files are looked up, first match wins, in: ``$APXTUI_QUERIES``, the user's
+``$XDG_CONFIG_HOME/apxtui/queries``, the repository's ``queries/`` folder next to the
+package (a source checkout), and the copy packaged as ``apxtui/_queries`` (a wheel).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cache
+from pathlib import Path
+
+import tree_sitter as ts
+
+
+@cache
+def language(lang: str) -> ts.Language:
+    if lang == "rust":
+        import tree_sitter_rust as mod
+    elif lang == "cuda":
+        import tree_sitter_cuda as mod
+    elif lang == "python":
+        import tree_sitter_python as mod
+    else:
+        raise ValueError(f"unknown language {lang!r}")
+    return ts.Language(mod.language())
+
+
+def parser(lang: str) -> ts.Parser:
+    return ts.Parser(language(lang))
+
+
+def query_dirs() -> list[Path]:
+    dirs = []
+    env = os.environ.get("APXTUI_QUERIES")
+    if env:
+        dirs.append(Path(env))
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    dirs.append(Path(xdg) / "apxtui" / "queries")
+    pkg = Path(__file__).resolve().parent.parent
+    dirs.append(pkg.parent / "queries")
+    dirs.append(pkg / "_queries")
+    return dirs
+
+
+def query_path(lang: str) -> Path:
+    for d in query_dirs():
+        p = d / f"{lang}.scm"
+        if p.is_file():
+            return p
+    raise FileNotFoundError(f"no {lang}.scm in any of: " + ", ".join(str(d) for d in query_dirs()))
+
+
+@cache
+def query_source(lang: str) -> str:
+    return query_path(lang).read_text("utf-8")
+
+
+@cache
+def query(lang: str) -> ts.Query:
+    try:
+        return ts.Query(language(lang), query_source(lang))
+    except Exception as e:  # tree-sitter raises QueryError subclasses
+        raise ValueError(f"{query_path(lang)}: invalid query: {e}") from e
+
+
+def queries_fingerprint() -> str:
+    """Hash of all query texts: part of the cache key (a changed query re-extracts)."""
+    h = hashlib.blake2b(digest_size=8)
+    for lang in ("rust", "cuda", "python"):
+        try:
+            h.update(query_source(lang).encode())
+        except FileNotFoundError:
+            h.update(b"-")
+    return h.hexdigest()
+
+
+def matches(lang: str, node: ts.Node) -> list[tuple[int, dict[str, list[ts.Node]]]]:
+    """All matches of the language's query under ``node``: (pattern index, captures)."""
+    return ts.QueryCursor(query(lang)).matches(node)

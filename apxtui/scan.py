@@ -1,0 +1,260 @@
+"""Discovery: which files of a checkout are indexed, in which language, and the git state.
+
+Files are the git-tracked plus untracked-not-ignored ones in a git checkout (a plain
+walk otherwise).  Vendored trees are listed but flagged ``vendored``: the indexer
+parses them lazily, only where a path leads into them.  Nothing here writes to the
+checkout or runs anything from it (``git`` is only asked to list and describe).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from apxtui.facts import Issue
+
+EXTENSIONS: dict[str, str] = {
+    ".rs": "rust",
+    ".cu": "cuda",
+    ".cuh": "cuda",
+    ".h": "cuda",
+    ".hpp": "cuda",
+    ".cpp": "cuda",
+    ".cc": "cuda",
+    ".cxx": "cuda",
+    ".inl": "cuda",
+    ".py": "python",
+    ".pyi": "python",
+}
+
+DEFAULT_VENDORED = ("third_party", "vendor", "cutlass", "external")
+#: Directories never walked in a plain (non-git) walk.
+SKIP_DIRS = {".git", ".hg", ".svn", "target", "node_modules", "__pycache__", ".venv", "venv", ".tox"}
+MAX_BYTES = 4 * 1024 * 1024
+
+
+@dataclass
+class SourceFile:
+    rel: str  # relative path, "/" separated
+    lang: str
+    size: int
+    vendored: bool = False
+    module: str = ""  # Rust module qualname or Python dotted module
+
+
+@dataclass
+class GitInfo:
+    revision: str = ""
+    branch: str = ""
+    modified: list[str] = field(default_factory=list)
+    untracked: list[str] = field(default_factory=list)
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.modified or self.untracked)
+
+
+@dataclass
+class ScanResult:
+    root: Path
+    files: list[SourceFile]
+    skipped: list[Issue]
+    git: GitInfo | None
+    other_files: int = 0  # files with extensions apxtui does not index
+
+    def by_rel(self) -> dict[str, SourceFile]:
+        return {f.rel: f for f in self.files}
+
+
+class ScanError(Exception):
+    """The checkout cannot be scanned at all (not a directory, unreadable)."""
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            timeout=30,
+            check=False,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.decode("utf-8", "surrogateescape")
+
+
+def git_info(root: Path) -> GitInfo | None:
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None:
+        return None
+    info = GitInfo()
+    info.revision = (_git(root, "rev-parse", "HEAD") or "").strip() or "(no commits)"
+    info.branch = (_git(root, "rev-parse", "--abbrev-ref", "HEAD") or "").strip()
+    status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".") or ""
+    entries = status.split("\0")
+    i = 0
+    while i < len(entries):
+        e = entries[i]
+        i += 1
+        if len(e) < 4:
+            continue
+        code, path = e[:2], e[3:]
+        if code[0] in "RC":  # rename/copy: the next entry is the source path
+            i += 1
+        if code == "??":
+            info.untracked.append(path)
+        else:
+            info.modified.append(path)
+    return info
+
+
+def _git_files(root: Path) -> list[str] | None:
+    out = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
+    if out is None:
+        return None
+    prefix = (_git(root, "rev-parse", "--show-prefix") or "").strip()
+    files = []
+    for p in out.split("\0"):
+        if not p:
+            continue
+        if prefix and p.startswith(prefix):
+            p = p[len(prefix) :]
+        files.append(p)
+    return sorted(set(files))
+
+
+def _walk_files(root: Path) -> list[str]:
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for fn in filenames:
+            full = os.path.join(dirpath, fn)
+            files.append(os.path.relpath(full, root).replace(os.sep, "/"))
+    return sorted(files)
+
+
+def is_vendored(rel: str, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> bool:
+    return any(part in vendored for part in PurePosixPath(rel).parts[:-1])
+
+
+def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> ScanResult:
+    """List the indexable files of ``root`` (a checkout directory)."""
+    root = Path(root)
+    if not root.exists():
+        raise ScanError(f"{root}: no such directory")
+    if not root.is_dir():
+        raise ScanError(f"{root}: not a directory")
+    try:
+        root = root.resolve()
+        os.listdir(root)
+    except OSError as e:
+        raise ScanError(f"{root}: cannot read directory ({e.strerror or e})") from e
+    git = git_info(root)
+    rels = _git_files(root) if git is not None else None
+    if rels is None:
+        rels = _walk_files(root)
+    files: list[SourceFile] = []
+    skipped: list[Issue] = []
+    other = 0
+    crates = CrateMap(root)
+    for rel in rels:
+        lang = EXTENSIONS.get(PurePosixPath(rel).suffix.lower())
+        if lang is None:
+            other += 1
+            continue
+        full = root / rel
+        try:
+            if full.is_symlink():
+                target = full.resolve(strict=True)
+                if not target.is_file() or not target.is_relative_to(root):
+                    skipped.append(Issue(rel, "symlink", "symlink outside the checkout or not a file; not followed"))
+                    continue
+            st = full.stat()
+        except (OSError, RuntimeError) as e:
+            skipped.append(Issue(rel, "unreadable", f"cannot stat: {getattr(e, 'strerror', None) or e}"))
+            continue
+        if not full.is_file():
+            continue
+        if st.st_size > MAX_BYTES:
+            skipped.append(Issue(rel, "too_large", f"{st.st_size:,} bytes (limit {MAX_BYTES:,}); not parsed"))
+            continue
+        sf = SourceFile(rel, lang, st.st_size, is_vendored(rel, vendored))
+        if lang == "rust":
+            sf.module = crates.rust_module(rel)
+        elif lang == "python":
+            sf.module = python_module(root, rel)
+        files.append(sf)
+    return ScanResult(root, files, skipped, git, other)
+
+
+# -- module paths ----------------------------------------------------------------------
+
+
+def python_module(root: Path, rel: str) -> str:
+    """Dotted module of a Python file: package dirs (with __init__.py) above it + stem."""
+    p = PurePosixPath(rel)
+    parts = [] if p.stem == "__init__" else [p.stem]
+    d = p.parent
+    while str(d) not in ("", ".") and (root / d / "__init__.py").exists():
+        parts.insert(0, d.name)
+        d = d.parent
+    return ".".join(parts) or p.stem
+
+
+class CrateMap:
+    """Maps a Rust file to its module path via the nearest Cargo.toml above it."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._names: dict[str, str | None] = {}
+
+    def _crate_name(self, d: PurePosixPath) -> str | None:
+        key = str(d)
+        if key not in self._names:
+            cargo = self.root / d / "Cargo.toml"
+            name = None
+            if cargo.is_file():
+                name = d.name or self.root.name
+                try:
+                    data = tomllib.loads(cargo.read_text("utf-8", "replace"))
+                    pkg = data.get("package", {})
+                    lib = data.get("lib", {})
+                    name = lib.get("name") or pkg.get("name") or name
+                except (tomllib.TOMLDecodeError, OSError):
+                    pass
+                name = str(name).replace("-", "_")
+            self._names[key] = name
+        return self._names[key]
+
+    def rust_module(self, rel: str) -> str:
+        p = PurePosixPath(rel)
+        d = p.parent
+        while True:
+            name = self._crate_name(d)
+            if name is not None:
+                break
+            if str(d) in ("", "."):
+                name = _ident(self.root.name)
+                d = PurePosixPath("")
+                break
+            d = d.parent
+        inner = p.relative_to(d) if str(d) not in ("", ".") else p
+        parts = list(inner.parts)
+        if parts and parts[0] == "src":
+            parts = parts[1:]
+            if parts[:1] == ["bin"] and len(parts) >= 2:
+                return _ident(PurePosixPath(parts[1]).stem)
+        parts[-1] = PurePosixPath(parts[-1]).stem
+        if parts[-1] in ("mod", "lib", "main") and (len(parts) > 1 or parts[-1] != "mod"):
+            parts = parts[:-1]
+        return "::".join([name, *(_ident(x) for x in parts)])
+
+
+def _ident(s: str) -> str:
+    return s.replace("-", "_").replace(".", "_")
