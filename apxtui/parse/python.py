@@ -488,8 +488,8 @@ class _Extractor:
         if args is None:
             return []
         src = self.src
-        if args.type != "argument_list":
-            return [one_line(text(args, src), ARG_LIMIT)]
+        if args.type != "argument_list":  # f(x for x in xs): the generator is the argument
+            return [one_line(text(args, src).removeprefix("(").removesuffix(")"), ARG_LIMIT)]
         out = []
         for a in args.named_children:
             if a.type == "comment":
