@@ -155,9 +155,10 @@ class _Extractor:
             prev, n = n, n.parent
         return None
 
-    def _caller(self, node: ts.Node, scope: ts.Node | None | bool = False) -> str:
-        if scope is False:
-            scope = self._scope(node)
+    def _caller(self, node: ts.Node) -> str:
+        return self._qualname(self._scope(node))
+
+    def _qualname(self, scope: ts.Node | None) -> str:
         d = self.defs.get(scope.id) if scope is not None else None
         return d.qualname if d is not None else ""
 
@@ -473,7 +474,7 @@ class _Extractor:
                 kind=kind,
                 callee=callee,
                 path=path,
-                caller=self._caller(node, scope),
+                caller=self._qualname(scope),
                 file=self.f.file,
                 line=line(node),
                 col=node.start_point[1],
