@@ -1,0 +1,139 @@
+"""Per-file fact cache in SQLite (stdlib sqlite3), under the XDG cache directory.
+
+One database per checkout path; rows keyed by relative path and content hash, so
+an edited file misses and is re-parsed while the rest is reused.  The schema is
+versioned (apxtui version + schema number + query fingerprint): a mismatching,
+old or corrupt database is rebuilt with a notice, never a crash.  WAL mode and a
+busy timeout let two processes index the same checkout without corrupting it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from apxtui import __version__
+from apxtui.facts import FileFacts
+
+SCHEMA = 3
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("APXTUI_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "apxtui"
+
+
+def db_path(root: Path) -> Path:
+    key = hashlib.blake2b(str(root).encode(), digest_size=8).hexdigest()
+    return cache_dir() / f"{root.name}-{key}.sqlite"
+
+
+class FactCache:
+    """Content-addressed store of :class:`FileFacts` for one checkout."""
+
+    def __init__(self, root: Path, fingerprint: str):
+        self.path = db_path(root)
+        self.stamp = f"{__version__}/{SCHEMA}/{fingerprint}"
+        self.notices: list[str] = []
+        self.conn: sqlite3.Connection | None = None
+        try:
+            self._open()
+        except (sqlite3.DatabaseError, OSError) as e:
+            self.notices.append(f"cache {self.path}: {e}; rebuilding")
+            self._reset()
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        conn.execute("CREATE TABLE IF NOT EXISTS files (rel TEXT PRIMARY KEY, sha TEXT NOT NULL, facts BLOB NOT NULL)")
+        conn.execute("CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+        row = conn.execute("SELECT value FROM meta WHERE key='stamp'").fetchone()
+        if row is None or row[0] != self.stamp:
+            if row is not None:
+                self.notices.append(f"cache {self.path}: made by {row[0]}, now {self.stamp}; rebuilding")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("DELETE FROM files")
+            conn.execute("DELETE FROM blobs")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('stamp', ?)", (self.stamp,))
+            conn.execute("COMMIT")
+        conn.execute("SELECT count(*) FROM files").fetchone()  # surfaces corruption now
+        self.conn = conn
+
+    def _reset(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(self.path) + suffix)
+            except OSError:
+                pass
+        try:
+            self._open()
+        except (sqlite3.DatabaseError, OSError) as e:
+            self.notices.append(f"cache disabled: {e}")
+            self.conn = None
+
+    def load(self, wanted: dict[str, str]) -> dict[str, FileFacts]:
+        """Facts for the files whose cached hash equals ``wanted[rel]``."""
+        if self.conn is None or not wanted:
+            return {}
+        out: dict[str, FileFacts] = {}
+        try:
+            for rel, sha, blob in self.conn.execute("SELECT rel, sha, facts FROM files"):
+                if wanted.get(rel) == sha:
+                    out[rel] = FileFacts.from_dict(json.loads(zlib.decompress(blob)))
+        except (sqlite3.DatabaseError, zlib.error, ValueError, TypeError, KeyError) as e:
+            self.notices.append(f"cache {self.path}: unreadable ({e}); rebuilding")
+            self._reset()
+            return {}
+        return out
+
+    def store(self, facts: Iterable[FileFacts]) -> None:
+        if self.conn is None:
+            return
+        rows = [(f.file, f.sha, zlib.compress(json.dumps(f.to_dict(), separators=(",", ":")).encode(), 1)) for f in facts]
+        if not rows:
+            return
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", rows)
+            self.conn.execute("COMMIT")
+        except sqlite3.DatabaseError as e:
+            self.notices.append(f"cache {self.path}: could not store ({e})")
+
+    def get_blob(self, key: str) -> bytes | None:
+        if self.conn is None:
+            return None
+        try:
+            row = self.conn.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return None if row is None else row[0]
+
+    def put_blob(self, key: str, value: bytes) -> None:
+        if self.conn is None:
+            return
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("DELETE FROM blobs")
+            self.conn.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?)", (key, value))
+            self.conn.execute("COMMIT")
+        except sqlite3.DatabaseError as e:
+            self.notices.append(f"cache {self.path}: could not store graph ({e})")
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None

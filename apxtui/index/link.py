@@ -1,0 +1,276 @@
+"""Linking: all files' facts → one networkx MultiDiGraph.
+
+Node kinds: ``python_fn``, ``python_class``, ``pyo3_binding``, ``rust_fn``, ``ffi_decl``,
+``abi_fn``, ``host_fn``, ``device_fn``, ``kernel``, ``vendor_api``, ``external`` (a callee
+with no definition in the indexed code), ``file`` (for ``include`` edges).
+
+Edge kinds: ``call``, ``binding`` (Python → PyO3 binding), ``exposes`` (binding → the
+Rust item), ``ffi`` (Rust extern declaration → C definition, by symbol), ``launch``
+(host → kernel), ``vendor`` (→ library API), ``include`` (file → file).
+
+Every call-like edge carries its call site (``file``, ``line``, ``col``), the
+enclosing branch/loop contexts (``conditions``, ``loops``) and ``resolution``
+(exact / heuristic / ambiguous / unresolved) with ``how`` it was established.  An
+ambiguous call gets one edge per candidate (same ``site``), never one picked.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter, defaultdict
+from dataclasses import asdict
+
+import networkx as nx
+
+from apxtui.facts import CallSite, Definition, FileFacts
+from apxtui.index.resolve import UNRESOLVED, Resolved
+from apxtui.index.resolve_cuda import CudaResolver
+from apxtui.index.resolve_python import PythonResolver
+from apxtui.index.resolve_rust import RustResolver
+from apxtui.index.tables import Tables, node_id
+
+GRAPH_NODE_KINDS = {"rust_fn", "ffi_decl", "abi_fn", "host_fn", "device_fn", "kernel", "python_fn", "python_class"}
+BRANCH_KINDS = {"if", "else", "match_arm", "switch_case", "cfg", "pp_if", "except"}
+LOOP_KINDS = {"loop", "closure"}
+
+
+def _node_attrs(d: Definition, vendored: bool) -> dict:
+    return {
+        "kind": d.kind,
+        "name": d.name,
+        "qualname": d.qualname,
+        "lang": d.lang,
+        "file": d.file,
+        "line": d.line,
+        "end_line": d.end_line,
+        "container": d.container,
+        "trait": d.trait,
+        "symbol": d.symbol,
+        "cfg": list(d.cfg),
+        "pp": [c.text for c in d.pp],
+        "template_params": list(d.template_params),
+        "params": [f"{p.name}: {p.type}" if p.type else p.name for p in d.params],
+        "visibility": d.visibility,
+        "vendored": vendored,
+        "decl_only": bool(d.attrs.get("decl_only")),
+    }
+
+
+def resolve_include(path: str, from_file: str, all_files: set[str], by_base: dict[str, list[str]]) -> str | None:
+    """The checkout file an ``#include "path"`` names: relative to the includer, else by suffix."""
+    rel = posixpath.normpath(posixpath.join(posixpath.dirname(from_file), path))
+    if rel in all_files:
+        return rel
+    cands = [f for f in by_base.get(posixpath.basename(path), []) if f == path or f.endswith("/" + path)]
+    if len(cands) == 1:
+        return cands[0]
+    if cands:  # prefer the candidate sharing the longest directory prefix with the includer
+        return max(cands, key=lambda f: len(posixpath.commonprefix([f, from_file])))
+    return None
+
+
+class Linker:
+    def __init__(self, facts: dict[str, FileFacts], all_files: set[str], vendored: set[str]):
+        self.facts = facts
+        self.all_files = all_files
+        self.vendored = vendored
+        self.t = Tables()
+        for f in facts.values():
+            self.t.add_file(f)
+        self.t.finish()
+        self.g = nx.MultiDiGraph()
+        self.by_base: dict[str, list[str]] = defaultdict(list)
+        for f in all_files:
+            self.by_base[posixpath.basename(f)].append(f)
+        self.includes: dict[str, set[str]] = defaultdict(set)
+        self.pending_includes: set[str] = set()  # vendored files included but not parsed
+        self.dropped: Counter[str] = Counter()
+
+    # -- nodes -------------------------------------------------------------------------
+
+    def _nodes(self) -> None:
+        for nid, d in self.t.defs.items():
+            if d.kind in GRAPH_NODE_KINDS:
+                self.g.add_node(nid, **_node_attrs(d, d.file in self.vendored))
+
+    def _pyo3(self) -> dict[str, str]:
+        """Binding nodes, keyed by the python-visible dotted name; `exposes` edges to Rust."""
+        out: dict[str, str] = {}
+        fn_module = {b.rust_qualname.split("::")[-1]: b.python_module for b in self.t.bindings
+                     if b.kind == "module_member" and b.attrs.get("what") == "function"}
+        only = next(iter(self.t.pymodules)) if len(self.t.pymodules) == 1 else ""
+        for b in self.t.bindings:
+            if b.kind not in ("method", "function", "class"):
+                continue
+            if b.kind == "function":
+                module = fn_module.get(b.rust_qualname.split("::")[-1], only)
+                dotted = f"{module}.{b.python_name}" if module else b.python_name
+            else:
+                rtype = b.rust_type or b.rust_qualname.split("::")[-2 if b.kind == "method" else -1]
+                cls = self.t.pyclasses.get(rtype)
+                cls_name = cls.python_name if cls else (b.python_class or rtype)
+                module = self.t.pyclass_module.get(rtype, only)
+                prefix = f"{module}.{cls_name}" if module else cls_name
+                if b.kind == "class":
+                    continue  # the class itself is reached through its constructor/methods
+                name = "__new__" if b.attrs.get("constructor") else b.python_name
+                dotted = f"{prefix}.{name}"
+            nid = f"pyo3:{dotted}"
+            self.g.add_node(nid, kind="pyo3_binding", name=dotted.rsplit(".", 1)[-1], qualname=dotted, lang="rust",
+                            file=b.file, line=b.line, end_line=b.line, vendored=False, attrs=dict(b.attrs))
+            out[dotted] = nid
+            targets = [i for i in self.t.by_qual.get(b.rust_qualname, []) if i in self.g]
+            if not targets:
+                targets = [i for i in self.t.by_name.get(("rust", b.rust_qualname.split("::")[-1]), [])
+                           if i in self.g and self.t.defs[i].container == (b.rust_type or self.t.defs[i].container)]
+            res = Resolved.of(targets, "PyO3 attribute on the Rust item")
+            for tgt in res.targets:
+                self.g.add_edge(nid, tgt, kind="exposes", file=b.file, line=b.line, col=0, site=f"{b.file}:{b.line}:0",
+                                resolution=res.status, how=res.how, conditions=[], loops=[], callee=b.rust_qualname)
+        return out
+
+    def _includes(self) -> None:
+        for f in self.facts.values():
+            for imp in f.imports:
+                if imp.kind != "include":
+                    continue
+                target = resolve_include(imp.path, f.file, self.all_files, self.by_base)
+                if target is None:
+                    continue
+                self.includes[f.file].add(target)
+                if target not in self.facts:
+                    self.pending_includes.add(target)
+                    continue
+                src, dst = f"file:{f.file}", f"file:{target}"
+                for n, rel in ((src, f.file), (dst, target)):
+                    if n not in self.g:
+                        self.g.add_node(n, kind="file", name=rel, qualname=rel, lang="cuda", file=rel, line=1,
+                                        end_line=1, vendored=rel in self.vendored)
+                self.g.add_edge(src, dst, kind="include", file=f.file, line=imp.line, col=0,
+                                site=f"{f.file}:{imp.line}:0", resolution="exact", how="#include path",
+                                conditions=[], loops=[], callee=imp.path)
+
+    # -- edges -------------------------------------------------------------------------
+
+    def _caller(self, f: FileFacts, call: CallSite, index: dict[tuple[str, str], list[str]]) -> str:
+        ids = index.get((f.file, call.caller), [])
+        if len(ids) > 1:
+            inside = [i for i in ids if self.t.defs[i].line <= call.line <= self.t.defs[i].end_line]
+            ids = inside or ids
+        if ids:
+            return ids[0]
+        # module-level code (Python scripts, C++ globals): a synthetic node per file
+        nid = f"{f.module or f.file}.<module>@{f.file}:1"
+        if nid not in self.g:
+            lang = f.lang
+            self.g.add_node(nid, kind="python_fn" if lang == "python" else "host_fn", name="<module>",
+                            qualname=f"{f.module or f.file}.<module>", lang=lang, file=f.file, line=1,
+                            end_line=f.lines, vendored=f.file in self.vendored, module_level=True)
+        return nid
+
+    def _edge_kind(self, call: CallSite, target_kind: str) -> str:
+        if call.kind == "launch":
+            return "launch"
+        if call.kind == "vendor" or target_kind == "vendor_api":
+            return "vendor"
+        if target_kind == "pyo3_binding":
+            return "binding"
+        if target_kind == "kernel":
+            return "launch"
+        return "call"
+
+    def _calls(self, pyo3: dict[str, str]) -> None:
+        rust = RustResolver(self.t)
+        cuda = CudaResolver(self.t, self.includes)
+        py = PythonResolver(self.t, pyo3)
+        index: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for nid, d in self.t.defs.items():
+            if nid in self.g:
+                index[(d.file, d.qualname)].append(nid)
+        for f in self.facts.values():
+            for call in f.calls:
+                src = self._caller(f, call, index)
+                caller = self.t.defs.get(src)
+                if call.kind == "vendor":
+                    lib = call.attrs.get("library", "vendor")
+                    name = call.callee or call.attrs.get("operator_type", "?")
+                    res = Resolved([f"vendor:{lib}:{name}"], "exact", f"{lib} API named in the source")
+                    if res.targets[0] not in self.g:
+                        self.g.add_node(res.targets[0], kind="vendor_api", name=name, qualname=name, lang="cuda",
+                                        library=lib, file="", line=0, end_line=0, vendored=False,
+                                        operator_type=call.attrs.get("operator_type", ""))
+                elif call.kind == "macro":
+                    res = Resolved(drop=True, how="macro (not expanded)")
+                    self.g.nodes[src].setdefault("macros", []).append(
+                        {"name": call.callee, "line": call.line, "wraps": call.attrs.get("wrapped_calls", [])})
+                    continue
+                elif f.lang == "rust":
+                    res = rust.resolve(call, caller)
+                elif f.lang == "python":
+                    res = py.resolve(call, caller)
+                else:
+                    kinds = ("kernel",) if call.kind == "launch" else ("host_fn", "abi_fn", "device_fn", "kernel")
+                    res = cuda.resolve(call, caller, kinds)
+                if res.drop:
+                    self.dropped[res.how] += 1
+                    self.g.nodes[src]["dropped"] = self.g.nodes[src].get("dropped", 0) + 1
+                    continue
+                self._add_call_edges(src, call, res)
+
+    def _add_call_edges(self, src: str, call: CallSite, res: Resolved) -> None:
+        targets = [t for t in res.targets if t in self.g]
+        if not targets:
+            name = res.external or call.callee
+            ext = f"external:{name}"
+            if ext not in self.g:
+                self.g.add_node(ext, kind="external", name=name.split("::")[-1].split(".")[-1], qualname=name,
+                                lang=self.g.nodes[src].get("lang", ""), file="", line=0, end_line=0, vendored=False,
+                                external_kind=res.external_kind or "external")
+            targets = [ext]
+            status = UNRESOLVED
+        else:
+            status = res.status
+        conditions = [asdict(c) for c in call.contexts if c.kind in BRANCH_KINDS]
+        loops = [c.text for c in call.contexts if c.kind in LOOP_KINDS]
+        base = {
+            "file": call.file, "line": call.line, "col": call.col, "site": f"{call.file}:{call.line}:{call.col}",
+            "callee": call.callee, "receiver": call.receiver, "args": list(call.args),
+            "template_args": list(call.template_args), "launch_config": list(call.launch_config),
+            "conditions": conditions, "loops": loops, "resolution": status, "how": res.how,
+            "candidates": len(targets), "text": call.text, "call_kind": call.kind, "attrs": dict(call.attrs),
+        }
+        for tgt in targets:
+            kind = self._edge_kind(call, self.g.nodes[tgt].get("kind", ""))
+            self.g.add_edge(src, tgt, kind=kind, **base)
+
+    def _ffi(self) -> None:
+        for nid, d in self.t.defs.items():
+            if d.kind != "ffi_decl" or nid not in self.g:
+                continue
+            sym = d.symbol or d.name
+            targets = [i for i in self.t.symbols.get(sym, []) if i in self.g and i != nid]
+            res = Resolved.of(targets, f"C symbol {sym}")
+            if not targets:
+                res = Resolved(status=UNRESOLVED, how=f"no definition of C symbol {sym} in the indexed code",
+                               external=sym, external_kind="abi")
+            call = CallSite("call", sym, [sym], d.qualname, d.file, d.line, 0)
+            self._add_call_edges(nid, call, res)
+            for _, _, data in self.g.out_edges(nid, data=True):
+                data["kind"] = "ffi"
+
+    def link(self) -> nx.MultiDiGraph:
+        self._nodes()
+        pyo3 = self._pyo3()
+        self._includes()
+        self._calls(pyo3)
+        self._ffi()
+        self.g.graph["dropped"] = dict(self.dropped)
+        return self.g
+
+
+def link(facts: dict[str, FileFacts], all_files: set[str], vendored: set[str]) -> tuple[nx.MultiDiGraph, Linker]:
+    linker = Linker(facts, all_files, vendored)
+    return linker.link(), linker
+
+
+__all__ = ["link", "Linker", "node_id", "resolve_include"]

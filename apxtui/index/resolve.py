@@ -1,0 +1,32 @@
+"""The answer of a resolver, shared by the per-language resolvers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+EXACT, HEURISTIC, AMBIGUOUS, UNRESOLVED = "exact", "heuristic", "ambiguous", "unresolved"
+
+
+@dataclass
+class Resolved:
+    """Targets of one call site and how they were established.
+
+    ``targets`` empty + status ``unresolved``: an external callee (``external`` names
+    it, ``external_kind`` classifies it) — or, with ``drop=True``, a std/prelude call
+    too common to be worth a node (counted, not drawn).
+    """
+
+    targets: list[str] = field(default_factory=list)
+    status: str = UNRESOLVED
+    how: str = ""  # one-line explanation of the rule that resolved it
+    external: str = ""
+    external_kind: str = ""
+    drop: bool = False
+
+    @classmethod
+    def of(cls, targets: list[str], how: str, unique: str = EXACT) -> Resolved:
+        if not targets:
+            return cls(status=UNRESOLVED, how=how)
+        if len(targets) == 1:
+            return cls(targets, unique, how)
+        return cls(sorted(set(targets)), AMBIGUOUS, how)

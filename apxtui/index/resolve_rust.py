@@ -1,0 +1,289 @@
+"""Rust name resolution: module paths, `use` aliases, re-exports, impl and trait methods.
+
+Rules (each answer says which one fired, in ``Resolved.how``):
+
+* a path is expanded from the caller's module: ``Self``/``crate``/``self``/``super``,
+  `use` aliases (incl. ``pub use`` re-exports, followed transitively), items of the
+  module, glob imports, crate names;
+* ``Type::method`` looks up methods of impls of ``Type`` (any module);
+* ``B::op`` with ``B: Trait`` resolves to the impls of ``Trait`` — one impl is
+  ``heuristic``, several are ``ambiguous`` (all kept);
+* ``recv.m()`` uses the receiver's type when it can be read off ``self``, a field,
+  a parameter, a typed local or a ``for x in &self.field`` loop; otherwise it falls
+  back to the method name across the checkout (``heuristic`` if one, ``ambiguous`` if
+  several), and to *dropped* for names no project type defines (``unwrap``, ``iter``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from apxtui.facts import CallSite, Definition
+from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, Resolved
+from apxtui.index.tables import Tables, short_type
+
+PRELUDE = {
+    "Ok", "Err", "Some", "None", "Box", "Vec", "String", "Arc", "Rc", "HashMap", "HashSet", "BTreeMap",
+    "Option", "Result", "Default", "Cell", "RefCell", "Mutex", "RwLock", "PathBuf", "Path", "Duration",
+    "Instant", "drop", "panic", "assert", "format", "println", "std", "core", "alloc", "i8", "i16", "i32",
+    "i64", "u8", "u16", "u32", "u64", "usize", "isize", "f32", "f64", "bool", "char", "str", "Cow", "From",
+    "Into", "Iterator", "IntoIterator", "PhantomData", "NonNull", "Ordering", "anyhow", "mem", "ptr",
+}
+STD_METHODS = {
+    "unwrap", "expect", "clone", "iter", "iter_mut", "into_iter", "map", "and_then", "ok", "ok_or",
+    "ok_or_else", "unwrap_or", "unwrap_or_else", "unwrap_or_default", "is_some", "is_none", "is_ok",
+    "is_err", "as_ref", "as_mut", "as_ptr", "as_mut_ptr", "len", "is_empty", "push", "pop", "insert",
+    "remove", "get", "get_mut", "contains", "contains_key", "entry", "or_insert", "or_insert_with",
+    "collect", "enumerate", "zip", "filter", "filter_map", "fold", "sum", "product", "max", "min", "take",
+    "skip", "chain", "rev", "step_by", "to_string", "to_owned", "into", "from", "try_into", "borrow",
+    "borrow_mut", "lock", "read", "write", "extend", "clear", "first", "last", "split", "join", "trim",
+    "parse", "starts_with", "ends_with", "replace", "to_vec", "keys", "values", "chunks", "windows",
+    "copied", "cloned", "any", "all", "find", "position", "sort", "sort_by", "dedup", "resize", "truncate",
+    "fmt", "eq", "ne", "cmp", "partial_cmp", "hash", "default", "with_capacity", "capacity", "reserve",
+    "as_str", "as_slice", "as_bytes", "display", "map_err", "context", "with_context", "unwrap_unchecked",
+    "to_le_bytes", "from_le_bytes", "saturating_sub", "checked_add", "checked_mul", "pow", "abs", "sqrt",
+    "exp", "powi", "powf", "div_ceil", "next_power_of_two", "for_each", "flat_map", "last_mut", "swap",
+    "send", "recv", "spawn", "then", "then_some", "copy_from_slice", "fill", "extend_from_slice",
+}
+_LOOP_RE = re.compile(r"^for\s+(?:\(?\s*(?:\w+\s*,\s*)?)?(?:mut\s+)?(\w+)\)?\s+in\s+(.+)$")
+
+
+class RustResolver:
+    def __init__(self, t: Tables):
+        self.t = t
+
+    # -- paths -------------------------------------------------------------------------
+
+    def _module_of(self, d: Definition | None, call: CallSite) -> str:
+        f = self.t.file_of.get(call.file)
+        return f.module if f else ""
+
+    def expand(self, segs: list[str], module: str, caller: Definition | None, depth: int = 0) -> list[str]:
+        """Absolute path candidates for ``segs`` seen from ``module``."""
+        if not segs or depth > 8:
+            return []
+        s0, rest = segs[0], segs[1:]
+        if s0 == "Self" and caller is not None and caller.container:
+            base = caller.qualname.rsplit("::", 2)[0] if caller.qualname.count("::") >= 2 else ""
+            return ["::".join(x for x in (base, caller.container, *rest) if x)]
+        if s0 == "crate":
+            return ["::".join([module.split("::")[0], *rest])]
+        if s0 == "self":
+            return ["::".join([module, *rest])]
+        if s0 == "super":
+            parent = module.rsplit("::", 1)[0] if "::" in module else module
+            return self.expand(["self", *rest], parent, caller, depth + 1) if rest[:1] != ["super"] else self.expand(rest, parent, caller, depth + 1)
+        if s0.startswith("::"):
+            return ["::".join([s0[2:], *rest])]
+        out: list[str] = []
+        for scope in self._scopes(module, caller):
+            for imp in self.t.uses.get(scope, {}).get(s0, []):
+                out.append("::".join([imp.path, *rest]))
+        if out:
+            return out
+        local = f"{module}::{s0}"
+        if local in self.t.by_qual or local in self.t.modules or self._type_at(local):
+            return ["::".join([local, *rest])]
+        for g in self.t.globs.get(module, []):
+            cand = f"{g.path.rstrip(':*').removesuffix('::')}::{s0}"
+            if cand in self.t.by_qual or cand in self.t.modules or self._type_at(cand) or self._reexported(cand):
+                out.append("::".join([cand, *rest]))
+        if out:
+            return out
+        if s0 in self.t.crates:
+            return ["::".join(segs)]
+        return ["::".join([module, *segs]), "::".join(segs)]
+
+    def _scopes(self, module: str, caller: Definition | None) -> list[str]:
+        scopes = [module]
+        if caller is not None:
+            scopes.insert(0, caller.qualname)
+        return scopes
+
+    def _type_at(self, qual: str) -> bool:
+        return any(d.qualname == qual for d in self.t.types.get(qual.rsplit("::", 1)[-1], ()))
+
+    def _reexported(self, qual: str) -> bool:
+        mod, _, name = qual.rpartition("::")
+        return bool(self.t.uses.get(mod, {}).get(name))
+
+    def lookup(self, path: str, depth: int = 0) -> tuple[list[str], str]:
+        """Definitions at absolute ``path``, following re-exports and impl methods."""
+        if depth > 8:
+            return [], ""
+        hit = self.t.by_qual.get(path)
+        if hit:
+            return list(hit), "path"
+        mod, _, name = path.rpartition("::")
+        if not mod:
+            return [], ""
+        for imp in self.t.uses.get(mod, {}).get(name, []):
+            ids, how = self.lookup(imp.path, depth + 1)
+            if ids:
+                return ids, "re-export " + (how or "")
+        # Type::method where the impl lives in another module, or the type is re-exported
+        tname = self.type_name(mod, depth + 1)
+        if tname:
+            ids = self.t.methods.get((tname, name)) or self.t.trait_methods.get((tname, name))
+            if ids:
+                return list(ids), "impl method"
+        return [], ""
+
+    def type_name(self, path: str, depth: int = 0) -> str:
+        """Short name of the type at absolute ``path`` (following re-exports), or ''."""
+        if depth > 8:
+            return ""
+        short = path.rsplit("::", 1)[-1]
+        if self._type_at(path):
+            return short
+        mod, _, name = path.rpartition("::")
+        for imp in self.t.uses.get(mod, {}).get(name, []):
+            found = self.type_name(imp.path, depth + 1)
+            if found:
+                return found
+        if short[:1].isupper() and (self.t.types.get(short) or any(k[0] == short for k in self.t.methods)):
+            return short
+        return ""
+
+    # -- calls -------------------------------------------------------------------------
+
+    def resolve(self, call: CallSite, caller: Definition | None) -> Resolved:
+        if call.kind == "method":
+            return self._method(call, caller)
+        return self._path(call, caller)
+
+    def _path(self, call: CallSite, caller: Definition | None) -> Resolved:
+        segs = [s for s in call.path if s] or [call.callee]
+        module = self._module_of(caller, call)
+        s0 = segs[0]
+        if s0.startswith("<") and len(segs) >= 2:  # <T as Trait>::m
+            inner = s0.strip("<>")
+            ty, _, trait = inner.partition(" as ")
+            tshort = short_type(ty)
+            ids = [
+                i for i in self.t.methods.get((tshort, segs[-1]), []) if short_type(self.t.defs[i].trait) == short_type(trait)
+            ] if trait else list(self.t.methods.get((tshort, segs[-1]), []))
+            return Resolved.of(ids, f"qualified path <{inner}>::{segs[-1]}")
+        if caller is not None and s0 in caller.generic_bounds and len(segs) == 2:
+            return self._generic(s0, segs[1], caller.generic_bounds[s0])
+        if s0 in PRELUDE or (len(segs) == 1 and s0[:1].isupper() and s0 not in self.t.types):
+            return Resolved(drop=True, how="std/prelude")
+        for absolute in self.expand(segs, module, caller):
+            ids, how = self.lookup(absolute)
+            if ids:
+                ids = self._same_crate_first(ids, module)
+                status = EXACT if how in ("path", "impl method") or how.startswith("re-export") else HEURISTIC
+                return Resolved.of(ids, f"{how} {absolute}".strip(), status)
+        ext = "::".join(segs)
+        if segs[0] in ("std", "core", "alloc"):
+            return Resolved(drop=True, how="std")
+        if len(segs) >= 2 and segs[-2][:1].isupper() and segs[-2] not in self.t.types:
+            return Resolved(status="unresolved", how="type not defined in the checkout", external=ext, external_kind="external")
+        return Resolved(status="unresolved", how="no definition in the checkout", external=ext, external_kind="external")
+
+    def _same_crate_first(self, ids: list[str], module: str) -> list[str]:
+        return ids  # all kept: several same-path defs are cfg alternatives, shown as such
+
+    def _generic(self, param: str, method: str, bounds: list[str]) -> Resolved:
+        ids: list[str] = []
+        for b in bounds:
+            trait = short_type(b)
+            for ty in sorted(self.t.trait_impls.get(trait, ())):
+                ids += [i for i in self.t.methods.get((ty, method), []) if short_type(self.t.defs[i].trait) == trait]
+        status = HEURISTIC
+        res = Resolved.of(ids, f"generic {param}: {' + '.join(bounds)} → impls of the trait", status)
+        if res.status == "unresolved":
+            decl = [i for b in bounds for i in self.t.trait_methods.get((short_type(b), method), [])]
+            if decl:
+                return Resolved(decl, HEURISTIC, f"generic {param}: trait method without impl in the checkout")
+        return res
+
+    def receiver_type(self, recv: str, caller: Definition | None, call: CallSite) -> str:
+        """Short type name of a method receiver expression, or '' when unknown."""
+        r = recv.strip()
+        for p in ("&mut ", "&", "*"):
+            r = r.removeprefix(p)
+        r = re.sub(r"\.(unwrap|expect|as_ref|as_mut|borrow|borrow_mut|lock|clone)\([^()]*\)", "", r).rstrip("?")
+        indexed = False
+        if r.endswith("]") and "[" in r:
+            r = r[: r.index("[")]
+            indexed = True
+        if caller is None:
+            return ""
+        if r == "self":
+            return caller.container
+        if r.startswith("self.") and r.count(".") == 1:
+            return self._field_type(caller.container, r[5:], indexed)
+        if re.fullmatch(r"\w+", r):
+            for p in caller.params:
+                if p.name == r:
+                    return self._elem(p.type, indexed)
+            if r in caller.locals:
+                return self._elem(caller.locals[r], indexed)
+            for ctx in call.contexts:
+                if ctx.kind == "loop":
+                    m = _LOOP_RE.match(ctx.text)
+                    if m and m.group(1) == r:
+                        coll = m.group(2).strip().removeprefix("&mut ").removeprefix("&").strip()
+                        coll = re.sub(r"\.(iter|iter_mut|into_iter)\(\)$", "", coll)
+                        if coll.startswith("self.") and coll.count(".") == 1:
+                            return self._field_type(caller.container, coll[5:], True)
+                        for p in caller.params:
+                            if p.name == coll:
+                                return self._elem(p.type, True)
+        return ""
+
+    def _field_type(self, container: str, fieldname: str, indexed: bool) -> str:
+        for d in self.t.types.get(container, ()):
+            if fieldname in d.fields:
+                return self._elem(d.fields[fieldname], indexed)
+        return ""
+
+    def _elem(self, ty: str, indexed: bool) -> str:
+        t = ty.strip()
+        for _ in range(4):
+            t = t.removeprefix("&").removeprefix("mut ").strip()
+            t = re.sub(r"^'\w+\s+", "", t)
+            m = re.match(r"^(?:[\w:]*::)?(Box|Arc|Rc|RefCell|Mutex|RwLock|Option|Cell)<(.*)>$", t)
+            if m:
+                t = m.group(2)
+                continue
+            break
+        if indexed:
+            m = re.match(r"^(?:[\w:]*::)?(Vec|VecDeque|SmallVec)<(.*)>$", t) or re.match(r"^\[(.*?)(;.*)?\]$", t)
+            if m:
+                inner = m.group(2) if m.re.pattern.startswith("^(?:") else m.group(1)
+                return self._elem(inner.split(",")[0] if inner.count("<") == 0 else inner, False)
+        return short_type(t)
+
+    def _method(self, call: CallSite, caller: Definition | None) -> Resolved:
+        name = call.callee.split("::")[-1]
+        ty = self.receiver_type(call.receiver, caller, call)
+        if ty:
+            if caller is not None and ty in caller.generic_bounds:
+                return self._generic(ty, name, caller.generic_bounds[ty])
+            ids = self.t.methods.get((ty, name), [])
+            if not ids:
+                for trait, types in self.t.trait_impls.items():
+                    if ty in types:
+                        ids = ids + self.t.trait_methods.get((trait, name), [])
+            if ids:
+                return Resolved.of(list(ids), f"method of {ty} (receiver `{call.receiver}`)")
+            # The receiver's type is known: never fall back to a same-named method elsewhere.
+            if ty in self.t.types or name in STD_METHODS:
+                return Resolved(drop=True, how=f"{ty} has no method {name} in the checkout")
+            return Resolved(
+                status="unresolved", how=f"receiver type {ty} is not defined in the checkout",
+                external=f"{ty}::{name}", external_kind="external",
+            )
+        if name in STD_METHODS:
+            return Resolved(drop=True, how="std method")
+        ids = [i for (_, m), lst in self.t.methods.items() if m == name for i in lst]
+        ids += [i for (_, m), lst in self.t.trait_methods.items() if m == name for i in lst if i not in ids]
+        if not ids:
+            return Resolved(drop=True, how="no method of that name in the checkout")
+        res = Resolved.of(ids, f"by method name only (receiver `{call.receiver}` type unknown)", HEURISTIC)
+        return res
+
+
+__all__ = ["RustResolver", "AMBIGUOUS", "EXACT", "HEURISTIC"]

@@ -1,0 +1,303 @@
+"""The execution tree from an entry symbol, with dispatch points exposed as choices.
+
+Children of a function are its outgoing call/launch/vendor/binding/ffi edges in
+call-site order.  Calls under branch constructs (if/else, match, switch, ``#[cfg]``,
+``#if``) are grouped into a :class:`Dispatch` per construct, one :class:`Arm` per
+branch, labelled with its condition; an ambiguous call becomes a ``candidates``
+dispatch with one arm per candidate definition (labelled with its cfg/#if when it
+has one).  A selection picks arms: ``choices`` by dispatch key (the TUI's ``[``/``]``)
+or ``select`` texts (an arm is chosen when its label contains one).  Unchosen arms
+are kept, unexpanded and marked; dispatch points no selection matches keep every arm.
+Recursion and depth are cut and marked.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+CALL_EDGE_KINDS = ("call", "binding", "exposes", "ffi", "launch", "vendor")
+_IMPLICIT_LABEL = {
+    "if": "else (no call)",
+    "else": "if (no call)",
+    "match_arm": "other arms (no call)",
+    "switch_case": "other cases (no call)",
+    "pp_if": "#else (no call)",
+    "except": "no exception (no call)",
+}
+
+
+@dataclass
+class Stage:
+    node: str
+    kind: str
+    name: str
+    qualname: str
+    lang: str
+    file: str
+    line: int
+    via: dict[str, Any] | None = None
+    children: list[Stage | Dispatch] = field(default_factory=list)
+    cut: str = ""  # "recursion" | "depth" | "budget" | ""
+    expanded: bool = False
+
+
+@dataclass
+class Arm:
+    label: str
+    kind: str
+    index: int
+    children: list[Stage | Dispatch] = field(default_factory=list)
+    selected: bool | None = None  # None: no selection at this dispatch point
+    implicit: bool = False  # synthesised "no call" arm
+    env: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Dispatch:
+    key: str  # stable id: caller node + construct position (or call site for candidates)
+    construct: str  # if / match / switch / cfg / pp_if / except / candidates
+    subject: str
+    file: str
+    line: int
+    arms: list[Arm] = field(default_factory=list)
+
+    @property
+    def chosen(self) -> list[int]:
+        return [a.index for a in self.arms if a.selected]
+
+
+class SymbolError(LookupError):
+    def __init__(self, message: str, candidates: list[str]):
+        super().__init__(message)
+        self.candidates = candidates
+
+
+def _segments(s: str) -> list[str]:
+    return [x for x in re.split(r"::|\.", s) if x]
+
+
+def find_symbol(graph: nx.MultiDiGraph, text: str) -> str:
+    """Node id for a qualified name, a unique suffix of one, ``PATH::NAME`` or a node id."""
+    if text in graph:
+        return text
+    nodes = [(n, d) for n, d in graph.nodes(data=True) if d.get("kind") not in ("file", "external")]
+    path = ""
+    if "/" in text and "::" in text:
+        path, _, text = text.rpartition("::")
+        path = path.rstrip("/")
+    want = _segments(text)
+    exact = [n for n, d in nodes if d.get("qualname") == text and (not path or d.get("file", "").endswith(path))]
+    hits = exact or [
+        n for n, d in nodes
+        if _segments(d.get("qualname", ""))[-len(want):] == want and (not path or d.get("file", "").endswith(path))
+    ]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        names = sorted({d.get("qualname", "") for _, d in nodes})
+        close = difflib.get_close_matches(text, names, n=8, cutoff=0.5)
+        close += [q for q in names if want and want[-1] in q and q not in close][: 8 - len(close)]
+        raise SymbolError(f"no symbol matches {text!r}", close)
+    raise SymbolError(f"{text!r} is ambiguous ({len(hits)} symbols)", sorted(hits))
+
+
+class Tracer:
+    """Builds the execution tree lazily (``expand``) or whole (``trace``)."""
+
+    def __init__(self, graph: nx.MultiDiGraph, select: list[str] | None = None,
+                 choices: dict[str, int] | None = None, depth: int = 40, budget: int = 20000):
+        self.g = graph
+        self.select = [s for s in (select or []) if s]
+        self.choices = dict(choices or {})
+        self.depth = depth
+        self.budget = budget
+        self.count = 0
+        self._out_cache: dict[str, list] = {}
+
+    # -- building ----------------------------------------------------------------------
+
+    def stage(self, node: str, via: dict[str, Any] | None = None) -> Stage:
+        d = self.g.nodes[node]
+        return Stage(node, d.get("kind", ""), d.get("name", ""), d.get("qualname", ""), d.get("lang", ""),
+                     d.get("file", ""), int(d.get("line", 0) or 0), via)
+
+    def trace(self, entry: str) -> Stage:
+        self.count = 0
+        root = self.stage(entry)
+        self._expand_rec(root, (entry,), 0)
+        return root
+
+    def _expand_rec(self, st: Stage, path: tuple[str, ...], depth: int) -> None:
+        self.expand(st, path, depth)
+        for child in iter_stages(st.children, selected_only=True):
+            if child.cut:
+                continue
+            self._expand_rec(child, (*path, child.node), depth + 1)
+
+    def expand(self, st: Stage, path: tuple[str, ...], depth: int) -> None:
+        """Fill ``st.children`` (one level); recursion/depth/budget cuts are marked."""
+        if st.expanded:
+            return
+        st.expanded = True
+        st.children = self._children(st.node)
+        for child in iter_stages(st.children, selected_only=False):
+            self.count += 1
+            if child.node in path:
+                child.cut = "recursion"
+            elif depth + 1 >= self.depth:
+                child.cut = "depth" if self._has_calls(child.node) else ""
+            elif self.count > self.budget:
+                child.cut = "budget"
+
+    def _has_calls(self, node: str) -> bool:
+        return any(k in CALL_EDGE_KINDS for _, _, k in self.g.out_edges(node, data="kind"))
+
+    def _children(self, node: str) -> list[Stage | Dispatch]:
+        edges = [(v, d) for _, v, d in self.g.out_edges(node, data=True) if d.get("kind") in CALL_EDGE_KINDS]
+        edges.sort(key=lambda e: (e[1].get("line", 0), e[1].get("col", 0), self.g.nodes[e[0]].get("qualname", "")))
+        sites: dict[str, list] = {}
+        for v, d in edges:
+            sites.setdefault(d.get("site", f"{v}"), []).append((v, d))
+        items: list[tuple[list[dict], Stage | Dispatch]] = []
+        for site, group in sites.items():
+            conds = group[0][1].get("conditions", [])
+            if len(group) == 1:
+                v, d = group[0]
+                items.append((conds, self.stage(v, d)))
+            else:
+                items.append((conds, self._candidates(node, site, group)))
+        return self._group(node, items, 0)
+
+    def _candidates(self, node: str, site: str, group: list) -> Dispatch:
+        d0 = group[0][1]
+        disp = Dispatch(f"{node}#site:{site}", "candidates", d0.get("callee", ""), d0.get("file", ""), d0.get("line", 0))
+        for i, (v, d) in enumerate(group):
+            nd = self.g.nodes[v]
+            cond = " && ".join([*(f"cfg({c})" for c in nd.get("cfg", [])), *nd.get("pp", [])])
+            label = f"{nd.get('qualname')} @ {nd.get('file')}:{nd.get('line')}" + (f" [{cond}]" if cond else "")
+            arm = Arm(label, "candidate", i, [self.stage(v, d)])
+            disp.arms.append(arm)
+        self._apply_selection(disp)
+        return disp
+
+    def _group(self, node: str, items: list[tuple[list[dict], Stage | Dispatch]], level: int) -> list[Stage | Dispatch]:
+        out: list[Stage | Dispatch] = []
+        builders: dict[str, tuple[Dispatch, dict[int, list]]] = {}
+        for conds, item in items:
+            if len(conds) <= level:
+                out.append(item)
+                continue
+            c = conds[level]
+            key = f"{node}#{c['kind'] if c['kind'] not in ('if', 'else') else 'if'}:{c['group']}"
+            if key not in builders:
+                construct = {"match_arm": "match", "switch_case": "switch", "else": "if"}.get(c["kind"], c["kind"])
+                disp = Dispatch(key, construct, c.get("subject", ""), item_file(item), c.get("line", 0))
+                builders[key] = (disp, {})
+                out.append(disp)
+            disp, arms = builders[key]
+            arms.setdefault(c.get("arm", 0), []).append((c, conds, item))
+        for disp, arms in builders.values():
+            for idx in sorted(arms):
+                entries = arms[idx]
+                c = entries[0][0]
+                label = c.get("text", "")
+                if c["kind"] == "else" and c.get("negated"):
+                    label = "else (not: " + "; ".join(c["negated"]) + ")"
+                arm = Arm(label, c["kind"], idx, self._group(node, [(cs, it) for _, cs, it in entries], level + 1),
+                          env=list(c.get("env", [])))
+                disp.arms.append(arm)
+            self._add_implicit(disp)
+            self._apply_selection(disp)
+        return out
+
+    def _add_implicit(self, disp: Dispatch) -> None:
+        kinds = {a.kind for a in disp.arms}
+        labels = {a.label.strip() for a in disp.arms}
+        if "else" in kinds or "default" in labels or "_" in labels or disp.construct == "candidates":
+            return
+        if any(a.label.startswith("#else") or a.label == "else" for a in disp.arms):
+            return
+        k = disp.arms[0].kind
+        if k == "cfg":
+            label = f"not({disp.arms[0].label}) (statement compiled out)"
+        else:
+            label = _IMPLICIT_LABEL.get(k, "otherwise (no call)")
+        disp.arms.append(Arm(label, "implicit", len(disp.arms) and max(a.index for a in disp.arms) + 1, implicit=True))
+
+    def _apply_selection(self, disp: Dispatch) -> None:
+        if disp.key in self.choices:
+            want = self.choices[disp.key]
+            for a in disp.arms:
+                a.selected = a.index == want
+            if any(a.selected for a in disp.arms):
+                return
+        if self.select:
+            hits = [a for a in disp.arms if any(s in a.label for s in self.select)]
+            if hits:
+                for a in disp.arms:
+                    a.selected = a in hits
+                return
+        for a in disp.arms:
+            a.selected = None
+
+
+def item_file(item: Stage | Dispatch) -> str:
+    if isinstance(item, Stage):
+        return (item.via or {}).get("file", item.file)
+    return item.file
+
+
+def iter_stages(items: list[Stage | Dispatch], selected_only: bool = True):
+    """Stages directly under ``items`` (descending into dispatch arms, not into stages)."""
+    for it in items:
+        if isinstance(it, Stage):
+            yield it
+        else:
+            for arm in it.arms:
+                if selected_only and arm.selected is False:
+                    continue
+                yield from iter_stages(arm.children, selected_only)
+
+
+def walk(stage: Stage, depth: int = 0, arms: tuple[str, ...] = ()):
+    """Pre-order (execution order) over the selected path: (depth, stage, arm labels)."""
+    yield depth, stage, arms
+    yield from _walk_items(stage.children, depth + 1, arms)
+
+
+def _walk_items(items, depth, arms):
+    for it in items:
+        if isinstance(it, Stage):
+            yield from walk(it, depth, arms)
+        else:
+            for arm in it.arms:
+                if arm.selected is False:
+                    continue
+                yield from _walk_items(arm.children, depth, (*arms, arm.label))
+
+
+def dispatches(stage: Stage):
+    """Every dispatch point in the expanded tree, pre-order."""
+    for it in stage.children:
+        if isinstance(it, Dispatch):
+            yield it
+            for arm in it.arms:
+                for sub in _stage_items(arm.children):
+                    yield from dispatches(sub) if isinstance(sub, Stage) else [sub]
+        else:
+            yield from dispatches(it)
+
+
+def _stage_items(items):
+    for it in items:
+        if isinstance(it, Stage):
+            yield it
+        else:
+            yield it
+            for arm in it.arms:
+                yield from _stage_items(arm.children)
