@@ -1,0 +1,160 @@
+"""Read one ``.safetensors`` header without touching tensor data.
+
+File layout: 8-byte little-endian header length ``N``, ``N`` bytes of UTF-8 JSON
+(``{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}``),
+then the data section.  Only the first ``8 + N`` bytes are read, so a 100 GB file
+opens as fast as a small one.  Any defect that makes the file unusable is returned as
+one ``error`` :class:`Problem` naming the file (and the tensor when there is one);
+harmless irregularities (gaps between tensors, trailing bytes) are warnings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import struct
+from pathlib import Path
+from typing import Any
+
+from apxtui.checkpoint.dtypes import DTYPE_BITS, tensor_bytes
+from apxtui.checkpoint.model import Problem, Shard, TensorInfo
+
+#: Largest header accepted (the safetensors crate uses the same cap).
+MAX_HEADER_BYTES = 100_000_000
+
+#: Leading bytes of other weight formats, used only to explain a refusal.
+_MAGIC = {b"PK\x03\x04": "a zip archive (PyTorch .bin/.pt?)", b"GGUF": "a GGUF file"}
+
+
+class HeaderError(Exception):
+    """A defect that makes the whole file unusable."""
+
+    def __init__(self, message: str, tensor: str | None = None) -> None:
+        super().__init__(message)
+        self.tensor = tensor
+
+
+def read_shard(path: Path, label: str) -> tuple[Shard, list[TensorInfo], list[Problem]]:
+    """Parse the header of ``path``; ``label`` names the file in results and problems."""
+    shard = Shard(file=label, file_size=0)
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise HeaderError("not a regular file")
+        shard.file_size = st.st_size
+        with open(path, "rb") as f:
+            header, n = _read_header(f, st.st_size)
+        tensors, warnings = _tensors(header, label, st.st_size - 8 - n)
+    except HeaderError as e:
+        return shard, [], [Problem(label, str(e), "error", e.tensor)]
+    except FileNotFoundError:
+        return shard, [], [Problem(label, "file not found", "error")]
+    except OSError as e:
+        return shard, [], [Problem(label, f"cannot read: {e.strerror or e}", "error")]
+    meta = header.get("__metadata__")
+    shard.metadata = {str(k): str(v) for k, v in meta.items()} if isinstance(meta, dict) else {}
+    shard.header_size, shard.n_tensors, shard.ok = n, len(tensors), True
+    return shard, tensors, warnings
+
+
+def _read_header(f: Any, size: int) -> tuple[dict[str, Any], int]:
+    head = f.read(8)
+    if len(head) < 8:
+        raise HeaderError(f"truncated: {size} bytes, shorter than the 8-byte header length")
+    hint = next((f" (looks like {what})" for magic, what in _MAGIC.items() if head.startswith(magic)), "")
+    (n,) = struct.unpack("<Q", head)
+    if n == 0:
+        raise HeaderError("empty header (header length is 0)")
+    if n > MAX_HEADER_BYTES:
+        raise HeaderError(
+            f"header length {n:,} bytes exceeds the {MAX_HEADER_BYTES:,}-byte cap; refusing: "
+            f"not a safetensors file or corrupt{hint}"
+        )
+    if n > size - 8:
+        raise HeaderError(
+            f"header length {n:,} bytes runs past the end of the file ({size:,} bytes): truncated{hint}"
+        )
+    raw = f.read(n)
+    if len(raw) < n:
+        raise HeaderError(f"truncated while reading the {n:,}-byte header")
+    if raw[:1] != b"{":
+        raise HeaderError(f"not a safetensors file: header does not start with '{{'{hint}")
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise HeaderError("header is not valid UTF-8") from None
+    except json.JSONDecodeError as e:
+        raise HeaderError(f"header is not valid JSON ({e.msg} at byte {e.pos})") from None
+    if not isinstance(header, dict):
+        raise HeaderError("header JSON is not an object")
+    return header, n
+
+
+def _tensors(header: dict[str, Any], label: str, data_size: int) -> tuple[list[TensorInfo], list[Problem]]:
+    """Validate each entry and the offsets as a whole; raise on the first fatal defect."""
+    out: list[TensorInfo] = []
+    errors: list[HeaderError] = []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            out.append(_tensor(name, entry, label, data_size))
+        except HeaderError as e:
+            errors.append(e)
+    if not out and not errors:
+        raise HeaderError("empty header: no tensors")
+    if errors:
+        more = f" (and {len(errors) - 1} more tensor errors)" if len(errors) > 1 else ""
+        raise HeaderError(f"{errors[0]}{more}", errors[0].tensor)
+    return out, _layout(out, label, data_size)
+
+
+def _tensor(name: str, entry: Any, label: str, data_size: int) -> TensorInfo:
+    if not isinstance(entry, dict):
+        raise HeaderError("entry is not an object", name)
+    dtype, shape, offs = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+    if dtype not in DTYPE_BITS:
+        raise HeaderError(f"unknown dtype {dtype!r}", name)
+    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+        raise HeaderError(f"invalid shape {shape!r}", name)
+    if not (isinstance(offs, list) and len(offs) == 2 and all(type(o) is int and o >= 0 for o in offs)):
+        raise HeaderError(f"invalid data_offsets {offs!r}", name)
+    begin, end = offs
+    if end < begin:
+        raise HeaderError(f"data_offsets [{begin}, {end}] end before they begin", name)
+    if end > data_size:
+        raise HeaderError(
+            f"data_offsets [{begin:,}, {end:,}] run past the data section ({data_size:,} bytes): truncated file?",
+            name,
+        )
+    numel = 1
+    for d in shape:
+        numel *= d
+    nbytes = tensor_bytes(dtype, numel)
+    if nbytes is None:
+        raise HeaderError(f"{numel} elements of {dtype} do not fill whole bytes", name)
+    if nbytes != end - begin:
+        raise HeaderError(f"{dtype}{shape} needs {nbytes:,} bytes but data_offsets span {end - begin:,}", name)
+    return TensorInfo(name, dtype, tuple(shape), nbytes, label, (begin, end))
+
+
+def _layout(tensors: list[TensorInfo], label: str, data_size: int) -> list[Problem]:
+    """Overlaps are fatal; gaps and trailing bytes are warnings."""
+    ordered = sorted(tensors, key=lambda t: t.offsets)
+    warnings: list[Problem] = []
+    pos, prev = 0, None
+    gaps = 0
+    for t in ordered:
+        begin, end = t.offsets
+        if begin < pos and end > begin:
+            raise HeaderError(f"data_offsets [{begin:,}, {end:,}] overlap tensor {prev}", t.name)
+        if begin > pos:
+            gaps += 1
+        if end > pos:
+            pos, prev = end, t.name
+    if gaps:
+        warnings.append(Problem(label, f"{gaps} gap(s) between tensors in the data section", "warning"))
+    if pos < data_size:
+        warnings.append(Problem(label, f"{data_size - pos:,} trailing bytes after the last tensor", "warning"))
+    return warnings

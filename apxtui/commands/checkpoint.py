@@ -1,0 +1,135 @@
+"""``apxtui checkpoint PATH [--json]``: safetensors headers, config dims, shape checks.
+
+Exit status: 0 when at least one tensor was read (problems with other shards are
+printed), 1 when nothing could be read.  ``--json`` prints the dict documented in
+:mod:`apxtui.checkpoint.export`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from apxtui.checkpoint import CheckpointError, check_shapes, read_checkpoint, summarize, to_dict
+from apxtui.checkpoint.model import Checkpoint
+from apxtui.checkpoint.names import pattern
+from apxtui.checkpoint.shapes import Finding
+from apxtui.checkpoint.summary import Summary
+from apxtui.cli import UserError
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "checkpoint",
+        help="summarise a safetensors checkpoint (headers only) and check config dims against shapes",
+        description="Read the headers of a .safetensors file or a directory of shards (with or without "
+        "model.safetensors.index.json) and config.json beside them. No tensor data is loaded.",
+    )
+    p.add_argument("path", metavar="PATH", help=".safetensors file, index JSON, or directory of shards")
+    p.add_argument("--json", action="store_true", help="print the documented JSON dict instead of text")
+    # Weight join (checkpoint tensors <-> loader code in a checkout): to be built; see run().
+    p.add_argument("--code", metavar="CHECKOUT", help="join weights with the loader code in CHECKOUT (not built yet)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.code:
+        # WEIGHT JOIN: not implemented yet. Replace this block when the join exists.
+        print("weight join: not implemented yet", file=sys.stderr)
+        return 1
+    try:
+        ckpt = read_checkpoint(args.path)
+    except CheckpointError as e:
+        raise UserError(str(e)) from None
+    nothing = not ckpt.tensors
+    if args.json:
+        json.dump(to_dict(ckpt), sys.stdout, indent=1, default=str)
+        print()
+        return 1 if nothing else 0
+    if nothing:
+        errors = ckpt.errors or ckpt.problems
+        if len(errors) == 1:
+            raise UserError(f"{errors[0]}")
+        for p in ckpt.problems:
+            print(f"apxtui: {p.severity}: {p}", file=sys.stderr)
+        print("apxtui: no tensor could be read", file=sys.stderr)
+        return 1
+    print(render_text(ckpt, summarize(ckpt), check_shapes(ckpt)))
+    return 0
+
+
+def render_text(ckpt: Checkpoint, s: Summary, findings: list[Finding]) -> str:
+    """Compact summary, then the dtype, module, block, dims and findings tables."""
+    out = [
+        f"checkpoint  {ckpt.path}",
+        f"            {s.tensors:,} tensors in {s.shards} shard(s), {_params(s.params)} params, {_bytes(s.bytes)}",
+        f"index       {ckpt.index_file or '-'}",
+        f"config      {ckpt.config_file or '- (none found)'}"
+        + (f"  sections: {', '.join(ckpt.config)}" if ckpt.config else ""),
+        "static: headers only, no tensor data loaded",
+    ]
+    out += _section("By dtype", ["dtype", "tensors", "params", "bytes"],
+                    [[t.key, f"{t.tensors:,}", _params(t.params), _bytes(t.bytes)] for t in s.by_dtype])
+    out += _section("By module", ["module", "tensors", "params", "bytes"],
+                    [[t.key, f"{t.tensors:,}", _params(t.params), _bytes(t.bytes)] for t in s.by_module])
+    out += _section(
+        "Tensors (repeated blocks collapsed)",
+        ["pattern", "count", "indices", "dtype", "shape", "bytes"],
+        [[r.pattern, str(r.count), " × ".join(r.indices) or "-", ",".join(r.dtypes),
+          " | ".join(_shape(x) for x in r.shapes[:3]) + (" …" if len(r.shapes) > 3 else ""), _bytes(r.bytes)]
+         for r in s.rows],
+    )
+    for sec, dims in s.dims.items():
+        out += _section(f"Dims [{sec}]", ["dim", "value", "source"],
+                        [[k, _val(d.value), d.source] for k, d in dims.items()])
+    shown = [f for f in findings if f.kind != "ok"]
+    oks = sum(1 for f in findings if f.kind == "ok")
+    out += _section(
+        f"Shape checks ({oks} passed)", ["kind", "section", "×", "tensor", "finding"],
+        [[f.kind, f.section, str(f.count), _where(f), f.message] for f in shown]
+        or [["-", "-", "-", "-", "no mismatch or gap"]],
+    )
+    if ckpt.problems:
+        out += _section("Problems", ["severity", "problem"], [[p.severity, str(p)] for p in ckpt.problems])
+    return "\n".join(out)
+
+
+def _where(f: Finding) -> str:
+    if not f.tensor:
+        return "-"
+    return pattern(f.tensor) if f.count > 1 else f.tensor
+
+
+def _section(title: str, headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
+    widths[-1] = 0  # last column is not padded
+    fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=False)).rstrip()  # noqa: E731
+    return ["", title, "  " + fmt(headers), *("  " + fmt(r) for r in rows)]
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _params(n: int) -> str:
+    for div, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if n >= div:
+            return f"{n / div:.2f}{unit}"
+    return str(n)
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _val(v: Any) -> str:
+    if isinstance(v, dict):
+        keys = ("quant_method", "fmt", "bits", "weight_block_size", "format")
+        return json.dumps({k: v[k] for k in keys if k in v} or v)[:80]
+    return str(v)
