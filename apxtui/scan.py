@@ -97,6 +97,7 @@ def git_info(root: Path) -> GitInfo | None:
     info.revision = (_git(root, "rev-parse", "HEAD") or "").strip() or "(no commits)"
     info.branch = (_git(root, "rev-parse", "--abbrev-ref", "HEAD") or "").strip()
     status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".") or ""
+    prefix = (_git(root, "rev-parse", "--show-prefix") or "").strip()  # status paths are top-relative
     entries = status.split("\0")
     i = 0
     while i < len(entries):
@@ -105,6 +106,7 @@ def git_info(root: Path) -> GitInfo | None:
         if len(e) < 4:
             continue
         code, path = e[:2], e[3:]
+        path = path.removeprefix(prefix)
         if code[0] in "RC":  # rename/copy: the next entry is the source path
             i += 1
         if code == "??":
@@ -115,18 +117,15 @@ def git_info(root: Path) -> GitInfo | None:
 
 
 def _git_files(root: Path) -> list[str] | None:
-    out = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
-    if out is None:
+    """Tracked (incl. inside submodules) plus untracked-not-ignored files, relative to ``root``."""
+    tracked = _git(root, "ls-files", "-z", "--cached", "--recurse-submodules", "--", ".")
+    if tracked is None:  # e.g. a git too old for --recurse-submodules
+        tracked = _git(root, "ls-files", "-z", "--cached", "--", ".")
+    others = _git(root, "ls-files", "-z", "--others", "--exclude-standard", "--", ".")
+    if tracked is None or others is None:
         return None
-    prefix = (_git(root, "rev-parse", "--show-prefix") or "").strip()
-    files = []
-    for p in out.split("\0"):
-        if not p:
-            continue
-        if prefix and p.startswith(prefix):
-            p = p[len(prefix) :]
-        files.append(p)
-    return sorted(set(files))
+    # ls-files already prints paths relative to the directory it runs in (-C root)
+    return sorted({p for p in (tracked + "\0" + others).split("\0") if p})
 
 
 def _walk_files(root: Path) -> list[str]:
@@ -169,15 +168,23 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
             other += 1
             continue
         full = root / rel
-        try:
-            if full.is_symlink():
+        if full.is_symlink():
+            try:
                 target = full.resolve(strict=True)
-                if not target.is_file() or not target.is_relative_to(root):
-                    skipped.append(Issue(rel, "symlink", "symlink outside the checkout or not a file; not followed"))
-                    continue
+            except (OSError, RuntimeError):  # dangling, or a loop (RuntimeError before 3.13)
+                skipped.append(Issue(rel, "symlink", "broken symlink (dangling or a loop); not followed"))
+                continue
+            if not target.is_file() or not target.is_relative_to(root):
+                skipped.append(
+                    Issue(rel, "symlink", "symlink outside the checkout or not a file; not followed")
+                )
+                continue
+        try:
             st = full.stat()
-        except (OSError, RuntimeError) as e:
-            skipped.append(Issue(rel, "unreadable", f"cannot stat: {getattr(e, 'strerror', None) or e}"))
+        except FileNotFoundError:
+            continue  # tracked but deleted in the working tree (listed in git.modified)
+        except OSError as e:
+            skipped.append(Issue(rel, "unreadable", f"cannot stat: {e.strerror or e}"))
             continue
         if not full.is_file():
             continue
@@ -246,14 +253,21 @@ class CrateMap:
             d = d.parent
         inner = p.relative_to(d) if str(d) not in ("", ".") else p
         parts = list(inner.parts)
-        if parts and parts[0] == "src":
-            parts = parts[1:]
-            if parts[:1] == ["bin"] and len(parts) >= 2:
-                return _ident(PurePosixPath(parts[1]).stem)
         parts[-1] = PurePosixPath(parts[-1]).stem
-        if parts[-1] in ("mod", "lib", "main") and (len(parts) > 1 or parts[-1] != "mod"):
-            parts = parts[:-1]
+        if len(parts) >= 3 and parts[:2] == ["src", "bin"] or len(parts) >= 2 and parts[0] in _TARGET_DIRS:
+            # a binary / test / example / bench target is its own crate, named after the file or dir
+            parts = parts[2:] if parts[0] == "src" else parts[1:]
+            name = _ident(parts[0])
+            parts = parts[1:]
+        elif parts[0] == "src":
+            parts = parts[1:]
+        if parts and (parts[-1] == "mod" or (parts in (["lib"], ["main"]))):
+            parts = parts[:-1]  # a/mod.rs is module a; lib.rs / main.rs at the top are the crate root
         return "::".join([name, *(_ident(x) for x in parts)])
+
+
+#: Cargo's auto-discovered target folders next to ``src/`` (each file is a separate crate).
+_TARGET_DIRS = ("tests", "examples", "benches")
 
 
 def _ident(s: str) -> str:
