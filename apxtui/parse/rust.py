@@ -1,0 +1,958 @@
+"""Rust extractor: one run of ``queries/rust.scm`` over the tree, then ancestor walks.
+
+The query says *what* is a definition, call, macro, import, FFI block, PyO3 attribute,
+env read or string; this module qualifies names (module path, impl container, enclosing
+fn) and computes the branch/loop/closure/cfg contexts of each call.  Parents are
+memoised by node id so ancestor walks stay linear in practice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+import tree_sitter as ts
+
+from apxtui.facts import Binding, CallSite, Context, Definition, EnvRead, FileFacts, Import, Param
+from apxtui.parse import languages
+from apxtui.parse.util import line, one_line, pos_key, text
+
+ARG_LIMIT = 120
+TEXT_LIMIT = 200
+_ITEM_PREFIX = ("attribute_item", "line_comment", "block_comment")
+_LOOPS = ("for_expression", "while_expression", "loop_expression")
+_NAME_RE = re.compile(r'\bname\s*=\s*"([^"]*)"')
+_LIFETIME_RE = re.compile(r"'\w+\s*")
+_NOT_WRAPPED = {"Some", "Ok", "Err"}
+
+
+def extract(facts: FileFacts, tree: ts.Tree, src: bytes) -> None:
+    """Fill ``facts`` from a parsed Rust file (see module docstring)."""
+    _Extractor(facts, src).run(tree.root_node)
+
+
+# -- small text helpers -------------------------------------------------------------------
+
+
+def split_path(path: str) -> tuple[list[str], list[str]]:
+    """Split a Rust path on top-level ``::``; turbofish segments are returned apart.
+
+    ``Foo::<u8>::new`` -> (["Foo", "new"], ["<u8>"]); ``<T as Tr>::f`` -> (["<T as Tr>", "f"], []).
+    """
+    segs: list[str] = []
+    depth = 0
+    cur: list[str] = []
+    i = 0
+    while i < len(path):
+        c = path[i]
+        if c == "<":
+            depth += 1
+        elif c == ">" and depth and path[i - 1] != "-":
+            depth -= 1
+        if depth == 0 and path.startswith("::", i):
+            segs.append("".join(cur).strip())
+            cur = []
+            i += 2
+            continue
+        cur.append(c)
+        i += 1
+    segs.append("".join(cur).strip())
+    if segs and segs[0] == "" and len(segs) > 1:  # leading `::std::…`
+        segs = segs[1:]
+    kept, generics = [], []
+    for k, s in enumerate(segs):
+        (generics if k > 0 and s.startswith("<") else kept).append(s)
+    return kept, generics
+
+
+def strip_generics(t: str) -> str:
+    """``Foo<B>`` -> ``Foo``; ``&mut a::Foo<B>`` -> ``a::Foo``."""
+    t = t.strip().lstrip("&").strip()
+    if t.startswith("mut "):
+        t = t[4:]
+    t = _LIFETIME_RE.sub("", t).strip()
+    if not t.startswith("<"):
+        t = t.split("<", 1)[0]
+    return t.replace("::", "\0").replace(" ", "").replace("\0", "::")
+
+
+def literal_content(node: ts.Node, src: bytes) -> str:
+    """Content of a (raw) string literal without quotes and prefixes."""
+    s = text(node, src)
+    a, b = s.find('"'), s.rfind('"')
+    return s[a + 1 : b] if 0 <= a < b else s
+
+
+def cfg_predicate(tt: str) -> str:
+    """``(feature = "x")`` -> ``feature = "x"`` (one line)."""
+    tt = tt.strip()
+    if tt.startswith("(") and tt.endswith(")"):
+        tt = tt[1:-1]
+    return one_line(tt, 400)
+
+
+def _is_tensorish(s: str) -> bool:
+    return (
+        ("." in s or "{" in s)
+        and not any(c.isspace() for c in s)
+        and any(c.isalnum() for c in s)
+        and not re.fullmatch(r"[0-9.eE+-]+", s)
+    )
+
+
+# -- the extractor --------------------------------------------------------------------------
+
+
+class _Extractor:
+    def __init__(self, facts: FileFacts, src: bytes) -> None:
+        self.f = facts
+        self.src = src
+        self.module = facts.module
+        self.crate = facts.module.split("::", 1)[0] if facts.module else ""
+        self._parent: dict[int, ts.Node | None] = {}
+        self.attr_flags: dict[int, list[tuple[str, str]]] = {}  # attribute_item id -> [(flag, value)]
+        self.inner_cfg: dict[int, list[str]] = defaultdict(list)  # container id -> cfg predicates
+        self.fn_defs: dict[int, Definition] = {}  # function_item id -> def
+        self.fn_nodes: dict[int, ts.Node] = {}
+        self.env_by_fn: dict[int | None, list[tuple[int, int, list[str]]]] = defaultdict(list)
+        self.env_locals: dict[int | None, list[tuple[int, str, list[str]]]] = defaultdict(list)
+        self.consts: dict[str, str] = {}  # const NAME -> string value (this file)
+        self.pyclasses: dict[str, str] = {}  # struct name -> python name
+        self.pyfunctions: dict[str, str] = {}  # fn name -> python name
+        self.pymodules: dict[int, str] = {}  # fn node id -> python module name
+        self._pymod_attrs: list[ts.Node] = []
+
+    # -- tree navigation -------------------------------------------------------------------
+
+    def t(self, node: ts.Node | None, limit: int = 0) -> str:
+        return text(node, self.src, limit)
+
+    def parent(self, n: ts.Node) -> ts.Node | None:
+        k = n.id
+        try:
+            return self._parent[k]
+        except KeyError:
+            p = self._parent[k] = n.parent
+            return p
+
+    def ancestors(self, n: ts.Node):
+        p = self.parent(n)
+        while p is not None:
+            yield p
+            p = self.parent(p)
+
+    def enclosing_fn(self, n: ts.Node) -> ts.Node | None:
+        for a in self.ancestors(n):
+            if a.type == "function_item":
+                return a
+        return None
+
+    def caller_of(self, n: ts.Node) -> str:
+        fn = self.enclosing_fn(n)
+        d = self.fn_defs.get(fn.id) if fn is not None else None
+        return d.qualname if d else ""
+
+    def item_attrs(self, item: ts.Node) -> list[tuple[str, str]]:
+        """Flags of the attribute items preceding ``item`` (and inside it for match arms)."""
+        out: list[tuple[str, str]] = []
+        s = item.prev_named_sibling
+        while s is not None and s.type in _ITEM_PREFIX:
+            out[:0] = self.attr_flags.get(s.id, [])
+            s = s.prev_named_sibling
+        if item.type == "match_arm":
+            for c in item.named_children:
+                if c.type == "attribute_item":
+                    out.extend(self.attr_flags.get(c.id, []))
+        return out
+
+    def own_cfg(self, item: ts.Node) -> list[str]:
+        cfg = [v for k, v in self.item_attrs(item) if k == "attr.cfg"]
+        return cfg + self.inner_cfg.get(item.id, [])
+
+    def cfg_chain(self, item: ts.Node) -> list[str]:
+        """cfg predicates on the item and on its enclosing items, outermost first."""
+        chain = [self.own_cfg(item)]
+        for a in self.ancestors(item):
+            if a.type in (
+                "impl_item",
+                "trait_item",
+                "mod_item",
+                "foreign_mod_item",
+                "function_item",
+                "source_file",
+            ):
+                chain.append(self.own_cfg(a))
+        return [c for group in reversed(chain) for c in group]
+
+    def module_of(self, n: ts.Node) -> str:
+        names = [self.t(a.child_by_field_name("name")) for a in self.ancestors(n) if a.type == "mod_item"]
+        return "::".join(p for p in [self.module, *reversed(names)] if p)
+
+    def container_of(self, n: ts.Node) -> ts.Node | None:
+        """The impl/trait item whose body directly holds ``n``."""
+        p = self.parent(n)
+        if p is not None and p.type == "declaration_list":
+            g = self.parent(p)
+            if g is not None and g.type in ("impl_item", "trait_item"):
+                return g
+        return None
+
+    # -- main ------------------------------------------------------------------------------
+
+    def run(self, root: ts.Node) -> None:
+        buckets: dict[str, list[dict[str, list[ts.Node]]]] = defaultdict(list)
+        for _, caps in languages.matches("rust", root):
+            self._collect_attr(caps)
+            for key in (
+                "definition.function", "definition.method", "definition.class", "definition.interface",
+                "ffi.decl", "import", "import.mod", "reference.call", "reference.method",
+                "reference.indirect", "reference.macro", "env.read", "binding.register", "local", "string",
+            ):  # fmt: skip
+                if key in caps:
+                    buckets[key].append(caps)
+                    break
+        for key in (
+            "definition.function",
+            "definition.method",
+            "definition.class",
+            "definition.interface",
+            "ffi.decl",
+        ):
+            for caps in buckets[key]:
+                self._definition(key, caps)
+        for caps in buckets["string"]:
+            self._const(caps["string"][0])
+        for caps in buckets["env.read"]:
+            self._env_read(caps)
+        for caps in buckets["local"]:
+            self._local(caps["local"][0])
+        for key in ("import", "import.mod"):
+            for caps in buckets[key]:
+                self._import(key, caps)
+        for key in ("reference.call", "reference.method", "reference.indirect", "reference.macro"):
+            for caps in buckets[key]:
+                self._call(key, caps)
+        self._bindings(buckets["binding.register"])
+        for caps in buckets["string"]:
+            self._string(caps["string"][0])
+        self.f.calls.sort(key=lambda c: (c.line, c.col))
+        self.f.defs.sort(key=lambda d: (d.line, d.end_line))
+
+    def _collect_attr(self, caps: dict[str, list[ts.Node]]) -> None:
+        for name, nodes in caps.items():
+            if not (name.startswith("attr.") or name.startswith("binding.pyo3.")) or name == "attr.value":
+                continue
+            item = nodes[0]
+            value = self.t(caps["attr.value"][0]) if "attr.value" in caps else ""
+            if name == "binding.pyo3.kind":  # staticmethod / classmethod / classattr
+                name = "binding.pyo3." + self.t(item).strip("#![] ")
+            if name == "attr.cfg":
+                value = cfg_predicate(value)
+            if item.type == "inner_attribute_item":
+                p = self.parent(item)
+                target = p if p is None or p.type == "source_file" else self.parent(p)
+                if target is not None and name == "attr.cfg":
+                    self.inner_cfg[target.id].append(value)
+                continue
+            self.attr_flags.setdefault(item.id, []).append((name, value))
+            if name == "binding.pyo3.module":
+                self._pymod_attrs.append(item)
+
+    # -- definitions -----------------------------------------------------------------------
+
+    def _fn_common(self, d: Definition, node: ts.Node, container: ts.Node | None) -> None:
+        params = node.child_by_field_name("parameters")
+        for p in params.named_children if params else []:
+            if p.type == "self_parameter":
+                s = _LIFETIME_RE.sub("", self.t(p))
+                kind = "&mut self" if "&" in s and "mut" in s else "&self" if "&" in s else "self"
+                d.params.append(Param("self", kind))
+            elif p.type == "parameter":
+                pat = self.t(p.child_by_field_name("pattern")).removeprefix("mut ").strip()
+                d.params.append(Param(one_line(pat), one_line(self.t(p.child_by_field_name("type")))))
+            elif p.type == "variadic_parameter":
+                d.params.append(Param("...", "..."))
+        d.return_type = one_line(self.t(node.child_by_field_name("return_type")))
+        bounds: dict[str, list[str]] = {}
+        for holder in ([container] if container is not None else []) + [node]:
+            names = self._generics(holder, bounds)
+            if holder is node:
+                d.template_params = names
+        d.generic_bounds = bounds
+        vis = next((c for c in node.named_children if c.type == "visibility_modifier"), None)
+        d.visibility = one_line(self.t(vis))
+        mods = next((c for c in node.named_children if c.type == "function_modifiers"), None)
+        if mods is not None:
+            for c in mods.children:
+                if c.type in ("async", "unsafe", "const"):
+                    d.attrs[c.type] = True
+
+    def _generics(self, holder: ts.Node, bounds: dict[str, list[str]]) -> list[str]:
+        """Generic parameter names of ``holder``; adds its bounds and where-clauses to ``bounds``."""
+        names: list[str] = []
+        tps = holder.child_by_field_name("type_parameters")
+        for tp in tps.named_children if tps else []:
+            if tp.type in ("lifetime_parameter", "lifetime", "line_comment", "block_comment"):
+                continue
+            nm = tp.child_by_field_name("name") or (
+                tp if tp.type in ("type_identifier", "identifier") else None
+            )
+            if nm is None:
+                nm = next((c for c in tp.named_children if c.type in ("type_identifier", "identifier")), None)
+            if nm is None:
+                continue
+            names.append(self.t(nm))
+            self._add_bounds(bounds, self.t(nm), tp.child_by_field_name("bounds"))
+        wc = next((c for c in holder.named_children if c.type == "where_clause"), None)
+        for wp in wc.named_children if wc else []:
+            if wp.type == "where_predicate":
+                left = one_line(self.t(wp.child_by_field_name("left")))
+                if not left.startswith("'"):
+                    self._add_bounds(bounds, left, wp.child_by_field_name("bounds"))
+        return names
+
+    def _add_bounds(self, bounds: dict[str, list[str]], name: str, tb: ts.Node | None) -> None:
+        if tb is None:
+            return
+        for b in tb.named_children:
+            if b.type not in ("lifetime", "line_comment", "block_comment"):
+                lst = bounds.setdefault(name, [])
+                bt = one_line(self.t(b))
+                if bt not in lst:
+                    lst.append(bt)
+
+    def _definition(self, key: str, caps: dict[str, list[ts.Node]]) -> None:
+        node = caps[key][0]
+        name = self.t(caps["name"][0])
+        mod = self.module_of(node)
+        attrs = self.item_attrs(node)
+        flags = {k for k, _ in attrs}
+        d = Definition(
+            kind="rust_fn", name=name, qualname=f"{mod}::{name}" if mod else name, file=self.f.file,
+            line=line(node), end_line=node.end_point[0] + 1, lang="rust", cfg=self.cfg_chain(node),
+        )  # fmt: skip
+        if key in ("definition.class", "definition.interface"):
+            self._type_def(d, node)
+        elif key == "ffi.decl":
+            d.kind = "ffi_decl"
+            self._fn_common(d, node, None)
+            d.symbol = next((literal_content_s(v) for k, v in attrs if k == "attr.link_name"), name)
+            block = caps["ffi.block"][0]
+            abi = next((c for c in block.named_children if c.type == "extern_modifier"), None)
+            d.attrs["abi"] = literal_content_s(self.t(abi).removeprefix("extern").strip()) or "C"
+            link = [v for k, v in self.item_attrs(block) if k == "attr.link"]
+            if link:
+                m = _NAME_RE.search(link[0])
+                d.attrs["link"] = m.group(1) if m else cfg_predicate(link[0])
+        else:
+            container = self.container_of(node)
+            self._fn_common(d, node, container)
+            if container is not None:
+                self._method(d, node, container, mod, key)
+            else:
+                outer = self.enclosing_fn(node)
+                if outer is not None and outer.id in self.fn_defs:
+                    d.qualname = f"{self.fn_defs[outer.id].qualname}::{name}"
+                    d.attrs["nested_in"] = self.fn_defs[outer.id].qualname
+            if node.type == "function_item":
+                self._abi(d, node, attrs)
+                self.fn_defs[node.id] = d
+                self.fn_nodes[node.id] = node
+            self._pyo3_item(d, node, container, attrs, flags)
+        self.f.defs.append(d)
+
+    def _abi(self, d: Definition, node: ts.Node, attrs: list[tuple[str, str]]) -> None:
+        mods = next((c for c in node.named_children if c.type == "function_modifiers"), None)
+        ext = next((c for c in mods.named_children if c.type == "extern_modifier"), None) if mods else None
+        export = next((literal_content_s(v) for k, v in attrs if k == "attr.export_name"), "")
+        no_mangle = any(k == "attr.no_mangle" for k, _ in attrs)
+        if ext is None and not export and not no_mangle:
+            return
+        d.symbol = export or d.name
+        d.attrs["extern_c"] = True
+        d.attrs["no_mangle"] = no_mangle or bool(export)
+        if ext is not None:
+            d.attrs["abi"] = literal_content_s(self.t(ext).removeprefix("extern").strip()) or "C"
+
+    def _method(self, d: Definition, node: ts.Node, container: ts.Node, mod: str, key: str) -> None:
+        if container.type == "trait_item":
+            tname = self.t(container.child_by_field_name("name"))
+            d.container = d.trait = tname
+            d.attrs["trait_default" if key == "definition.function" else "trait_decl"] = True
+        else:
+            ty = strip_generics(self.t(container.child_by_field_name("type")))
+            d.container = ty.rsplit("::", 1)[-1]
+            if "::" in ty:
+                d.attrs["type_path"] = ty
+            tr = container.child_by_field_name("trait")
+            if tr is not None:
+                tp = strip_generics(self.t(tr))
+                d.trait = tp.rsplit("::", 1)[-1]
+                if "::" in tp:
+                    d.attrs["trait_path"] = tp
+                d.attrs["trait_qualname"] = f"<{d.container} as {d.trait}>::{d.name}"
+        d.qualname = f"{mod}::{d.container}::{d.name}" if mod else f"{d.container}::{d.name}"
+
+    def _type_def(self, d: Definition, node: ts.Node) -> None:
+        d.kind = "rust_type"
+        d.attrs["kind"] = {"struct_item": "struct", "enum_item": "enum", "union_item": "union",
+                           "type_item": "type_alias", "trait_item": "trait"}[node.type]  # fmt: skip
+        vis = next((c for c in node.named_children if c.type == "visibility_modifier"), None)
+        d.visibility = one_line(self.t(vis))
+        d.template_params = self._generics(node, d.generic_bounds)
+        body = node.child_by_field_name("body")
+        if node.type in ("struct_item", "union_item") and body is not None:
+            d.fields = self._fields(body)
+        elif node.type == "enum_item" and body is not None:
+            d.attrs["variants"] = [self.t(v.child_by_field_name("name")) for v in body.named_children
+                                   if v.type == "enum_variant"]  # fmt: skip
+        elif node.type == "type_item":
+            d.attrs["aliased"] = one_line(self.t(node.child_by_field_name("type")))
+        elif node.type == "trait_item":
+            sup = node.child_by_field_name("bounds")
+            if sup is not None:
+                d.attrs["supertraits"] = [
+                    one_line(self.t(b)) for b in sup.named_children if b.type != "lifetime"
+                ]
+            if body is not None:
+                d.attrs["methods"] = [self.t(c.child_by_field_name("name")) for c in body.named_children
+                                      if c.type in ("function_item", "function_signature_item")]  # fmt: skip
+        attrs = self.item_attrs(node)
+        for k, v in attrs:
+            if k == "binding.pyo3.class":
+                m = _NAME_RE.search(v)
+                py = m.group(1) if m else d.name
+                self.pyclasses[d.name] = py
+                b = Binding("class", py, d.qualname, self.f.file, d.line, rust_type=d.name)
+                mm = re.search(r'\bmodule\s*=\s*"([^"]*)"', v)
+                if mm:
+                    b.attrs["module"] = mm.group(1)
+                self.f.bindings.append(b)
+                self._export_in_pymodule(node, py, d.name, "class")
+
+    def _fields(self, body: ts.Node) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if body.type == "ordered_field_declaration_list":
+            for i, c in enumerate(c for c in body.children_by_field_name("type")):
+                out[str(i)] = one_line(self.t(c))
+            return out
+        for c in body.named_children:
+            if c.type == "field_declaration":
+                out[self.t(c.child_by_field_name("name"))] = one_line(self.t(c.child_by_field_name("type")))
+        return out
+
+    # -- PyO3 --------------------------------------------------------------------------------
+
+    def _pyo3_item(self, d: Definition, node: ts.Node, container: ts.Node | None,
+                   attrs: list[tuple[str, str]], flags: set[str]) -> None:  # fmt: skip
+        opts = " ".join(v for k, v in attrs if k == "binding.pyo3.options")
+        m = _NAME_RE.search(opts)
+        renamed = m.group(1) if m else ""
+        if "binding.pyo3.function" in flags:
+            fv = next(v for k, v in attrs if k == "binding.pyo3.function")
+            m2 = _NAME_RE.search(fv)
+            py = renamed or (m2.group(1) if m2 else d.name)
+            self.pyfunctions[d.name] = py
+            self.f.bindings.append(Binding("function", py, d.qualname, self.f.file, d.line))
+            self._export_in_pymodule(node, py, d.name, "function")
+        if "binding.pyo3.module" in flags:
+            mv = next(v for k, v in attrs if k == "binding.pyo3.module")
+            m2 = _NAME_RE.search(mv)
+            py = renamed or (m2.group(1) if m2 else d.name)
+            self.pymodules[node.id] = py
+            self.f.bindings.append(Binding("module", py, d.qualname, self.f.file, d.line, python_module=py))
+        if container is None or container.type != "impl_item":
+            return
+        if not any(k == "binding.pyo3.methods" for k, _ in self.item_attrs(container)):
+            return
+        py = renamed
+        battrs: dict[str, Any] = {}
+        for k, v in attrs:
+            kind = k.removeprefix("binding.pyo3.")
+            if kind == "new":
+                battrs["constructor"] = True
+            elif kind in ("getter", "setter", "staticmethod", "classmethod", "classattr"):
+                battrs[kind] = True
+                if kind in ("getter", "setter") and not py:
+                    arg = v.strip("() \t\n")
+                    py = arg or d.name.removeprefix("get_" if kind == "getter" else "set_")
+        b = Binding(
+            "method", py or d.name, d.qualname, self.f.file, d.line, rust_type=d.container, attrs=battrs
+        )
+        b.attrs["_pyclass_pending"] = d.container  # resolved once all pyclasses are known
+        self.f.bindings.append(b)
+
+    def _export_in_pymodule(self, node: ts.Node, py: str, rust: str, what: str) -> None:
+        """Items defined inside a declarative ``#[pymodule] mod x { … }`` are exported by it."""
+        p = self.parent(node)
+        g = self.parent(p) if p is not None and p.type == "declaration_list" else None
+        if g is None or g.type != "mod_item":
+            return
+        if not any(k == "binding.pyo3.module" for k, _ in self.item_attrs(g)):
+            return
+        mod = self._declarative_module_name(g)
+        self.f.bindings.append(Binding("module_member", py, rust, self.f.file, line(node), python_module=mod,
+                                       attrs={"what": what}))  # fmt: skip
+
+    def _declarative_module_name(self, mod: ts.Node) -> str:
+        attrs = self.item_attrs(mod)
+        for k, v in attrs:
+            if k in ("binding.pyo3.module", "binding.pyo3.options"):
+                m = _NAME_RE.search(v)
+                if m:
+                    return m.group(1)
+        return self.t(mod.child_by_field_name("name"))
+
+    def _bindings(self, registers: list[dict[str, list[ts.Node]]]) -> None:
+        # declarative modules: `#[pymodule] mod x { #[pymodule_export] use …; }`
+        for d_node in self._pymodule_mods():
+            name = self._declarative_module_name(d_node)
+            qual = self.module_of(d_node) + "::" + self.t(d_node.child_by_field_name("name"))
+            self.f.bindings.append(Binding("module", name, qual.lstrip(":"), self.f.file, line(d_node),
+                                           python_module=name))  # fmt: skip
+        for b in self.f.bindings:
+            pend = b.attrs.pop("_pyclass_pending", None)
+            if pend is not None:
+                b.python_class = self.pyclasses.get(pend, pend)
+        for caps in registers:
+            reg = caps["binding.register"][0]
+            fn = self.enclosing_fn(reg)
+            mod = self.pymodules.get(fn.id, "") if fn is not None else ""
+            for what in ("class", "function", "module"):
+                node = caps.get(f"binding.member.{what}", [None])[0]
+                if node is None:
+                    continue
+                if what == "class":
+                    path = one_line(self.t(node))
+                else:  # token tree of wrap_pyfunction!(path, m) / wrap_pymodule!(path)
+                    path = "".join(self.t(node)[1:-1].split(",", 1)[0].split())
+                short = strip_generics(path).rsplit("::", 1)[-1]
+                table = self.pyclasses if what == "class" else self.pyfunctions
+                b = Binding("module_member", table.get(short, short), path, self.f.file, line(reg),
+                            python_module=mod, attrs={"what": what})  # fmt: skip
+                if not mod:
+                    b.attrs["registrar"] = self.caller_of(reg)
+                self.f.bindings.append(b)
+
+    def _pymodule_mods(self) -> list[ts.Node]:
+        """``mod`` items carrying ``#[pymodule]`` (declarative PyO3 modules)."""
+        out = []
+        for a in self._pymod_attrs:
+            s = a.next_named_sibling
+            while s is not None and s.type in _ITEM_PREFIX:
+                s = s.next_named_sibling
+            if s is not None and s.type == "mod_item":
+                out.append(s)
+        return out
+
+    # -- imports -----------------------------------------------------------------------------
+
+    def resolve(self, segs: list[str], scope: str) -> list[str]:
+        """Resolve ``crate``/``self``/``super`` prefixes against the module ``scope``."""
+        if not segs or not scope:
+            return segs
+        if segs[0] == "crate":
+            return [self.crate, *segs[1:]]
+        base = scope.split("::")
+        if segs[0] == "self":
+            return [*base, *segs[1:]]
+        if segs[0] == "super":
+            i = 0
+            while i < len(segs) and segs[i] == "super":
+                i += 1
+            return [*base[: max(len(base) - i, 1)], *segs[i:]]
+        return segs
+
+    def _import(self, key: str, caps: dict[str, list[ts.Node]]) -> None:
+        node = caps[key][0]
+        module = self.module_of(node)
+        fn = self.enclosing_fn(node)  # a `use` in a fn body is visible in that fn only
+        scope = self.fn_defs[fn.id].qualname if fn is not None and fn.id in self.fn_defs else module
+        cfg = self.cfg_chain(node)
+        vis = next((c for c in node.named_children if c.type == "visibility_modifier"), None)
+        public = vis is not None and self.t(vis).startswith("pub")
+        if key == "import.mod":
+            name = self.t(caps["name"][0])
+            self.f.imports.append(Import("mod", f"{module}::{name}" if module else name, name, self.f.file,
+                                         line(node), scope=scope, public=public, cfg=cfg))  # fmt: skip
+            return
+        export = any(k == "binding.pyo3.export" for k, _ in self.item_attrs(node))
+        for written, alias in self._use_leaves(caps["import.tree"][0], []):
+            path = "::".join(self.resolve(written, module))
+            self.f.imports.append(Import("use", path, alias, self.f.file, line(node), scope=scope,
+                                         public=public, cfg=cfg))  # fmt: skip
+            if export:
+                self._pymodule_export(node, written, alias, path)
+
+    def _use_leaves(self, n: ts.Node, prefix: list[str]) -> list[tuple[list[str], str]]:
+        t = n.type
+        if t == "use_as_clause":
+            segs = prefix + split_path(self.t(n.child_by_field_name("path")))[0]
+            return [(segs, self.t(n.child_by_field_name("alias")))]
+        if t == "use_wildcard":
+            inner = self.t(n).rstrip("*").rstrip().removesuffix("::")
+            return [(prefix + (split_path(inner)[0] if inner else []), "*")]
+        if t == "scoped_use_list":
+            p = n.child_by_field_name("path")
+            newp = prefix + (split_path(self.t(p))[0] if p is not None else [])
+            return self._use_leaves(n.child_by_field_name("list"), newp)
+        if t == "use_list":
+            out: list[tuple[list[str], str]] = []
+            for c in n.named_children:
+                if c.type not in ("line_comment", "block_comment"):
+                    out.extend(self._use_leaves(c, prefix))
+            return out
+        segs = split_path(self.t(n))[0]
+        if segs == ["self"] and prefix:
+            return [(prefix, prefix[-1])]
+        full = prefix + segs
+        return [(full, full[-1])] if full else []
+
+    def _pymodule_export(self, node: ts.Node, written: list[str], alias: str, resolved: str) -> None:
+        p = self.parent(node)
+        g = self.parent(p) if p is not None else None
+        if g is None or g.type != "mod_item":
+            return
+        short = written[-1]
+        what = "class" if short in self.pyclasses else "function" if short in self.pyfunctions else "item"
+        py = self.pyclasses.get(short) or self.pyfunctions.get(short) or alias
+        self.f.bindings.append(Binding("module_member", py, "::".join(written), self.f.file, line(node),
+                                       python_module=self._declarative_module_name(g),
+                                       attrs={"what": what, "resolved": resolved}))  # fmt: skip
+
+    # -- env reads, consts, locals -------------------------------------------------------------
+
+    def _const(self, s: ts.Node) -> None:
+        p = self.parent(s)
+        if p is not None and p.type in ("const_item", "static_item"):
+            self.consts[self.t(p.child_by_field_name("name"))] = literal_content(s, self.src)
+
+    def _env_read(self, caps: dict[str, list[ts.Node]]) -> None:
+        read = caps["env.read"][0]
+        arg = caps["env.name"][0]
+        if arg.type in ("string_literal", "raw_string_literal"):
+            name = literal_content(arg, self.src)
+        else:
+            name = self.consts.get(self.t(arg).lstrip("&"), one_line(self.t(arg)))
+        # the method chain applied to the read: `.unwrap_or(..)`, `.is_ok()`, `?`
+        cur = read
+        while True:
+            p = self.parent(cur)
+            if p is None:
+                break
+            if p.type == "try_expression":
+                cur = p
+                continue
+            if p.type == "field_expression" and p.child_by_field_name("value") == cur:
+                g = self.parent(p)
+                if g is not None and g.type == "generic_function":
+                    g = self.parent(g)
+                if g is not None and g.type == "call_expression":
+                    cur = g
+                    continue
+            break
+        default = one_line(self.src[read.end_byte : cur.end_byte].decode("utf-8", "replace"))
+        fn = self.enclosing_fn(read)
+        self.f.env_reads.append(EnvRead(name, self.f.file, line(read), self.caller_of(read), default,
+                                        one_line(self.t(cur), TEXT_LIMIT)))  # fmt: skip
+        self.env_by_fn[fn.id if fn is not None else None].append((read.start_byte, read.end_byte, [name]))
+        if fn is None:  # `static X: Lazy<bool> = Lazy::new(|| env::var("A").is_ok());`
+            for a in self.ancestors(read):
+                if a.type in ("static_item", "const_item"):
+                    self.env_locals[None].append((0, self.t(a.child_by_field_name("name")), [name]))
+                    break
+
+    def env_in(self, node: ts.Node, fn: ts.Node | None) -> list[str]:
+        """Env var names read inside ``node`` directly or via an env-derived local/static."""
+        names: list[str] = []
+        key = fn.id if fn is not None else None
+        for s, e, ns in self.env_by_fn.get(key, []):
+            if s >= node.start_byte and e <= node.end_byte:
+                names.extend(ns)
+        t = self.t(node)
+        for scope in {key, None} if key is not None else {None}:
+            for at, var, ns in self.env_locals.get(scope, []):
+                if at <= node.start_byte and re.search(rf"(?<![.\w]){re.escape(var)}\b", t):
+                    names.extend(ns)
+        return list(dict.fromkeys(names))
+
+    def _local(self, let: ts.Node) -> None:
+        fn = self.enclosing_fn(let)
+        pat = let.child_by_field_name("pattern")
+        if pat is None or pat.type != "identifier":
+            return
+        var = self.t(pat)
+        value = let.child_by_field_name("value")
+        if value is not None:
+            env = self.env_in(value, fn)
+            if env:
+                self.env_locals[fn.id if fn is not None else None].append((let.end_byte, var, env))
+        d = self.fn_defs.get(fn.id) if fn is not None else None
+        if d is None:
+            return
+        ty = let.child_by_field_name("type")
+        if ty is not None:
+            d.locals[var] = one_line(self.t(ty))
+        elif value is not None:
+            inferred = self._value_type(value)
+            if inferred:
+                d.locals[var] = inferred
+
+    def _value_type(self, v: ts.Node) -> str:
+        """Type path of ``Type::new(..)`` / ``Type::from_x(..)?`` / ``Type { .. }``, else ""."""
+        for _ in range(4):  # peel `?`, `.unwrap()`, `.expect(..)`, `.await`
+            if v.type == "try_expression" or v.type == "await_expression":
+                v = v.named_children[0]
+            elif v.type == "call_expression" and (fe := v.child_by_field_name("function")).type == "field_expression" \
+                    and self.t(fe.child_by_field_name("field")) in ("unwrap", "expect"):  # fmt: skip
+                v = fe.child_by_field_name("value")
+            else:
+                break
+        if v.type == "struct_expression":
+            return strip_generics(self.t(v.child_by_field_name("name")))
+        if v.type != "call_expression":
+            return ""
+        fn = v.child_by_field_name("function")
+        if fn.type == "generic_function":
+            fn = fn.child_by_field_name("function")
+        if fn.type != "scoped_identifier":
+            return ""
+        segs = split_path(self.t(fn))[0]
+        if len(segs) < 2 or not segs[-1][:1].islower() and not segs[-1].startswith("_"):
+            return ""
+        head = segs[-2]
+        if not (head[:1].isupper() or head.startswith("<")):
+            return ""
+        return "::".join(strip_generics(s) if not s.startswith("<") else s for s in segs[:-1])
+
+    # -- calls and contexts ------------------------------------------------------------------
+
+    def _call(self, key: str, caps: dict[str, list[ts.Node]]) -> None:
+        node = caps[key][0]
+        callee_node = caps["callee"][0]
+        argsn = caps["args"][0]
+        fn = self.enclosing_fn(node)
+        cs = CallSite(kind="call", callee="", path=[], caller=self.caller_of(node), file=self.f.file,
+                      line=line(node), col=node.start_point[1], text=one_line(self.t(node), TEXT_LIMIT))  # fmt: skip
+        if key == "reference.macro":
+            segs = split_path(self.t(callee_node))[0]
+            cs.kind = "macro"
+            cs.path = segs[:-1] + [segs[-1] + "!"]
+            cs.callee = "::".join(cs.path)
+            cs.args = self._tt_args(argsn)
+            cs.attrs["wrapped_calls"] = self._wrapped_calls(argsn)
+        else:
+            cs.args = [one_line(self.t(a), ARG_LIMIT) for a in argsn.named_children
+                       if a.type not in _ITEM_PREFIX]  # fmt: skip
+            if "type_args" in caps:
+                ta = caps["type_args"][0]
+                cs.template_args = [
+                    one_line(self.t(a)) for a in ta.named_children if a.type not in _ITEM_PREFIX
+                ]
+            if key == "reference.method":
+                cs.kind = "method"
+                cs.callee = self.t(callee_node)
+                cs.path = [cs.callee]
+                cs.receiver = one_line(self.t(caps["receiver"][0]), ARG_LIMIT)
+            elif key == "reference.indirect":
+                cs.callee = one_line(self.t(callee_node), ARG_LIMIT)
+                cs.path = [cs.callee]
+                cs.attrs["indirect"] = True
+            else:
+                segs, generics = split_path(self.t(callee_node))
+                cs.path = segs
+                cs.callee = "::".join(segs)
+                if generics:
+                    cs.attrs["path_type_args"] = generics
+        cs.contexts = self.contexts(node, fn)
+        self.f.calls.append(cs)
+
+    def _tt_segments(self, tt: ts.Node) -> list[tuple[int, int]]:
+        """Byte ranges of the top-level comma-separated pieces of a token tree."""
+        out: list[tuple[int, int]] = []
+        start = end = None
+        for c in tt.children[1:-1]:
+            if c.type == ",":
+                if start is not None:
+                    out.append((start, end))
+                start = end = None
+                continue
+            if start is None:
+                start = c.start_byte
+            end = c.end_byte
+        if start is not None:
+            out.append((start, end))
+        return out
+
+    def _tt_args(self, tt: ts.Node) -> list[str]:
+        return [
+            one_line(self.src[s:e].decode("utf-8", "replace"), ARG_LIMIT) for s, e in self._tt_segments(tt)
+        ]
+
+    def _wrapped_calls(self, tt: ts.Node) -> list[str]:
+        """Paths followed by ``(`` inside a macro's token tree, in source order (``.m`` after a dot)."""
+        out: list[str] = []
+        path: list[str] = []
+        dot = False
+        prev = ""
+        for c in tt.children:
+            ty = c.type
+            if ty in ("identifier", "self", "super", "crate") and (not path or prev == "::"):
+                if not path:
+                    dot = prev == "."
+                path.append(self.t(c))
+            elif ty == "::" and path:
+                pass
+            elif ty == "token_tree":
+                if path and prev != "::" and self.t(c).startswith("(") and path[-1] not in _NOT_WRAPPED:
+                    name = "::".join(path)
+                    out.append("." + name if dot and len(path) == 1 else name)
+                out.extend(self._wrapped_calls(c))
+                path = []
+            else:
+                path = []
+            prev = ty
+        return list(dict.fromkeys(out))
+
+    def contexts(self, node: ts.Node, fn: ts.Node | None) -> list[Context]:
+        """Enclosing branch/loop/closure/cfg/macro constructs of ``node`` up to its fn, outermost first."""
+        out: list[Context] = []
+        child = node
+        for p in self.ancestors(node):
+            if fn is not None and p.id == fn.id:
+                break
+            pt = p.type
+            if pt == "if_expression":
+                self._if_context(out, child, p, fn)
+            elif pt == "match_arm":
+                val = p.child_by_field_name("value")
+                if val is not None and val.id == child.id:
+                    out.append(self._arm_context(p, fn))
+                out.extend(self._cfg_contexts(p))
+            elif pt in _LOOPS:
+                body = p.child_by_field_name("body")
+                if body is not None and body.id == child.id:
+                    head = one_line(self.src[p.start_byte : body.start_byte].decode("utf-8", "replace"))
+                    cond = p.child_by_field_name("condition") or p.child_by_field_name("value")
+                    env = self.env_in(cond, fn) if cond is not None else []
+                    out.append(Context("loop", head, line(p), pos_key(p), -1, env=env))
+            elif pt == "closure_expression":
+                body = p.child_by_field_name("body")
+                if body is not None and body.id == child.id:
+                    head = one_line(self.src[p.start_byte : body.start_byte].decode("utf-8", "replace"))
+                    out.append(Context("closure", head, line(p), pos_key(p), -1))
+            elif pt == "macro_invocation" and child.type == "token_tree":
+                name = self.t(p.child_by_field_name("macro")) + "!"
+                out.append(Context("macro", name, line(p), pos_key(p), -1))
+            elif pt == "block":
+                out.extend(self._cfg_contexts(child))
+            child = p
+        out.reverse()
+        return out
+
+    def _cfg_contexts(self, item: ts.Node) -> list[Context]:
+        """cfg contexts of the attributes on ``item`` (a statement in a block or a match arm), innermost first."""
+        if item.type == "match_arm":
+            attrs = [c for c in item.named_children if c.type == "attribute_item"]
+        else:
+            attrs = []
+            s = item.prev_named_sibling
+            while s is not None and s.type in _ITEM_PREFIX:
+                attrs.insert(0, s)
+                s = s.prev_named_sibling
+        out = [
+            Context("cfg", v, line(a), pos_key(a), 0)
+            for a in attrs
+            for k, v in self.attr_flags.get(a.id, [])
+            if k == "attr.cfg"
+        ]
+        out.reverse()  # contexts() collects innermost first
+        return out
+
+    def _if_context(self, out: list[Context], child: ts.Node, p: ts.Node, fn: ts.Node | None) -> None:
+        cons = p.child_by_field_name("consequence")
+        alt = p.child_by_field_name("alternative")
+        if cons is not None and cons.id == child.id:
+            chain = self._if_chain(p)
+            cond = p.child_by_field_name("condition")
+            ctext = one_line(self.t(cond))
+            out.append(
+                Context("if", ctext, line(p), pos_key(chain[0]), len(chain) - 1, env=self.env_in(cond, fn))
+            )
+        elif alt is not None and alt.id == child.id:
+            if any(c.type == "if_expression" for c in alt.named_children):
+                return  # an else-if: its own arm context was added at the inner if
+            chain = self._if_chain(p)
+            conds = [c.child_by_field_name("condition") for c in chain]
+            env = [e for c in conds for e in self.env_in(c, fn)]
+            out.append(Context("else", "else", line(alt), pos_key(chain[0]), len(chain),
+                               negated=[one_line(self.t(c)) for c in conds], env=list(dict.fromkeys(env))))  # fmt: skip
+
+    def _if_chain(self, p: ts.Node) -> list[ts.Node]:
+        """The ifs of the else-if chain ending at ``p``, first if first."""
+        chain = [p]
+        cur = p
+        while True:
+            e = self.parent(cur)
+            if e is None or e.type != "else_clause":
+                break
+            g = self.parent(e)
+            if g is None or g.type != "if_expression":
+                break
+            chain.append(g)
+            cur = g
+        chain.reverse()
+        return chain
+
+    def _arm_context(self, arm: ts.Node, fn: ts.Node | None) -> Context:
+        block = self.parent(arm)
+        match = self.parent(block) if block is not None else None
+        idx = 0
+        if block is not None:
+            for c in block.named_children:
+                if c.id == arm.id:
+                    break
+                if c.type == "match_arm":
+                    idx += 1
+        pat = arm.child_by_field_name("pattern")
+        subj = match.child_by_field_name("value") if match is not None else None
+        env = (self.env_in(subj, fn) if subj is not None else []) + (
+            self.env_in(pat, fn) if pat is not None else []
+        )
+        return Context("match_arm", one_line(self.t(pat)), line(arm), pos_key(match or arm), idx,
+                       subject=one_line(self.t(subj)), env=list(dict.fromkeys(env)))  # fmt: skip
+
+    # -- strings -------------------------------------------------------------------------------
+
+    def _string(self, s: ts.Node) -> None:
+        content = literal_content(s, self.src)
+        if not _is_tensorish(content):
+            return
+        rec: dict[str, Any] = {"text": content, "line": line(s), "caller": "", "macro": "", "args": []}
+        p = self.parent(s)
+        if p is not None and p.type in ("const_item", "static_item"):
+            rec["const"] = self.t(p.child_by_field_name("name"))
+        child = s
+        for a in self.ancestors(s):
+            if a.type in ("attribute_item", "inner_attribute_item", "extern_modifier"):
+                return
+            if a.type == "macro_invocation" and not rec["macro"]:
+                rec["macro"] = split_path(self.t(a.child_by_field_name("macro")))[0][-1]
+                if child.type == "token_tree" and child.id == p.id:
+                    segs = self._tt_segments(child)
+                    mine = next((i for i, (b, e) in enumerate(segs) if b <= s.start_byte < e), len(segs))
+                    rec["args"] = [one_line(self.src[b:e].decode("utf-8", "replace"), ARG_LIMIT)
+                                   for b, e in segs[mine + 1 :]]  # fmt: skip
+            if a.type == "function_item":
+                d = self.fn_defs.get(a.id)
+                rec["caller"] = d.qualname if d else ""
+                break
+            child = a
+        self.f.strings.append(rec)
+
+
+def literal_content_s(s: str) -> str:
+    """Content of a string literal given as text (``"x"`` -> ``x``)."""
+    a, b = s.find('"'), s.rfind('"')
+    return s[a + 1 : b] if 0 <= a < b else s
