@@ -1,0 +1,1099 @@
+"""CUDA / C++ extractor: a tree-sitter-cuda tree → definitions, calls, launches, includes.
+
+The query ``queries/cuda.scm`` points at the constructs (what counts as a
+definition, call, launch, vendor call); this module works out what a pattern
+cannot: qualified names, C linkage, ``#if`` arms, branch/loop contexts, local
+types and CUTLASS operators through ``using`` aliases.  One query pass per file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter as ts
+
+from apxtui.facts import CallSite, Context, Definition, EnvRead, FileFacts, Import, Param
+from apxtui.parse import languages
+from apxtui.parse.util import line, one_line, pos_key, text
+
+Node = ts.Node
+
+_ARG_LIMIT = 120
+_CALL_LIMIT = 200
+_TYPE_LIMIT = 1000
+_DROP_QUALIFIERS = {"__restrict__", "__restrict", "restrict", "constexpr", "__shared__", "__constant__"}
+_PP_KINDS = {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"}
+_LOOPS = {"for_statement", "for_range_loop", "while_statement", "do_statement"}
+_SIMPLE_VALUES = {
+    "identifier", "qualified_identifier", "number_literal", "true", "false", "null",
+    "char_literal", "string_literal", "concatenated_string", "field_expression",
+    "template_function", "sizeof_expression",
+}  # fmt: skip
+_FN_VALUE_WRAPPERS = {"cast_expression", "pointer_expression", "parenthesized_expression"}
+_GETENV_RE = re.compile(r'getenv\s*\(\s*"([^"]+)"')
+
+
+@dataclass
+class _Fn:
+    """Per-function state needed while reading calls."""
+
+    defn: Definition
+    params: dict[str, str] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    values: dict[str, list[Node]] = field(default_factory=lambda: defaultdict(list))
+
+    def var_type(self, name: str) -> str | None:
+        if name in self.defn.locals:
+            return self.defn.locals[name]
+        return self.params.get(name)
+
+
+# ----------------------------------------------------------------------------- small helpers
+
+
+def _field(node: Node, name: str) -> Node | None:
+    return node.child_by_field_name(name)
+
+
+def _is(child: Node | None, other: Node | None) -> bool:
+    return child is not None and other is not None and child.id == other.id
+
+
+def _named(node: Node | None) -> list[Node]:
+    if node is None:
+        return []
+    return [c for c in node.named_children if c.type != "comment"]
+
+
+def _targs(node: Node | None, src: bytes) -> list[str]:
+    """Texts of a template_argument_list's arguments."""
+    return [one_line(text(c, src), _ARG_LIMIT) for c in _named(node)]
+
+
+def _strip_targs(node: Node, src: bytes) -> str:
+    if node.type in ("template_type", "template_function", "template_method"):
+        n = _field(node, "name")
+        return text(n, src) if n is not None else text(node, src)
+    return text(node, src)
+
+
+def _name_parts(node: Node, src: bytes) -> tuple[list[str], list[str]]:
+    """``a::b<X>::f<T>`` → (["a", "b", "f"], ["T"]): path without template args, last args."""
+    parts: list[str] = []
+    while node.type == "qualified_identifier":
+        scope = _field(node, "scope")
+        if scope is not None:
+            if scope.type == "nested_namespace_specifier":
+                parts.extend(text(c, src) for c in _named(scope))
+            else:
+                parts.append(_strip_targs(scope, src))
+        nxt = _field(node, "name")
+        if nxt is None:
+            return parts, []
+        node = nxt
+    if node.type == "dependent_name" and node.named_children:
+        node = node.named_children[-1]
+    targs: list[str] = []
+    if node.type in ("template_function", "template_method", "template_type"):
+        targs = _targs(_field(node, "arguments"), src)
+    parts.append(one_line(_strip_targs(node, src), _ARG_LIMIT))
+    return parts, targs
+
+
+def _declarator_name(node: Node | None, src: bytes) -> tuple[Node | None, str, str]:
+    """Follow a declarator chain: (name node, pointer/ref prefix, array suffix)."""
+    prefix, arrays = "", ""
+    while node is not None:
+        t = node.type
+        if t in ("pointer_declarator", "abstract_pointer_declarator"):
+            prefix += "*"
+        elif t in ("reference_declarator", "abstract_reference_declarator"):
+            prefix += "&&" if node.child_count and node.children[0].type == "&&" else "&"
+            kids = _named(node)
+            node = kids[-1] if kids else None
+            continue
+        elif t in ("array_declarator", "abstract_array_declarator"):
+            size = _field(node, "size")
+            arrays = f"[{text(size, src)}]" + arrays
+        elif t in ("init_declarator", "function_declarator", "abstract_function_declarator"):
+            pass
+        elif t == "parenthesized_declarator":
+            kids = _named(node)
+            node = kids[0] if kids else None
+            continue
+        else:
+            return node, prefix, arrays
+        node = _field(node, "declarator")
+    return None, prefix, arrays
+
+
+def _has_fn_declarator(node: Node | None) -> bool:
+    while node is not None:
+        if node.type == "function_declarator":
+            return True
+        if node.type not in ("pointer_declarator", "reference_declarator", "parenthesized_declarator"):
+            return False
+        kids = _named(node)
+        node = _field(node, "declarator") or (kids[-1] if kids else None)
+    return False
+
+
+def _base_type(node: Node, src: bytes) -> str:
+    """Qualifiers + type of a declaration/parameter (without the declarator)."""
+    parts = []
+    for i, c in enumerate(node.children):
+        fname = node.field_name_for_child(i)
+        if fname == "type":
+            parts.append(text(c, src))
+        elif c.type == "type_qualifier" and fname is None and text(c, src) not in _DROP_QUALIFIERS:
+            parts.append(text(c, src))
+    return one_line(" ".join(parts), _TYPE_LIMIT)
+
+
+def _decl_type(base: str, prefix: str, arrays: str) -> str:
+    return f"{base}{prefix}{arrays}" if base else f"{prefix}{arrays}"
+
+
+def _strip_parens(node: Node | None, src: bytes) -> str:
+    s = text(node, src).strip()
+    if node is not None and node.type in ("condition_clause", "parenthesized_expression"):
+        if s.startswith("(") and s.endswith(")"):
+            s = s[1:-1]
+    return one_line(s)
+
+
+def _string_value(node: Node, src: bytes) -> str | None:
+    if node.type == "string_literal":
+        return "".join(
+            text(c, src) for c in node.named_children if c.type in ("string_content", "escape_sequence")
+        )
+    if node.type == "concatenated_string":
+        vals = [_string_value(c, src) for c in node.named_children]
+        return None if any(v is None for v in vals) else "".join(v or "" for v in vals)
+    return None
+
+
+def _callee_call(ident: Node) -> Node | None:
+    """The call_expression whose called name is ``ident`` (also qualified/templated), or None."""
+    n = ident
+    p = n.parent
+    while (
+        p is not None
+        and p.type in ("template_function", "qualified_identifier")
+        and _is(_field(p, "name"), n)
+    ):
+        n, p = p, p.parent
+    if p is not None and p.type == "call_expression" and _is(_field(p, "function"), n):
+        return p
+    return None
+
+
+def _pp_body(node: Node, src: bytes) -> str:
+    """Text of a preprocessor block without its directive lines."""
+    return "".join(ln for ln in text(node, src).splitlines() if not ln.lstrip().startswith("#")).strip()
+
+
+def _open_extern_c(err: Node, child: Node, src: bytes) -> bool:
+    """Inside an ERROR node: is ``child`` after an unclosed ``extern "C" {``?
+
+    The common header idiom ``#ifdef __cplusplus / extern "C" { / #endif`` leaves the
+    brace unbalanced inside the ``#ifdef``, which the grammar cannot parse.
+    """
+    depth, prev_c = 0, False
+    kids = err.children
+    for i, c in enumerate(kids):
+        if c.start_byte >= child.start_byte:
+            break
+        if c.type == "{" and prev_c:
+            depth += 1
+        elif depth and (c.type == "}" or (c.type in _PP_KINDS and _pp_body(c, src) == "}")):
+            depth -= 1
+        prev_c = (
+            c.type == "string_literal"
+            and i > 0
+            and kids[i - 1].type == "extern"
+            and (_string_value(c, src) == "C")
+        )
+    return depth > 0
+
+
+def _is_simple(node: Node) -> bool:
+    t = node.type
+    if t in _SIMPLE_VALUES:
+        return True
+    if t == "conditional_expression":
+        a, b = _field(node, "consequence"), _field(node, "alternative")
+        return a is not None and b is not None and _is_simple(a) and _is_simple(b)
+    if t in ("parenthesized_expression", "unary_expression", "initializer_list"):
+        kids = _named(node)
+        return len(kids) == 1 and _is_simple(kids[0])
+    if t == "cast_expression":
+        v = _field(node, "value")
+        return v is not None and _is_simple(v)
+    return False
+
+
+def _unwrap_fn_value(node: Node | None, src: bytes) -> Node | None:
+    """Strip casts, ``&``, parentheses and ``static_cast<...>(...)`` around a kernel expression."""
+    while node is not None:
+        t = node.type
+        if t == "cast_expression":
+            node = _field(node, "value")
+        elif t == "pointer_expression" and text(_field(node, "operator"), src) == "&":
+            node = _field(node, "argument")
+        elif t == "parenthesized_expression":
+            kids = _named(node)
+            node = kids[0] if len(kids) == 1 else None
+        elif t == "call_expression":
+            fn = _field(node, "function")
+            name = _strip_targs(fn, src) if fn is not None else ""
+            if name not in ("static_cast", "reinterpret_cast", "const_cast", "reinterpret_cast<void*>"):
+                return node
+            args = _named(_field(node, "arguments"))
+            node = args[0] if len(args) == 1 else None
+        else:
+            return node
+    return None
+
+
+# ----------------------------------------------------------------------------- extractor
+
+
+class _Extractor:
+    def __init__(self, facts: FileFacts, src: bytes) -> None:
+        self.facts = facts
+        self.src = src
+        self.caps: dict[str, list[tuple[Node, dict[str, Any]]]] = defaultdict(list)
+        self.marks: dict[int, set[str]] = defaultdict(set)
+        self.abi_scopes: set[int] = set()
+        self.namespaces: set[str] = set()
+        self.vendor_ns: dict[str, str] = {}
+        self.fns: dict[int, _Fn] = {}
+        self.scope_aliases: dict[str, str] = {}
+        self._chains: dict[int, tuple[Node, list[str]]] = {}
+        self._arm_index: dict[int, int] = {}
+        self._env_seen: set[tuple[str, int]] = set()
+
+    # -- driver ------------------------------------------------------------------------
+
+    def run(self, root: Node) -> None:
+        q = languages.query("cuda")
+        for idx, caps in languages.matches("cuda", root):
+            settings = q.pattern_settings(idx)
+            for name, nodes in caps.items():
+                if name.startswith("_"):
+                    continue
+                for n in nodes:
+                    self.caps[name].append((n, settings))
+        for mark in ("definition.kernel", "definition.device", "definition.host"):
+            for n, _ in self.caps[mark]:
+                self.marks[n.id].add(mark)
+        self.abi_scopes = {n.id for n, _ in self.caps["abi.scope"]}
+        for n, st in self.caps["type.vendor"]:
+            self.vendor_ns[text(n, self.src)] = str(st.get("library") or text(n, self.src))
+        self._collect_namespaces(root)
+        for n, _ in self.caps["definition.function"]:
+            self._function(n)
+        for n, _ in self.caps["definition.prototype"]:
+            self._prototype(n)
+        for n, _ in self.caps["definition.class"]:
+            self._class(n)
+        for n, _ in self.caps["definition.typedef"]:
+            self._typedef(n)
+        for n, _ in self.caps["definition.macro"]:
+            self._macro(n)
+        for n, _ in self.caps["include"]:
+            self._include(n)
+        for n, _ in self.caps["local.declaration"]:
+            self._local_decl(n)
+        for n, _ in self.caps["local.assignment"]:
+            self._local_assign(n)
+        self._calls()
+        for n, _ in self.caps["env.read"]:
+            self._env_read(n)
+        self.facts.defs.sort(key=lambda d: (d.line, d.name))
+        self.facts.calls.sort(key=lambda c: (c.line, c.col))
+        self.facts.imports.sort(key=lambda i: i.line)
+
+    def _collect_namespaces(self, root: Node) -> None:
+        """Namespace names seen in the file (``void detail::f()`` has no class container)."""
+        stack = [root]
+        while stack:
+            n = stack.pop()
+            if n.type == "namespace_definition":
+                name = _field(n, "name")
+                if name is not None:
+                    self.namespaces.update(text(name, self.src).split("::"))
+                body = _field(n, "body")
+                if body is not None:
+                    stack.append(body)
+            elif (
+                n.type in ("translation_unit", "declaration_list", "linkage_specification")
+                or n.type in _PP_KINDS
+            ):
+                stack.extend(n.named_children)
+
+    # -- scopes --------------------------------------------------------------------------
+
+    def _scope(self, node: Node) -> dict[str, Any]:
+        """Walk ancestors of a file-level item: enclosing names, linkage, #if arms, class."""
+        names: list[str] = []
+        pp: list[Context] = []
+        info: dict[str, Any] = {"abi": False, "anon": False, "cls": "", "in_fn": None}
+        prev, cur = node, node.parent
+        while cur is not None:
+            t = cur.type
+            if t == "function_definition":
+                info["in_fn"] = cur
+                break
+            if t == "namespace_definition":
+                name = _field(cur, "name")
+                if name is None:
+                    info["anon"] = True
+                else:
+                    names.extend(reversed(text(name, self.src).split("::")))
+            elif t in ("class_specifier", "struct_specifier", "union_specifier"):
+                name = _field(cur, "name")
+                cname = _strip_targs(name, self.src) if name is not None else ""
+                if cname:
+                    names.append(cname)
+                    info["cls"] = info["cls"] or cname
+            elif cur.id in self.abi_scopes or (t == "ERROR" and _open_extern_c(cur, prev, self.src)):
+                info["abi"] = True
+            elif t in _PP_KINDS:
+                ctx = self._pp_context(cur, prev)
+                if ctx is not None:
+                    pp.append(ctx)
+            prev, cur = cur, cur.parent
+        names.reverse()
+        pp.reverse()
+        info["names"] = names
+        info["pp"] = pp
+        return info
+
+    def _template_params(self, node: Node) -> tuple[list[str], list[str]]:
+        names: list[str] = []
+        decls: list[str] = []
+        p = node.parent
+        while p is not None and p.type == "template_declaration":
+            for c in _named(_field(p, "parameters")):
+                decls.append(one_line(text(c, self.src)))
+                if c.type in ("type_parameter_declaration", "variadic_type_parameter_declaration"):
+                    ids = [k for k in c.named_children if k.type == "type_identifier"]
+                    if ids:
+                        names.append(text(ids[-1], self.src))
+                elif c.type in (
+                    "optional_type_parameter_declaration",
+                    "template_template_parameter_declaration",
+                ):
+                    n = _field(c, "name") or next(
+                        (k for k in c.named_children if k.type == "type_identifier"), None
+                    )
+                    if n is not None:
+                        names.append(text(n, self.src))
+                else:
+                    n, _, _ = _declarator_name(_field(c, "declarator"), self.src)
+                    if n is None:
+                        n = next((k for k in c.named_children if k.type == "identifier"), None)
+                    if n is not None:
+                        names.append(text(n, self.src))
+            p = p.parent
+        return names, decls
+
+    # -- definitions -----------------------------------------------------------------------
+
+    def _params(self, fdecl: Node | None) -> list[Param]:
+        out: list[Param] = []
+        for c in _named(_field(fdecl, "parameters") if fdecl is not None else None):
+            if c.type not in (
+                "parameter_declaration",
+                "optional_parameter_declaration",
+                "variadic_parameter_declaration",
+            ):
+                continue
+            name, prefix, arrays = _declarator_name(_field(c, "declarator"), self.src)
+            ptype = _decl_type(_base_type(c, self.src), prefix, arrays)
+            if c.type == "variadic_parameter_declaration":
+                ptype += "..."
+            if ptype == "void" and name is None:
+                continue
+            default = one_line(text(_field(c, "default_value"), self.src), _ARG_LIMIT)
+            out.append(Param(text(name, self.src) if name is not None else "", ptype, default))
+        return out
+
+    def _signature(self, node: Node) -> tuple[Node | None, Node | None, str]:
+        """(function_declarator, name node, return-type declarator prefix)."""
+        d = _field(node, "declarator")
+        prefix = ""
+        while d is not None and d.type != "function_declarator":
+            if d.type == "pointer_declarator":
+                prefix += "*"
+                d = _field(d, "declarator")
+            elif d.type == "reference_declarator":
+                prefix += "&"
+                kids = _named(d)
+                d = kids[-1] if kids else None
+            elif d.type == "parenthesized_declarator":
+                kids = _named(d)
+                d = kids[0] if kids else None
+            else:
+                return None, None, prefix
+        if d is None:
+            return None, None, prefix
+        return d, _field(d, "declarator"), prefix
+
+    def _make_def(self, node: Node, decl_only: bool) -> Definition | None:
+        fdecl, name_node, ret_prefix = self._signature(node)
+        if fdecl is None or name_node is None:
+            return None
+        parts, spec_args = _name_parts(name_node, self.src)
+        if name_node.type == "destructor_name" or name_node.type == "operator_name":
+            parts = [one_line(text(name_node, self.src))]
+        name = parts[-1]
+        written_scope = parts[:-1]
+        sc = self._scope(node)
+        qualname = "::".join(sc["names"] + written_scope + [name])
+        container = sc["cls"]
+        if written_scope and written_scope[-1] not in self.namespaces:
+            container = written_scope[-1]
+        marks = self.marks.get(node.id, set())
+        attrs: dict[str, Any] = {}
+        if "definition.kernel" in marks:
+            kind = "kernel"
+        elif "definition.device" in marks:
+            kind = "device_fn"
+            if "definition.host" in marks:
+                attrs["host"] = True
+        elif sc["abi"]:
+            kind = "abi_fn"
+        else:
+            kind = "host_fn"
+        if decl_only:
+            attrs["decl_only"] = True
+        if spec_args:
+            attrs["specialization_args"] = spec_args
+        tparams, tdecls = self._template_params(node)
+        if tdecls:
+            attrs["template_param_decls"] = tdecls
+        for c in node.named_children:
+            if c.type == "launch_bounds":
+                attrs["launch_bounds"] = [one_line(text(k, self.src)) for k in _named(c)]
+        is_static = any(
+            c.type == "storage_class_specifier" and text(c, self.src) == "static" for c in node.named_children
+        )
+        visibility = ""
+        if is_static and sc["cls"]:
+            attrs["static"] = True
+        elif is_static or sc["anon"]:
+            visibility = "static"
+        base = _base_type(node, self.src)
+        trailing = next((c for c in fdecl.named_children if c.type == "trailing_return_type"), None)
+        ret = _decl_type(base, ret_prefix, "") if base else ""
+        if trailing is not None and base == "auto":
+            ret = one_line(text(trailing, self.src).lstrip("->").strip())
+        return Definition(
+            kind=kind,
+            name=name,
+            qualname=qualname,
+            file=self.facts.file,
+            line=line(node),
+            end_line=node.end_point[0] + 1,
+            lang="cuda",
+            container=container,
+            params=self._params(fdecl),
+            return_type=ret,
+            template_params=tparams,
+            pp=sc["pp"],
+            visibility=visibility,
+            symbol=name if sc["abi"] else "",
+            attrs=attrs,
+        )
+
+    def _function(self, node: Node) -> None:
+        d = self._make_def(node, decl_only=False)
+        if d is None:
+            return
+        self.facts.defs.append(d)
+        self.fns[node.id] = _Fn(d, params={p.name: p.type for p in d.params if p.name})
+
+    def _prototype(self, node: Node) -> None:
+        if self._enclosing_fn(node) is not None:
+            return
+        d = self._make_def(node, decl_only=True)
+        if d is not None:
+            self.facts.defs.append(d)
+
+    def _class(self, node: Node) -> None:
+        name_node = _field(node, "name")
+        if name_node is None or self._enclosing_fn(node) is not None:
+            return
+        name = _strip_targs(name_node, self.src)
+        sc = self._scope(node)
+        fields: dict[str, str] = {}
+        methods: list[str] = []
+        for c in _named(_field(node, "body")):
+            if c.type == "function_definition":
+                _, n, _ = self._signature(c)
+                if n is not None:
+                    methods.append(one_line(text(n, self.src)))
+            elif c.type == "field_declaration":
+                base = _base_type(c, self.src)
+                for i, d in enumerate(c.children):
+                    if c.field_name_for_child(i) != "declarator":
+                        continue
+                    n, prefix, arrays = _declarator_name(d, self.src)
+                    if n is None:
+                        continue
+                    if _has_fn_declarator(d):
+                        methods.append(text(n, self.src))
+                    else:
+                        fields[text(n, self.src)] = _decl_type(base, prefix, arrays)
+        tparams, tdecls = self._template_params(node)
+        attrs: dict[str, Any] = {"class_key": node.type.split("_")[0]}
+        if methods:
+            attrs["methods"] = methods
+        if tdecls:
+            attrs["template_param_decls"] = tdecls
+        bases = next((c for c in node.named_children if c.type == "base_class_clause"), None)
+        if bases is not None:
+            attrs["bases"] = [
+                one_line(text(b, self.src)) for b in _named(bases) if b.type != "access_specifier"
+            ]
+        self.facts.defs.append(
+            Definition(
+                kind="cpp_type",
+                name=name,
+                qualname="::".join(sc["names"] + [name]),
+                file=self.facts.file,
+                line=line(node),
+                end_line=node.end_point[0] + 1,
+                lang="cuda",
+                container=sc["cls"],
+                template_params=tparams,
+                pp=sc["pp"],
+                fields=fields,
+                attrs=attrs,
+            )
+        )
+
+    # -- imports: typedefs, macros, includes ------------------------------------------------
+
+    def _item_scope(self, node: Node) -> tuple[str, list[str], _Fn | None]:
+        """(scope qualname, pp condition texts, enclosing function) of a non-function item."""
+        sc = self._scope(node)
+        fn_node = sc["in_fn"]
+        fn = self.fns.get(fn_node.id) if fn_node is not None else None
+        if fn is not None:
+            return fn.defn.qualname, [], fn
+        scope = "::".join(sc["names"]) if sc["cls"] else ""
+        cfg = []
+        for ctx in sc["pp"]:
+            neg = [f"!({c})" for c in ctx.negated]
+            cfg.append(" && ".join(neg) if ctx.text == "else" else ctx.text)
+        return scope, cfg, None
+
+    def _typedef(self, node: Node) -> None:
+        scope, cfg, fn = self._item_scope(node)
+        pairs: list[tuple[str, str]] = []
+        if node.type == "alias_declaration":
+            name = _field(node, "name")
+            pairs.append((text(name, self.src), one_line(text(_field(node, "type"), self.src), _TYPE_LIMIT)))
+        else:
+            base = _base_type(node, self.src)
+            for i, d in enumerate(node.children):
+                if node.field_name_for_child(i) != "declarator":
+                    continue
+                n, prefix, arrays = _declarator_name(d, self.src)
+                if n is None:
+                    continue
+                if d.type in ("function_declarator", "parenthesized_declarator") or "(" in text(d, self.src):
+                    body = text(node, self.src).strip().removeprefix("typedef").rstrip(";")
+                    pairs.append((text(n, self.src), one_line(body, _TYPE_LIMIT)))
+                else:
+                    pairs.append((text(n, self.src), _decl_type(base, prefix, arrays)))
+        for alias, path in pairs:
+            if not alias:
+                continue
+            self.facts.imports.append(
+                Import(
+                    kind="typedef",
+                    path=path,
+                    alias=alias,
+                    file=self.facts.file,
+                    line=line(node),
+                    scope=scope,
+                    cfg=cfg,
+                )
+            )
+            if fn is not None:
+                fn.aliases[alias] = path
+            else:
+                self.scope_aliases.setdefault(alias, path)
+
+    def _macro(self, node: Node) -> None:
+        scope, cfg, _ = self._item_scope(node)
+        name = text(_field(node, "name"), self.src)
+        value = text(_field(node, "value"), self.src).strip()
+        if node.type == "preproc_function_def":
+            value = one_line(text(_field(node, "parameters"), self.src) + " " + value, _TYPE_LIMIT)
+        else:
+            value = one_line(value, _TYPE_LIMIT)
+        self.facts.imports.append(
+            Import(
+                kind="define",
+                path=value,
+                alias=name,
+                file=self.facts.file,
+                line=line(node),
+                scope=scope,
+                cfg=cfg,
+            )
+        )
+
+    def _include(self, node: Node) -> None:
+        path = _field(node, "path")
+        if path is None:
+            return
+        raw = text(path, self.src).strip()
+        system = path.type == "system_lib_string"
+        if system:
+            raw = raw.strip("<>")
+        elif path.type == "string_literal":
+            raw = _string_value(path, self.src) or raw.strip('"')
+        _, cfg, _ = self._item_scope(node)
+        self.facts.imports.append(
+            Import(
+                kind="include",
+                path=raw,
+                alias="",
+                file=self.facts.file,
+                line=line(node),
+                system=system,
+                cfg=cfg,
+            )
+        )
+
+    # -- locals ---------------------------------------------------------------------------------
+
+    def _enclosing_fn(self, node: Node) -> Node | None:
+        p = node.parent
+        while p is not None:
+            if p.type == "function_definition":
+                return p
+            p = p.parent
+        return None
+
+    def _fn_of(self, node: Node) -> _Fn | None:
+        fn_node = self._enclosing_fn(node)
+        return self.fns.get(fn_node.id) if fn_node is not None else None
+
+    def _assign(self, fn: _Fn, var: str, value: Node, at: Node) -> None:
+        fn.values[var].append(value)
+        if _is_simple(value):
+            fn.defn.attrs.setdefault("assigns", []).append(
+                {"var": var, "value": one_line(text(value, self.src), _ARG_LIMIT), "line": line(at)}
+            )
+
+    def _local_decl(self, node: Node) -> None:
+        fn = self._fn_of(node)
+        if fn is None:
+            return
+        base = _base_type(node, self.src)
+        for i, d in enumerate(node.children):
+            if node.field_name_for_child(i) != "declarator":
+                continue
+            if d.type == "function_declarator":
+                continue
+            n, prefix, arrays = _declarator_name(d, self.src)
+            if n is None or n.type != "identifier":
+                continue
+            var = text(n, self.src)
+            fn.defn.locals[var] = _decl_type(base, prefix, arrays)
+            value = _field(d, "value") if d.type == "init_declarator" else None
+            if value is not None:
+                if value.type == "initializer_list" and len(_named(value)) == 1:
+                    value = _named(value)[0]
+                self._assign(fn, var, value, node)
+
+    def _local_assign(self, node: Node) -> None:
+        left, right = _field(node, "left"), _field(node, "right")
+        if left is None or right is None or left.type != "identifier":
+            return
+        fn = self._fn_of(node)
+        if fn is not None:
+            self._assign(fn, text(left, self.src), right, node)
+
+    # -- contexts -----------------------------------------------------------------------------------
+
+    def _chain(self, arm: Node, pp: bool) -> tuple[Node, list[str]]:
+        """Head and arm conditions of the if/else-if/else (or #if/#elif/#else) chain of ``arm``."""
+        head = arm
+        if pp:
+            while (
+                head.parent is not None
+                and head.parent.type in _PP_KINDS
+                and _is(_field(head.parent, "alternative"), head)
+            ):
+                head = head.parent
+        else:
+            if head.type == "else_clause" and head.parent is not None:
+                head = head.parent
+            while (
+                head.parent is not None
+                and head.parent.type == "else_clause"
+                and head.parent.parent is not None
+            ):
+                head = head.parent.parent
+        cached = self._chains.get(head.id)
+        if cached is not None:
+            return cached
+        conds: list[str] = []
+        cur: Node | None = head
+        while cur is not None:
+            self._arm_index[cur.id] = len(conds)
+            conds.append(self._arm_condition(cur))
+            alt = _field(cur, "alternative")
+            if alt is None:
+                break
+            if pp:
+                cur = alt
+                continue
+            kids = _named(alt)
+            if len(kids) == 1 and kids[0].type == "if_statement":
+                cur = kids[0]
+            else:
+                self._arm_index[alt.id] = len(conds)
+                conds.append("else")
+                cur = None
+        self._chains[head.id] = (head, conds)
+        return head, conds
+
+    def _arm_condition(self, node: Node) -> str:
+        t = node.type
+        if t in ("if_statement", "preproc_if", "preproc_elif"):
+            return _strip_parens(_field(node, "condition"), self.src)
+        if t in ("preproc_ifdef", "preproc_elifdef"):
+            name = text(_field(node, "name"), self.src)
+            neg = node.child_count > 0 and node.children[0].type in ("#ifndef", "#elifndef")
+            return f"!defined({name})" if neg else f"defined({name})"
+        return "else"
+
+    def _arm_context(self, arm: Node, kind: str) -> Context:
+        head, conds = self._chain(arm, kind == "pp_if")
+        idx = self._arm_index.get(arm.id, 0)
+        cond = conds[idx] if idx < len(conds) else "else"
+        is_else = cond == "else"
+        ctx_kind = kind if kind == "pp_if" else ("else" if is_else else "if")
+        return Context(
+            kind=ctx_kind,
+            text=cond,
+            line=line(arm),
+            group=pos_key(head),
+            arm=idx,
+            negated=conds[:idx],
+            env=_GETENV_RE.findall(cond) if "getenv" in cond else [],
+        )
+
+    def _pp_context(self, cur: Node, prev: Node) -> Context | None:
+        if (
+            _is(_field(cur, "alternative"), prev)
+            or _is(_field(cur, "condition"), prev)
+            or _is(_field(cur, "name"), prev)
+        ):
+            return None
+        return self._arm_context(cur, "pp_if")
+
+    def _switch_context(self, case: Node) -> Context:
+        sw = case.parent
+        while sw is not None and sw.type != "switch_statement":
+            sw = sw.parent
+        idx = self._arm_index.get(case.id)
+        if idx is None:
+            k = 0
+            for c in case.parent.named_children if case.parent is not None else []:
+                if c.type == "case_statement":
+                    self._arm_index[c.id] = k
+                    k += 1
+            idx = self._arm_index.get(case.id, 0)
+        value = _field(case, "value")
+        label = f"case {one_line(text(value, self.src))}" if value is not None else "default"
+        subject = _strip_parens(_field(sw, "condition"), self.src) if sw is not None else ""
+        return Context(
+            kind="switch_case",
+            text=label,
+            line=line(case),
+            group=pos_key(sw) if sw is not None else pos_key(case),
+            arm=idx,
+            subject=subject,
+        )
+
+    def _header(self, node: Node, body: Node) -> str:
+        return one_line(self.src[node.start_byte : body.start_byte].decode("utf-8", "replace"))
+
+    def _contexts(self, node: Node) -> tuple[list[Context], Node | None]:
+        """Contexts of ``node`` up to its function (outermost first) and that function node."""
+        out: list[Context] = []
+        prev, cur = node, node.parent
+        fn_node = None
+        while cur is not None:
+            t = cur.type
+            if t == "function_definition":
+                fn_node = cur
+                break
+            if t == "if_statement":
+                if _is(_field(cur, "consequence"), prev):
+                    out.append(self._arm_context(cur, "if"))
+            elif t == "else_clause":
+                if prev.type != "if_statement":
+                    out.append(self._arm_context(cur, "if"))
+            elif t == "case_statement":
+                if not _is(_field(cur, "value"), prev):
+                    out.append(self._switch_context(cur))
+            elif t in _LOOPS:
+                body = _field(cur, "body")
+                if _is(body, prev):
+                    if t == "do_statement":
+                        hdr = "do … while (" + _strip_parens(_field(cur, "condition"), self.src) + ")"
+                    else:
+                        hdr = self._header(cur, body)
+                    out.append(Context("loop", hdr, line(cur), pos_key(cur), -1))
+            elif t == "lambda_expression":
+                body = _field(cur, "body")
+                if _is(body, prev):
+                    out.append(Context("closure", self._header(cur, body), line(cur), pos_key(cur), 0))
+            elif t in _PP_KINDS:
+                ctx = self._pp_context(cur, prev)
+                if ctx is not None:
+                    out.append(ctx)
+            prev, cur = cur, cur.parent
+        out.reverse()
+        return out, fn_node
+
+    # -- calls ------------------------------------------------------------------------------------------
+
+    def _resolve_type(self, type_text: str, fn: _Fn | None) -> str:
+        t = type_text
+        for _ in range(6):
+            base = re.sub(r"^(const|volatile|typename)\s+|[\s*&]+$|\s+const$", "", t.strip()).strip()
+            base = re.sub(r"^(const|volatile|typename)\s+", "", base)
+            nxt = (fn.aliases.get(base) if fn is not None else None) or self.scope_aliases.get(base)
+            if nxt is None or nxt == t:
+                break
+            t = nxt
+        return t
+
+    def _vendor_type(self, type_text: str, fn: _Fn | None) -> tuple[str, str] | None:
+        """(library, resolved type) when a type names a vendor namespace, directly or via aliases."""
+        if not self.vendor_ns:
+            return None
+        resolved = self._resolve_type(type_text, fn)
+        for ns, lib in self.vendor_ns.items():
+            if re.search(rf"(^|[^\w]){re.escape(ns)}::", resolved):
+                return lib, resolved
+        return None
+
+    def _kernel_candidates(self, expr: Node, fn: _Fn | None) -> tuple[list[tuple[str, list[str]]], str]:
+        """Kernel names an expression may denote: ([(callee, template_args)], variable name)."""
+        node = _unwrap_fn_value(expr, self.src)
+        if node is None:
+            return [], ""
+        if node.type == "identifier" and fn is not None and fn.var_type(text(node, self.src)) is not None:
+            var = text(node, self.src)
+            out: list[tuple[str, list[str]]] = []
+            for v in fn.values.get(var, []):
+                for cand in (
+                    [_field(v, "consequence"), _field(v, "alternative")]
+                    if v.type == "conditional_expression"
+                    else [v]
+                ):
+                    inner = _unwrap_fn_value(cand, self.src)
+                    if inner is not None and inner.type in (
+                        "identifier",
+                        "qualified_identifier",
+                        "template_function",
+                    ):
+                        if inner.type == "identifier" and fn.var_type(text(inner, self.src)) is not None:
+                            continue
+                        parts, targs = _name_parts(inner, self.src)
+                        if (c := ("::".join(parts), targs)) not in out:
+                            out.append(c)
+            return out, var
+        if node.type in ("identifier", "qualified_identifier", "template_function"):
+            parts, targs = _name_parts(node, self.src)
+            return [("::".join(parts), targs)], ""
+        return [], ""
+
+    def _set_kernel(self, cs: CallSite, expr: Node | None, fn: _Fn | None) -> None:
+        if expr is None:
+            return
+        cands, var = self._kernel_candidates(expr, fn)
+        if var:
+            cs.attrs["kernel_var"] = var
+        if len(cands) == 1:
+            cs.callee, cs.template_args = cands[0]
+        else:
+            cs.callee, cs.template_args = "", []
+            cs.attrs["kernel_expr"] = one_line(text(expr, self.src), _ARG_LIMIT)
+            if cands:
+                cs.attrs["kernel_candidates"] = [{"callee": c, "template_args": t} for c, t in cands]
+        cs.path = cs.callee.split("::") if cs.callee else []
+
+    def _calls(self) -> None:
+        launches = {n.id for n, _ in self.caps["launch.kernel"]}
+        api: dict[int, tuple[str, dict[str, Any]]] = {}
+        for n, st in self.caps["launch.api"]:
+            call = _callee_call(n)
+            if call is not None:
+                api[call.id] = (text(n, self.src), st)
+        vendor: dict[int, str] = {}
+        for n, st in self.caps["call.vendor"]:
+            call = _callee_call(n)
+            if call is not None:
+                vendor[call.id] = str(st.get("library") or "")
+        for node, _ in self.caps["reference.call"]:
+            self._call(node, node.id in launches, api.get(node.id), vendor.get(node.id))
+
+    def _call(
+        self, node: Node, is_launch: bool, api: tuple[str, dict[str, Any]] | None, library: str | None
+    ) -> None:
+        src = self.src
+        fnode = _field(node, "function")
+        if fnode is None:
+            return
+        contexts, fn_node = self._contexts(node)
+        fn = self.fns.get(fn_node.id) if fn_node is not None else None
+        kind, receiver, targs = "call", "", []
+        if fnode.type in ("identifier", "qualified_identifier", "template_function"):
+            parts, targs = _name_parts(fnode, src)
+            callee = "::".join(parts)
+        elif fnode.type == "field_expression":
+            kind = "method"
+            receiver = one_line(text(_field(fnode, "argument"), src), _ARG_LIMIT)
+            fld = _field(fnode, "field")
+            parts, targs = _name_parts(fld, src) if fld is not None else ([""], [])
+            callee = parts[-1]
+        else:
+            callee = one_line(text(fnode, src), _ARG_LIMIT)
+        args_nodes = _named(_field(node, "arguments"))
+        cs = CallSite(
+            kind=kind,
+            callee=callee,
+            path=callee.split("::") if kind == "call" else [callee],
+            caller=fn.defn.qualname if fn is not None else "",
+            file=self.facts.file,
+            line=line(node),
+            col=node.start_point[1],
+            receiver=receiver,
+            args=[one_line(text(a, src), _ARG_LIMIT) for a in args_nodes],
+            template_args=targs,
+            contexts=contexts,
+            text=one_line(text(node, src), _CALL_LIMIT),
+        )
+        if is_launch:
+            cs.kind = "launch"
+            cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
+            cs.launch_config = [one_line(text(c, src), _ARG_LIMIT) for c in _named(cfg)]
+            if fnode.type == "identifier" and fn is not None and fn.var_type(callee) is not None:
+                self._set_kernel(cs, fnode, fn)
+        elif api is not None:
+            name, st = api
+            cs.kind = "launch"
+            cs.attrs["api"] = name
+            k = int(st.get("kernel_arg") or 0)
+            self._set_kernel(cs, args_nodes[k] if k < len(args_nodes) else None, fn)
+            idx = [int(i) for i in str(st.get("config_args") or "").split(",") if i.strip().isdigit()]
+            cs.launch_config = [cs.args[i] for i in idx if i < len(cs.args)]
+        elif library:
+            cs.kind = "vendor"
+            cs.attrs["library"] = library
+        else:
+            self._cutlass(cs, fnode, fn)
+        self.facts.calls.append(cs)
+
+    def _cutlass(self, cs: CallSite, fnode: Node, fn: _Fn | None) -> None:
+        """Calls on a vendor-typed operator object (``op(args)``, ``op.run()``, ``Gemm::can_implement``)."""
+        if not self.vendor_ns:
+            return
+        src = self.src
+        hit = None
+        if fnode.type == "identifier" and fn is not None:
+            t = fn.var_type(text(fnode, src))
+            if t is not None:
+                hit = self._vendor_type(t, fn)
+                cs.receiver = cs.callee
+                method = "operator()"
+        elif fnode.type == "field_expression" and fn is not None:
+            recv = _field(fnode, "argument")
+            if recv is not None and recv.type == "identifier":
+                t = fn.var_type(text(recv, src))
+                if t is not None:
+                    hit = self._vendor_type(t, fn)
+                    method = cs.callee
+        elif fnode.type == "qualified_identifier" and len(cs.path) == 2:
+            scope = cs.path[0]
+            if (fn is not None and scope in fn.aliases) or scope in self.scope_aliases:
+                hit = self._vendor_type(scope, fn)
+                method = cs.path[1]
+        if hit is None:
+            if fnode.type == "identifier":
+                cs.receiver = ""
+            return
+        cs.kind = "vendor"
+        cs.attrs.update({"library": hit[0], "operator_type": hit[1], "method": method})
+
+    # -- environment ---------------------------------------------------------------------------------------
+
+    def _env_read(self, ident: Node) -> None:
+        call = _callee_call(ident)
+        if call is None:
+            return
+        args = _named(_field(call, "arguments"))
+        if not args:
+            return
+        name = _string_value(args[0], self.src)
+        if name is None:
+            name = one_line(text(args[0], self.src), _ARG_LIMIT)
+        default, outer = "", call
+        prev, cur = call, call.parent
+        for _ in range(6):
+            if cur is None:
+                break
+            if cur.type == "conditional_expression":
+                alt = _field(cur, "alternative")
+                if not _is(alt, prev) and alt is not None and _is_simple(alt):
+                    default = one_line(text(alt, self.src), _ARG_LIMIT)
+                outer = cur
+                break
+            if cur.type not in (
+                "call_expression",
+                "argument_list",
+                "binary_expression",
+                "parenthesized_expression",
+                "unary_expression",
+                "cast_expression",
+            ):
+                break
+            prev, cur = cur, cur.parent
+        fn = self._fn_of(call)
+        key = (name, line(call))
+        if key in self._env_seen:
+            return
+        self._env_seen.add(key)
+        self.facts.env_reads.append(
+            EnvRead(
+                name=name,
+                file=self.facts.file,
+                line=line(call),
+                caller=fn.defn.qualname if fn is not None else "",
+                default=default,
+                text=one_line(text(outer, self.src), _CALL_LIMIT),
+            )
+        )
+
+
+def extract(facts: FileFacts, tree: ts.Tree, src: bytes) -> None:
+    """Fill ``facts`` (defs, calls, imports, env_reads) from a tree-sitter-cuda tree."""
+    _Extractor(facts, src).run(tree.root_node)

@@ -1,0 +1,179 @@
+; apxtui — CUDA / C++ query (tree-sitter-cuda 0.21, a superset of tree-sitter-cpp).
+;
+; Used for .cu .cuh .h .hpp .cpp .cc .cxx .inl files.  Capture names follow
+; tree-sitter's code-navigation "tags" convention (@name, @definition.function,
+; @definition.class, @reference.call) plus apxtui's own captures listed below.
+; The extractor (apxtui/parse/cuda.py) reads the captured nodes; qualified
+; names, C linkage, #if arms, branch/loop contexts and local types are worked
+; out in Python by walking ancestors, so a pattern only has to point at the
+; construct.  The query runs once per file.
+;
+; To extend: add a pattern that uses one of these capture names (keep them
+; exactly as written).  Captures starting with "_" are helpers for predicates
+; and are ignored by the extractor.  `#set!` keys are read per pattern.
+;
+;   @definition.function   a function definition (with a body)
+;   @definition.prototype  a function declaration without a body (decl_only)
+;   @definition.kernel     marks a definition/prototype as a `__global__` kernel
+;   @definition.device     marks it `__device__` (device_fn)
+;   @definition.host       marks it `__host__` (with __device__: attrs.host = true)
+;   @abi.scope             a block giving C linkage to every function inside it
+;                          (definitions become abi_fn, symbol = name)
+;   @definition.class      a class/struct definition with a body (cpp_type) + @name
+;   @definition.typedef    `using X = T;` / `typedef T X;`  (Import kind "typedef")
+;   @definition.macro      `#define` (Import kind "define")
+;   @include               `#include` (Import kind "include")
+;   @local.declaration     a declaration; inside a function body it yields
+;                          locals (var → type) and attrs.assigns
+;   @local.assignment      `x = simple_expr;` inside a function (attrs.assigns)
+;   @reference.call        any call expression
+;   @launch.kernel         a `k<<<grid, block, smem, stream>>>(args)` launch
+;   @launch.api            the callee name of a launch API call.
+;                          #set! kernel_arg  index of the kernel argument
+;                          #set! config_args indices of the launch-config arguments
+;   @call.vendor           the callee name of a vendor library call
+;                          #set! library  the library name reported
+;   @type.vendor           a namespace whose types are vendor operators: calls on
+;                          a local (or `Alias::f`) whose type — through
+;                          `using`/`typedef` aliases — names it become vendor
+;                          calls.  #set! library as above.
+;   @env.read              the callee name of an environment-variable read
+;
+; Callee-name captures (@launch.api, @call.vendor, @env.read) may match any
+; identifier; the extractor keeps only those that are the called name of a call
+; expression, also when written qualified (`flash::run_mha_fwd`) or with
+; template arguments (`run_mha_fwd<T, 128>`).
+
+; ---------------------------------------------------------------- definitions
+
+(function_definition) @definition.function
+
+; Prototypes: `void f(int);`, `void* f(int);`, `const T& f();`
+(declaration
+  declarator: [
+    (function_declarator)
+    (pointer_declarator declarator: (function_declarator))
+    (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator)))
+    (reference_declarator (function_declarator))
+  ]) @definition.prototype
+
+; CUDA execution-space qualifiers (anonymous tokens on the definition).
+(function_definition "__global__") @definition.kernel
+(declaration "__global__") @definition.kernel
+(function_definition "__device__") @definition.device
+(declaration "__device__") @definition.device
+(function_definition "__host__") @definition.host
+(declaration "__host__") @definition.host
+
+; extern "C" { ... } and extern "C" <single declaration>
+(linkage_specification
+  value: (string_literal (string_content) @_abi_lang)
+  (#eq? @_abi_lang "C")) @abi.scope
+
+; ---------------------------------------------------------------- types
+
+(class_specifier
+  name: (_) @name
+  body: (field_declaration_list)) @definition.class
+
+(struct_specifier
+  name: (_) @name
+  body: (field_declaration_list)) @definition.class
+
+; using Gemm = cutlass::gemm::device::Gemm<...>;   typedef float acc_t;
+(alias_declaration) @definition.typedef
+(type_definition) @definition.typedef
+
+; ---------------------------------------------------------------- preprocessor
+
+(preproc_def) @definition.macro
+(preproc_function_def) @definition.macro
+
+(preproc_include) @include
+
+; ---------------------------------------------------------------- locals
+
+(declaration) @local.declaration
+(for_range_loop) @local.declaration
+(assignment_expression operator: "=") @local.assignment
+
+; ---------------------------------------------------------------- calls
+
+; f(x), ns::f(x), f<T>(x), obj.run(x), p->run(x), k<<<g, b>>>(x)
+(call_expression) @reference.call
+
+(call_expression (kernel_call_syntax)) @launch.kernel
+
+; ---------------------------------------------------------------- launch APIs
+
+; cudaLaunchKernel((void*)k<T>, grid, block, args, smem, stream)
+; cudaLaunchCooperativeKernel has the same signature.
+((identifier) @launch.api
+  (#any-of? @launch.api "cudaLaunchKernel" "cudaLaunchCooperativeKernel")
+  (#set! kernel_arg "0")
+  (#set! config_args "1,2,4,5"))
+
+; cudaLaunchKernelEx(&cfg, k<T>, a, b...)   (config lives in the cudaLaunchConfig_t)
+((identifier) @launch.api
+  (#any-of? @launch.api "cudaLaunchKernelEx" "cudaLaunchKernelExC")
+  (#set! kernel_arg "1")
+  (#set! config_args "0"))
+
+; cuLaunchKernel(func, gx, gy, gz, bx, by, bz, smem, stream, params, extra)
+((identifier) @launch.api
+  (#any-of? @launch.api "cuLaunchKernel" "cuLaunchCooperativeKernel")
+  (#set! kernel_arg "0")
+  (#set! config_args "1,2,3,4,5,6,7,8"))
+
+; cuLaunchKernelEx(&config, func, params, extra)
+((identifier) @launch.api
+  (#eq? @launch.api "cuLaunchKernelEx")
+  (#set! kernel_arg "1")
+  (#set! config_args "0"))
+
+; ---------------------------------------------------------------- vendor libraries
+; One pattern per library; the regex runs on the callee's own name (the last
+; `::` segment, without template arguments).  A vendor call is a host-side
+; library call, not one device launch.
+
+; cuBLAS: cublasGemmEx, cublasSgemm, cublasCreate, ... (but not cuBLASLt)
+((identifier) @call.vendor
+  (#match? @call.vendor "^cublas")
+  (#not-match? @call.vendor "^cublasLt")
+  (#set! library "cublas"))
+
+; cuBLASLt: cublasLtMatmul, cublasLtMatmulDescCreate, ...
+((identifier) @call.vendor
+  (#match? @call.vendor "^cublasLt")
+  (#set! library "cublasLt"))
+
+; cuDNN
+((identifier) @call.vendor
+  (#match? @call.vendor "^cudnn")
+  (#set! library "cudnn"))
+
+; NCCL
+((identifier) @call.vendor
+  (#match? @call.vendor "^nccl")
+  (#set! library "nccl"))
+
+; FlashAttention entry points: the v2/v3 C++ API (mha_fwd, mha_varlen_fwd,
+; mha_fwd_kvcache, mha_bwd, mha_varlen_bwd), its launch dispatchers
+; (run_mha_fwd_hdim128<T>, run_mha_fwd_splitkv_dispatch, run_mha_bwd...),
+; the kernel launch templates (run_flash_fwd, run_flash_splitkv_fwd,
+; run_flash_bwd) and flash_attn_* wrappers.
+((identifier) @call.vendor
+  (#match? @call.vendor "^(mha_(varlen_)?(fwd|bwd)(_kvcache)?|run_mha_(fwd|bwd)[A-Za-z0-9_]*|run_flash_(fwd|bwd|splitkv_fwd)[A-Za-z0-9_]*|flash_attn[A-Za-z0-9_]*)$")
+  (#set! library "flash_attn"))
+
+; CUTLASS device operators: `Gemm op; op(args); op.run(stream);
+; Gemm::can_implement(args);` where Gemm = cutlass::gemm::device::Gemm<...>.
+((namespace_identifier) @type.vendor
+  (#eq? @type.vendor "cutlass")
+  (#set! library "cutlass"))
+
+; ---------------------------------------------------------------- environment
+
+; getenv("X"), std::getenv("X")
+((identifier) @env.read
+  (#any-of? @env.read "getenv" "secure_getenv"))
