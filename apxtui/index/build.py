@@ -18,10 +18,10 @@ from pathlib import Path
 
 import networkx as nx
 
-from apxtui.facts import FileFacts, Issue
+from apxtui.facts import LANGS, FileFacts, Issue
 from apxtui.index.cache import FactCache
 from apxtui.index.link import Linker, link
-from apxtui.parse import content_hash, extract_file
+from apxtui.parse import content_hash, extract_file, languages
 from apxtui.parse.languages import queries_fingerprint
 from apxtui.scan import DEFAULT_VENDORED, ScanResult, SourceFile, scan
 
@@ -119,6 +119,8 @@ def build_index(
     """Index ``root``; see the module docstring.  Raises ``ScanError`` for a bad root."""
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
+    for lang in LANGS:  # a broken user query is one clear error, before any work
+        languages.query(lang)
     sr = scan(root, vendored)
     timings["scan"] = time.perf_counter() - t0
     root = sr.root

@@ -45,6 +45,10 @@ class CudaResolver:
 
     def resolve(self, call: CallSite, caller: Definition | None, kinds: tuple[str, ...]) -> Resolved:
         name = call.callee.split("::")[-1]
+        if caller is not None and call.kind == "call" and name in caller.template_params:
+            return Resolved(drop=True, how="functional cast to a template parameter")
+        if name.startswith("__") and not name.startswith("__nv_cvt") and call.kind != "launch":
+            return Resolved(drop=True, how="CUDA intrinsic")
         if not name:
             return Resolved(status="unresolved", how="kernel not nameable from the launch", external=call.attrs.get("kernel_expr", "?"), external_kind="external")
         ids = [i for i in self.t.by_name.get(("cuda", name), []) if self.t.defs[i].kind in kinds]

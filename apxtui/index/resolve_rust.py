@@ -177,6 +177,8 @@ class RustResolver:
         ext = "::".join(segs)
         if segs[0] in ("std", "core", "alloc"):
             return Resolved(drop=True, how="std")
+        if len(segs) >= 2 and segs[-1][:1].isupper():
+            return Resolved(drop=True, how="enum variant or tuple-struct constructor")
         if len(segs) >= 2 and segs[-2][:1].isupper() and segs[-2] not in self.t.types:
             return Resolved(status="unresolved", how="type not defined in the checkout", external=ext, external_kind="external")
         return Resolved(status="unresolved", how="no definition in the checkout", external=ext, external_kind="external")

@@ -1,0 +1,45 @@
+"""``apxtui graph CHECKOUT [--format json|dot]``: the whole linked graph, for scripting."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+
+from apxtui.commands.common import add_checkout, load_index, write_output
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("graph", help="dump the linked graph", description="Dump the whole linked graph: networkx "
+                       "node-link JSON (default) or Graphviz dot.")
+    add_checkout(p)
+    p.add_argument("--format", choices=("json", "dot"), default="json")
+    p.add_argument("-o", "--output", help="write to FILE instead of stdout")
+    p.set_defaults(func=run)
+
+
+def _dot_id(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def to_dot(g: nx.MultiDiGraph) -> str:
+    lines = ["digraph apxtui {", "  rankdir=LR;", "  node [shape=box, fontsize=10];"]
+    for n, d in g.nodes(data=True):
+        lines.append(f"  {_dot_id(n)} [label={_dot_id(d.get('qualname', n) + chr(10) + d.get('kind', ''))}];")
+    for u, v, d in g.edges(data=True):
+        style = {"exact": "solid", "heuristic": "dashed", "ambiguous": "dotted", "unresolved": "dotted"}.get(
+            d.get("resolution", ""), "solid")
+        lines.append(f"  {_dot_id(u)} -> {_dot_id(v)} [label={_dot_id(d.get('kind', ''))}, style={style}];")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    idx = load_index(args)
+    if args.format == "dot":
+        text = to_dot(idx.graph)
+    else:
+        data = nx.node_link_data(idx.graph, edges="edges")
+        text = json.dumps(data, default=str)
+    write_output(text, args.output)
+    return 0

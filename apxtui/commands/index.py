@@ -1,0 +1,73 @@
+"""``apxtui index CHECKOUT [--json]``: what was indexed, what was skipped, what links."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.report.model import header
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("index", help="index a checkout and summarise it",
+                       description="Index a checkout: files by language, skipped files with reasons, "
+                                   "symbols by kind, edges by kind and resolution, revision, seconds.")
+    add_checkout(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def summary(idx) -> dict:
+    g = idx.graph
+    files = Counter(sf.lang for sf in idx.scan.files if not sf.vendored)
+    vendored = Counter(sf.lang for sf in idx.scan.files if sf.vendored)
+    nodes = Counter(d.get("kind") for _, d in g.nodes(data=True))
+    edges: dict[str, Counter] = {}
+    for _, _, d in g.edges(data=True):
+        edges.setdefault(d.get("kind", "?"), Counter())[d.get("resolution", "?")] += 1
+    return {
+        **header(idx),
+        "files": dict(files),
+        "vendored_files": {"listed": dict(vendored), "indexed_lazily": list(idx.vendored_indexed)},
+        "other_files": idx.scan.other_files,
+        "skipped": [{"file": i.file, "kind": i.kind, "message": i.message, "line": i.line} for i in idx.issues],
+        "symbols": dict(nodes),
+        "edges": {k: dict(v) for k, v in edges.items()},
+        "dropped_calls": g.graph.get("dropped", {}),
+        "parsed_this_run": len(idx.parsed),
+        "seconds": {k: round(v, 3) for k, v in idx.timings.items()},
+    }
+
+
+def run(args) -> int:
+    idx = load_index(args)
+    s = summary(idx)
+    if args.json:
+        write_output(json.dumps(s, indent=2), None)
+        return 0
+    lines = [f"checkout  {s['checkout']}",
+             f"revision  {s['revision']}" + (f" ({s['branch']})" if s["branch"] else "")]
+    wt = s["working_tree"]
+    if wt:
+        lines.append(f"changes   {len(wt['modified'])} modified, {len(wt['untracked'])} untracked")
+    lines.append(f"profile   {s['profile']}")
+    lines.append("files     " + ", ".join(f"{k} {v}" for k, v in sorted(s["files"].items())) +
+                 f"  (vendored listed: {sum(s['vendored_files']['listed'].values())}, "
+                 f"indexed lazily: {len(s['vendored_files']['indexed_lazily'])})")
+    lines.append("symbols   " + ", ".join(f"{k} {v}" for k, v in sorted(s["symbols"].items())))
+    lines.append("edges")
+    for k, v in sorted(s["edges"].items()):
+        lines.append(f"  {k:<8} " + ", ".join(f"{r} {n}" for r, n in sorted(v.items())))
+    dropped = sum(s["dropped_calls"].values())
+    lines.append(f"not drawn {dropped} calls to std/prelude/builtins or unknown-method names (counted per caller)")
+    lines.append(f"issues    {len(s['skipped'])} files skipped or parsed with recovery")
+    for i in s["skipped"][:20]:
+        lines.append(f"  {i['file']}:{i['line'] or ''} {i['kind']}: {i['message']}")
+    if len(s["skipped"]) > 20:
+        lines.append(f"  … {len(s['skipped']) - 20} more (--json lists all)")
+    secs = s["seconds"]
+    lines.append(f"seconds   total {secs.get('total')} (scan {secs.get('scan')}, parse {secs.get('parse')}, "
+                 f"link {secs.get('link')}); parsed {s['parsed_this_run']} files this run")
+    write_output("\n".join(lines), None)
+    return 0

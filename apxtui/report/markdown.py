@@ -1,0 +1,164 @@
+"""Markdown report of a trace document (``apxtui trace --format md`` and the TUI's ``e``).
+
+Input is the dict of :func:`apxtui.report.model.trace_document`; nothing is parsed or
+resolved here.  Text from the analysed source is escaped for Markdown tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LANG_TAG = {"python": "Python", "rust": "Rust", "cuda": "CUDA/C++"}
+KIND_TAG = {
+    "python_fn": "Python", "python_class": "Python", "pyo3_binding": "binding", "rust_fn": "Rust",
+    "ffi_decl": "FFI", "abi_fn": "ABI", "host_fn": "host", "device_fn": "device", "kernel": "kernel",
+    "vendor_api": "library", "external": "external",
+}
+DEVICE_KINDS = ("kernel", "vendor_api")
+
+
+def esc(s: Any) -> str:
+    """Escape text for a Markdown table cell (pipes, newlines, backticks kept literal)."""
+    return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code(s: Any) -> str:
+    s = str(s).replace("\n", " ").replace("|", "\\|")
+    tick = "``" if "`" in s else "`"
+    return f"{tick}{s}{tick}" if s else ""
+
+
+def breadcrumb(stages: list[dict[str, Any]]) -> str:
+    """Language-tagged chain along the deepest device stage (or the deepest stage)."""
+    if not stages:
+        return ""
+    target = next((i for i, s in enumerate(stages) if s["kind"] in DEVICE_KINDS), len(stages) - 1)
+    chain: list[dict[str, Any]] = []
+    depth = stages[target]["depth"]
+    for s in reversed(stages[: target + 1]):
+        if s["depth"] <= depth:
+            chain.append(s)
+            depth = s["depth"] - 1
+    chain.reverse()
+    return " → ".join(f"{KIND_TAG.get(s['kind'], s['kind'])}: {code(s['name'])}" for s in chain)
+
+
+def _loc(s: dict[str, Any]) -> str:
+    return f"{s['file']}:{s['line']}" if s.get("file") else "—"
+
+
+def _site(s: dict[str, Any]) -> str:
+    v = s.get("via") or {}
+    return f"{v.get('file')}:{v.get('line')}" if v.get("file") else ""
+
+
+def device_rows(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per kernel launch / library call / external call, with the chain that reached it."""
+    rows = []
+    chain: list[dict[str, Any]] = []
+    for s in stages:
+        chain = chain[: s["depth"]]
+        chain.append(s)
+        if s["kind"] in DEVICE_KINDS or (s["kind"] == "external" and s["lang"] == "cuda"):
+            def nearest(kinds: tuple[str, ...], _chain=tuple(chain)) -> str:
+                for c in reversed(_chain[:-1]):
+                    if c["kind"] in kinds:
+                        return c["qualname"]
+                return ""
+            rows.append({"stage": s, "entry": nearest(("python_fn", "pyo3_binding")),
+                         "rust": nearest(("rust_fn",)), "abi": nearest(("abi_fn",))})
+    return rows
+
+
+def mermaid(stages: list[dict[str, Any]], limit: int = 60) -> str:
+    lines = ["```mermaid", "graph TD"]
+    ids: dict[int, str] = {}
+    stack: list[int] = []
+    for i, s in enumerate(stages[:limit]):
+        ids[i] = f"s{i}"
+        label = f"{KIND_TAG.get(s['kind'], s['kind'])}: {s['name']}".replace('"', "'")
+        lines.append(f'  s{i}["{label}"]')
+        stack = stack[: s["depth"]]
+        if stack:
+            v = s.get("via") or {}
+            tag = v.get("kind", "")
+            if v.get("loops"):
+                tag += " ×"
+            lines.append(f"  s{stack[-1]} -->|{tag}| s{i}" if tag else f"  s{stack[-1]} --> s{i}")
+        stack.append(i)
+    if len(stages) > limit:
+        lines.append(f'  more["… {len(stages) - limit} more stages"]')
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    stages = doc["stages"]
+    e = doc["entry"]
+    out = [f"# apxtui trace: `{e['qualname']}`", ""]
+    wt = doc.get("working_tree")
+    changes = "not a git checkout" if wt is None else (
+        f"{len(wt['modified'])} modified, {len(wt['untracked'])} untracked" if (wt["modified"] or wt["untracked"])
+        else "clean")
+    out += [
+        f"- **Checkout:** `{doc['checkout']}`",
+        f"- **Revision:** `{doc['revision']}`" + (f" (branch `{doc['branch']}`)" if doc.get("branch") else ""),
+        f"- **Working tree:** {changes}",
+        f"- **Checkpoint:** {doc.get('checkpoint') or 'none given'}",
+        f"- **Profile:** {doc['profile']}",
+        f"- **Selection:** {', '.join(code(s) for s in doc['select']) or 'none (every arm shown)'}",
+        f"- **apxtui:** {doc['apxtui']}",
+        "",
+        f"> {doc['static_analysis']}",
+        "",
+        f"**Path:** {breadcrumb(stages)}",
+        "",
+        "## Execution order (device work)",
+        "",
+    ]
+    rows = device_rows(stages)
+    if rows:
+        out += ["| # | Python/entry | Rust | ABI/adapter | kernel or library call | template args | conditions | loops | resolution | source |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
+        for i, r in enumerate(rows, 1):
+            s = r["stage"]
+            v = s.get("via") or {}
+            what = s["qualname"] + (" (library call)" if s["kind"] == "vendor_api" else "") + (
+                " (external)" if s["kind"] == "external" else "")
+            out.append("| " + " | ".join([
+                str(i), code(r["entry"]), code(r["rust"]), code(r["abi"]), code(what),
+                esc(", ".join(v.get("template_args", []))),
+                esc("; ".join([*v.get("conditions", []), *s.get("arms", [])][-3:])),
+                esc(" × ".join(v.get("loops", []))), esc(v.get("resolution", "")), esc(_site(s) or _loc(s)),
+            ]) + " |")
+    else:
+        out.append("No kernel launch or library call is reached on this path.")
+    out += ["", "## All stages", "", "| depth | stage | kind | reached via | conditions | resolution | definition |",
+            "|---|---|---|---|---|---|---|"]
+    for s in stages:
+        v = s.get("via") or {}
+        via = f"{v.get('kind', '')} @ {_site(s)}" if v else "entry"
+        cut = f" ({s['cut']}: not expanded)" if s.get("cut") else ""
+        out.append("| " + " | ".join([
+            str(s["depth"]), code(("· " * s["depth"]) + s["qualname"]) + esc(cut), esc(s["kind"]), esc(via),
+            esc("; ".join(v.get("conditions", []))), esc(v.get("resolution", "")), esc(_loc(s)),
+        ]) + " |")
+    out += ["", "## Dispatch points", ""]
+    if doc["dispatch_points"]:
+        for d in doc["dispatch_points"]:
+            out.append(f"- **{esc(d['construct'])}** {code(d['subject'])} at {d['file']}:{d['line']}")
+            for a in d["arms"]:
+                mark = {True: "chosen", False: "not chosen", None: "shown"}[a["selected"]]
+                out.append(f"  - {code(a['label'])} — {mark}")
+    else:
+        out.append("None on this path.")
+    out += ["", "## Ambiguous and unresolved", ""]
+    if not doc["ambiguous"] and not doc["unresolved"]:
+        out.append("Every edge on this path resolved exactly or heuristically.")
+    for a in doc["ambiguous"]:
+        out.append(f"- ambiguous {code(a['callee'])} at {a['file']}:{a['line']}: " + "; ".join(code(c) for c in a["candidates"]))
+    for s in doc["unresolved"]:
+        v = s.get("via") or {}
+        out.append(f"- unresolved {code(s['qualname'])} called at {_site(s)} ({esc(v.get('how', ''))})")
+    out += ["", "## Graph", "", mermaid(stages), ""]
+    return "\n".join(out)

@@ -1,0 +1,113 @@
+"""A trace as plain data: the tree, the flat stage list and the path's open questions.
+
+Shared by the JSON and Markdown exporters and the TUI's export; no rendering here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apxtui import __version__
+from apxtui.index.build import Index
+from apxtui.trace import Dispatch, Stage, walk
+
+STATIC_NOTE = "Static analysis of the source: not runtime validation. Counts are static, per call of the entry."
+NO_PROFILE = "no profile: all configurations"
+
+
+def via_dict(via: dict[str, Any] | None) -> dict[str, Any] | None:
+    if via is None:
+        return None
+    return {
+        "kind": via.get("kind", ""),
+        "file": via.get("file", ""),
+        "line": via.get("line", 0),
+        "callee": via.get("callee", ""),
+        "conditions": [c.get("text", "") for c in via.get("conditions", [])],
+        "loops": list(via.get("loops", [])),
+        "resolution": via.get("resolution", ""),
+        "how": via.get("how", ""),
+        "template_args": list(via.get("template_args", [])),
+        "launch_config": list(via.get("launch_config", [])),
+        "args": list(via.get("args", [])),
+    }
+
+
+def stage_dict(st: Stage) -> dict[str, Any]:
+    return {
+        "node": st.node, "kind": st.kind, "name": st.name, "qualname": st.qualname, "lang": st.lang,
+        "file": st.file, "line": st.line, "via": via_dict(st.via), "cut": st.cut,
+        "children": [item_dict(c) for c in st.children],
+    }
+
+
+def item_dict(item: Stage | Dispatch) -> dict[str, Any]:
+    if isinstance(item, Stage):
+        return stage_dict(item)
+    return {
+        "dispatch": item.key, "construct": item.construct, "subject": item.subject,
+        "file": item.file, "line": item.line,
+        "arms": [
+            {"label": a.label, "kind": a.kind, "selected": a.selected, "implicit": a.implicit,
+             "children": [item_dict(c) for c in a.children]}
+            for a in item.arms
+        ],
+    }
+
+
+def flat_stages(root: Stage) -> list[dict[str, Any]]:
+    out = []
+    for depth, st, arms in walk(root):
+        d = {k: v for k, v in stage_dict(st).items() if k != "children"}
+        d["depth"] = depth
+        d["arms"] = list(arms)
+        out.append(d)
+    return out
+
+
+def all_dispatches(items) -> list[Dispatch]:
+    out: list[Dispatch] = []
+    for it in items:
+        if isinstance(it, Stage):
+            out += all_dispatches(it.children)
+        else:
+            out.append(it)
+            for a in it.arms:
+                out += all_dispatches(a.children)
+    return out
+
+
+def header(index: Index) -> dict[str, Any]:
+    git = index.scan.git
+    return {
+        "apxtui": __version__,
+        "checkout": str(index.root),
+        "revision": git.revision if git else "(not a git checkout)",
+        "branch": git.branch if git else "",
+        "working_tree": {"modified": list(git.modified), "untracked": list(git.untracked)} if git else None,
+        "profile": NO_PROFILE,
+        "static_analysis": STATIC_NOTE,
+    }
+
+
+def trace_document(index: Index, root: Stage, select: list[str], depth: int) -> dict[str, Any]:
+    stages = flat_stages(root)
+    disp = all_dispatches(root.children)
+    return {
+        **header(index),
+        "entry": {"node": root.node, "qualname": root.qualname, "kind": root.kind, "file": root.file, "line": root.line},
+        "select": list(select),
+        "depth": depth,
+        "tree": stage_dict(root),
+        "stages": stages,
+        "dispatch_points": [
+            {"key": d.key, "construct": d.construct, "subject": d.subject, "file": d.file, "line": d.line,
+             "arms": [{"label": a.label, "selected": a.selected, "implicit": a.implicit} for a in d.arms]}
+            for d in disp
+        ],
+        "unresolved": [s for s in stages if (s["via"] or {}).get("resolution") == "unresolved"],
+        "ambiguous": [
+            {"key": d.key, "callee": d.subject, "file": d.file, "line": d.line, "candidates": [a.label for a in d.arms]}
+            for d in disp if d.construct == "candidates"
+        ],
+    }
