@@ -74,6 +74,16 @@ def test_impl_methods_generic_and_trait_impl():
     assert fm.attrs["trait_path"] == "fmt::Display"
 
 
+def test_impl_for_reference_and_dyn_types():
+    f = ex("""
+        impl<'a, T: Op> Op for &'a mut T { fn run(&self) {} }
+        impl dyn Backend { fn describe(&self) {} }
+    """)
+    d = defs(f)
+    assert d["x::a::T::run"].trait == "Op" and d["x::a::T::run"].generic_bounds == {"T": ["Op"]}
+    assert d["x::a::Backend::describe"].container == "Backend"
+
+
 def test_trait_items_decl_and_default():
     f = ex("""
         pub trait Backend: Sized {
@@ -382,6 +392,14 @@ def test_cfg_on_statement_let_and_match_arm():
     assert ctx(call(f, "fa2")) == [("cfg", 'feature = "fa2"'), ("match_arm", "Kind::Fa2")]
 
 
+def test_cfg_on_struct_field_initializer():
+    f = ex("""
+        fn f() { let x = Foo { #[cfg(feature = "graph")] g: capture(), b: plain() }; }
+    """)
+    assert ctx(call(f, "capture")) == [("cfg", 'feature = "graph"')]
+    assert call(f, "plain").contexts == []
+
+
 def test_env_on_contexts_direct_and_via_local():
     f = ex("""
         fn f() {
@@ -508,6 +526,8 @@ def test_env_reads_with_defaults():
             let d = option_env!("APX_D");
             let e = env!("APX_E");
             let k = std::env::var(KEY)?;
+            let u = std::env::var(name_from_arg)
+                .unwrap_or_default();
         }
     """)
     r = {e.name: e for e in f.env_reads}
@@ -515,8 +535,10 @@ def test_env_reads_with_defaults():
     assert r["APX_A"].caller == "x::a::f" and r["APX_A"].line == 4
     assert r["APX_B"].default == '.ok().map(|v| v == "1").unwrap_or(false)'
     assert r["APX_C"].default == ""
-    assert set(r) == {"APX_A", "APX_B", "APX_C", "APX_D", "APX_E", "APX_KEY"}
+    assert set(r) == {"APX_A", "APX_B", "APX_C", "APX_D", "APX_E", "APX_KEY", "<name_from_arg>"}
     assert r["APX_KEY"].default == "?"
+    # not a literal: the expression is kept in <…>; the chain is one-lined without line-break spaces
+    assert r["<name_from_arg>"].default == ".unwrap_or_default()"
 
 
 def test_strings_tensor_names_format_and_const():

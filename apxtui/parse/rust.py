@@ -21,6 +21,7 @@ from apxtui.parse.util import line, one_line, pos_key, text
 ARG_LIMIT = 120
 TEXT_LIMIT = 200
 _ITEM_PREFIX = ("attribute_item", "line_comment", "block_comment")
+_ATTR_CHILD = ("match_arm", "field_initializer")  # nodes holding their attributes as children
 _LOOPS = ("for_expression", "while_expression", "loop_expression")
 _NAME_RE = re.compile(r'\bname\s*=\s*"([^"]*)"')
 _LIFETIME_RE = re.compile(r"'\w+\s*")
@@ -67,14 +68,18 @@ def split_path(path: str) -> tuple[list[str], list[str]]:
 
 
 def strip_generics(t: str) -> str:
-    """``Foo<B>`` -> ``Foo``; ``&mut a::Foo<B>`` -> ``a::Foo``."""
-    t = t.strip().lstrip("&").strip()
-    if t.startswith("mut "):
-        t = t[4:]
+    """``Foo<B>`` -> ``Foo``; ``&mut a::Foo<B>`` -> ``a::Foo``; ``dyn Tr`` -> ``Tr``."""
     t = _LIFETIME_RE.sub("", t).strip()
+    while True:
+        for p in ("&", "mut ", "dyn ", "impl "):
+            if t.startswith(p):
+                t = t[len(p) :].strip()
+                break
+        else:
+            break
     if not t.startswith("<"):
         t = t.split("<", 1)[0]
-    return t.replace("::", "\0").replace(" ", "").replace("\0", "::")
+    return re.sub(r"\s*::\s*", "::", t).strip()
 
 
 def literal_content(node: ts.Node, src: bytes) -> str:
@@ -90,6 +95,11 @@ def cfg_predicate(tt: str) -> str:
     if tt.startswith("(") and tt.endswith(")"):
         tt = tt[1:-1]
     return one_line(tt, 400)
+
+
+def _chain_text(s: str, limit: int = 200) -> str:
+    """One-lined method chain without the line-break spaces before ``.``/``?``."""
+    return one_line(re.sub(r"\s+(?=[.?])", "", s), limit)
 
 
 def _is_tensorish(s: str) -> bool:
@@ -160,7 +170,7 @@ class _Extractor:
         while s is not None and s.type in _ITEM_PREFIX:
             out[:0] = self.attr_flags.get(s.id, [])
             s = s.prev_named_sibling
-        if item.type == "match_arm":
+        if item.type in _ATTR_CHILD:
             for c in item.named_children:
                 if c.type == "attribute_item":
                     out.extend(self.attr_flags.get(c.id, []))
@@ -238,6 +248,7 @@ class _Extractor:
             self._string(caps["string"][0])
         self.f.calls.sort(key=lambda c: (c.line, c.col))
         self.f.defs.sort(key=lambda d: (d.line, d.end_line))
+        self.f.bindings.sort(key=lambda b: b.line)
 
     def _collect_attr(self, caps: dict[str, list[ts.Node]]) -> None:
         for name, nodes in caps.items():
@@ -634,7 +645,8 @@ class _Extractor:
         if arg.type in ("string_literal", "raw_string_literal"):
             name = literal_content(arg, self.src)
         else:
-            name = self.consts.get(self.t(arg).lstrip("&"), one_line(self.t(arg)))
+            # a same-file const, else the expression in <…> (not a literal name)
+            name = self.consts.get(self.t(arg).lstrip("&"), f"<{one_line(self.t(arg))}>")
         # the method chain applied to the read: `.unwrap_or(..)`, `.is_ok()`, `?`
         cur = read
         while True:
@@ -652,10 +664,10 @@ class _Extractor:
                     cur = g
                     continue
             break
-        default = one_line(self.src[read.end_byte : cur.end_byte].decode("utf-8", "replace"))
+        default = _chain_text(self.src[read.end_byte : cur.end_byte].decode("utf-8", "replace"))
         fn = self.enclosing_fn(read)
         self.f.env_reads.append(EnvRead(name, self.f.file, line(read), self.caller_of(read), default,
-                                        one_line(self.t(cur), TEXT_LIMIT)))  # fmt: skip
+                                        _chain_text(self.t(cur), TEXT_LIMIT)))  # fmt: skip
         self.env_by_fn[fn.id if fn is not None else None].append((read.start_byte, read.end_byte, [name]))
         if fn is None:  # `static X: Lazy<bool> = Lazy::new(|| env::var("A").is_ok());`
             for a in self.ancestors(read):
@@ -847,13 +859,15 @@ class _Extractor:
                 out.append(Context("macro", name, line(p), pos_key(p), -1))
             elif pt == "block":
                 out.extend(self._cfg_contexts(child))
+            elif pt == "field_initializer":
+                out.extend(self._cfg_contexts(p))
             child = p
         out.reverse()
         return out
 
     def _cfg_contexts(self, item: ts.Node) -> list[Context]:
         """cfg contexts of the attributes on ``item`` (a statement in a block or a match arm), innermost first."""
-        if item.type == "match_arm":
+        if item.type in _ATTR_CHILD:
             attrs = [c for c in item.named_children if c.type == "attribute_item"]
         else:
             attrs = []
