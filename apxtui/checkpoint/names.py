@@ -8,11 +8,17 @@ import re
 LAYER_CONTAINERS = frozenset({"layers", "layer", "blocks", "block", "h"})
 
 _NUM = re.compile(r"\d+")
+_NUM_PART = re.compile(r"(?:(?<=\.)|^)(\d+)(?=\.|$)")
 
 
 def pattern(name: str) -> str:
     """``model.layers.3.mlp.experts.7.w1`` -> ``model.layers.{N}.mlp.experts.{N}.w1``."""
-    return ".".join("{N}" if _NUM.fullmatch(p) else p for p in name.split("."))
+    return _NUM_PART.sub("{N}", name)
+
+
+def indices(name: str) -> list[int]:
+    """The numeric components of ``name``, in order (the values of ``{N}`` in its pattern)."""
+    return [int(x) for x in _NUM_PART.findall(name)]
 
 
 def stack_split(name: str) -> tuple[str, int, str] | None:

@@ -104,9 +104,16 @@ def check_shapes(ckpt: Checkpoint) -> list[Finding]:
         dims = sections_dims[sec]
         _check_layer_count(acc, sec, dims, stack, layers)
         _check_experts(acc, sec, dims, stack, layers)
+        # Tensors alike but for their indices give the same result: check one, count all.
+        groups: dict[tuple, list] = {}
         for tensors in layers.values():
             for t in tensors:
-                _check_layer_tensor(acc, sec, dims, t)
+                groups.setdefault((pattern(t.name), t.dtype, t.shape), [t, 0])[1] += 1
+        acc.weight = 1
+        for t, n in groups.values():
+            acc.weight = n
+            _check_layer_tensor(acc, sec, dims, t)
+        acc.weight = 1
     _check_quant(acc, ckpt, sections_dims.get(text, {}), text)
     return acc.out()
 
@@ -116,13 +123,14 @@ class _Acc:
 
     def __init__(self) -> None:
         self._by: dict[tuple, Finding] = {}
+        self.weight = 1  # how many tensors the finding being added stands for
 
     def add(self, f: Finding, key: str = "") -> None:
         k = (f.kind, f.section, pattern(f.tensor or ""), key or f.message)
         if k in self._by:
-            self._by[k] = replace(self._by[k], count=self._by[k].count + 1)
+            self._by[k] = replace(self._by[k], count=self._by[k].count + self.weight)
         else:
-            self._by[k] = f
+            self._by[k] = replace(f, count=self.weight) if self.weight != 1 else f
 
     def out(self) -> list[Finding]:
         order = {"mismatch": 0, "unstated": 1, "unchecked": 2, "info": 3, "ok": 4}

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from apxtui.checkpoint.config import Dim, dims_for
 from apxtui.checkpoint.model import Checkpoint, TensorInfo
-from apxtui.checkpoint.names import module_of, pattern
+from apxtui.checkpoint.names import indices, module_of, pattern
 
 
 @dataclass
@@ -55,23 +54,23 @@ class Summary:
     dims: dict[str, dict[str, Dim]]
 
 
-_NUM = re.compile(r"\d+")
-
-
 def summarize(ckpt: Checkpoint) -> Summary:
     """Totals, collapsed rows and per-section dims of ``ckpt`` (no shape checks)."""
     by_dtype: dict[str, Total] = {}
     by_module: dict[str, Total] = {}
     rows: dict[str, Row] = {}
     idx: dict[str, list[set[int]]] = {}
+    modules: dict[str, Total] = {}  # by pattern
     for t in ckpt.tensors:
         by_dtype.setdefault(t.dtype, Total(t.dtype)).add(t)
-        by_module.setdefault(module_of(t.name), Total(module_of(t.name))).add(t)
         pat = pattern(t.name)
         row = rows.get(pat)
         if row is None:
             row = rows[pat] = Row(pat, first=t.name)
             idx[pat] = [set() for _ in range(pat.count("{N}"))]
+            mod = module_of(t.name)
+            modules[pat] = by_module.setdefault(mod, Total(mod))
+        modules[pat].add(t)
         row.count += 1
         row.params += t.numel
         row.bytes += t.nbytes
@@ -79,8 +78,7 @@ def summarize(ckpt: Checkpoint) -> Summary:
             row.dtypes.append(t.dtype)
         if t.shape not in row.shapes:
             row.shapes.append(t.shape)
-        nums = [int(p) for p in t.name.split(".") if _NUM.fullmatch(p)]
-        for s, n in zip(idx[pat], nums, strict=False):
+        for s, n in zip(idx[pat], indices(t.name), strict=False):
             s.add(n)
     for pat, row in rows.items():
         row.indices = [_ranges(s) for s in idx[pat]]
