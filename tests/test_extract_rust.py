@@ -581,6 +581,21 @@ def test_syntax_error_keeps_defs_before_and_after():
     assert call(f, "b").caller == "x::a::after"
 
 
+def test_handler_failure_becomes_issue_not_lost_file(monkeypatch):
+    from apxtui.parse import rust
+
+    def boom(self, let):
+        raise ValueError("odd let")
+
+    monkeypatch.setattr(rust._Extractor, "_local", boom)
+    f = ex("""
+        fn f() { let x = 1; g(); }
+    """)
+    assert [(i.kind, i.line) for i in f.issues] == [("query", 2)]
+    assert "odd let" in f.issues[0].message
+    assert call(f, "g").caller == "x::a::f"
+
+
 def test_facts_roundtrip_json():
     f = ex("""
         fn f() { if x { g(); } }

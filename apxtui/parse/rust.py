@@ -14,7 +14,7 @@ from typing import Any
 
 import tree_sitter as ts
 
-from apxtui.facts import Binding, CallSite, Context, Definition, EnvRead, FileFacts, Import, Param
+from apxtui.facts import Binding, CallSite, Context, Definition, EnvRead, FileFacts, Import, Issue, Param
 from apxtui.parse import languages
 from apxtui.parse.util import line, one_line, pos_key, text
 
@@ -158,8 +158,8 @@ class _Extractor:
                 return a
         return None
 
-    def caller_of(self, n: ts.Node) -> str:
-        fn = self.enclosing_fn(n)
+    def caller_of(self, n: ts.Node, fn: ts.Node | None = None) -> str:
+        fn = fn if fn is not None else self.enclosing_fn(n)
         d = self.fn_defs.get(fn.id) if fn is not None else None
         return d.qualname if d else ""
 
@@ -222,6 +222,7 @@ class _Extractor:
                 if key in caps:
                     buckets[key].append(caps)
                     break
+        g = self._guarded
         for key in (
             "definition.function",
             "definition.method",
@@ -230,25 +231,39 @@ class _Extractor:
             "ffi.decl",
         ):
             for caps in buckets[key]:
-                self._definition(key, caps)
+                g(self._definition, key, caps)
         for caps in buckets["string"]:
-            self._const(caps["string"][0])
+            g(self._const, caps["string"][0])
         for caps in buckets["env.read"]:
-            self._env_read(caps)
+            g(self._env_read, caps)
         for caps in buckets["local"]:
-            self._local(caps["local"][0])
+            g(self._local, caps["local"][0])
         for key in ("import", "import.mod"):
             for caps in buckets[key]:
-                self._import(key, caps)
+                g(self._import, key, caps)
         for key in ("reference.call", "reference.method", "reference.indirect", "reference.macro"):
             for caps in buckets[key]:
-                self._call(key, caps)
-        self._bindings(buckets["binding.register"])
+                g(self._call, key, caps)
+        g(self._bindings, buckets["binding.register"])
         for caps in buckets["string"]:
-            self._string(caps["string"][0])
+            g(self._string, caps["string"][0])
         self.f.calls.sort(key=lambda c: (c.line, c.col))
         self.f.defs.sort(key=lambda d: (d.line, d.end_line))
         self.f.bindings.sort(key=lambda b: b.line)
+
+    def _guarded(self, fn, *args) -> None:
+        """Run one record's handler; a failure on odd syntax becomes an Issue, not a lost file."""
+        try:
+            fn(*args)
+        except RecursionError:
+            raise
+        except Exception as e:  # recorded as an Issue and shown, never silent
+            node = next((a for a in args if isinstance(a, ts.Node)), None)
+            if node is None:
+                caps = next((a for a in args if isinstance(a, dict)), {})
+                node = next((v[0] for v in caps.values() if v), None)
+            at = line(node) if node is not None else 0
+            self.f.issues.append(Issue(self.f.file, "query", f"rust extractor: {type(e).__name__}: {e}", at))
 
     def _collect_attr(self, caps: dict[str, list[ts.Node]]) -> None:
         for name, nodes in caps.items():
@@ -711,24 +726,33 @@ class _Extractor:
             if inferred:
                 d.locals[var] = inferred
 
+    def _peel(self, v: ts.Node) -> ts.Node:
+        """Strip ``?``, ``.await``, ``.unwrap()`` and ``.expect(..)`` around a value."""
+        for _ in range(4):
+            if v.type in ("try_expression", "await_expression") and v.named_children:
+                v = v.named_children[0]
+                continue
+            if v.type == "call_expression":
+                fe = v.child_by_field_name("function")
+                if fe is not None and fe.type == "field_expression":
+                    inner = fe.child_by_field_name("value")
+                    if inner is not None and self.t(fe.child_by_field_name("field")) in ("unwrap", "expect"):
+                        v = inner
+                        continue
+            break
+        return v
+
     def _value_type(self, v: ts.Node) -> str:
         """Type path of ``Type::new(..)`` / ``Type::from_x(..)?`` / ``Type { .. }``, else ""."""
-        for _ in range(4):  # peel `?`, `.unwrap()`, `.expect(..)`, `.await`
-            if v.type == "try_expression" or v.type == "await_expression":
-                v = v.named_children[0]
-            elif v.type == "call_expression" and (fe := v.child_by_field_name("function")).type == "field_expression" \
-                    and self.t(fe.child_by_field_name("field")) in ("unwrap", "expect"):  # fmt: skip
-                v = fe.child_by_field_name("value")
-            else:
-                break
+        v = self._peel(v)
         if v.type == "struct_expression":
             return strip_generics(self.t(v.child_by_field_name("name")))
         if v.type != "call_expression":
             return ""
         fn = v.child_by_field_name("function")
-        if fn.type == "generic_function":
+        if fn is not None and fn.type == "generic_function":
             fn = fn.child_by_field_name("function")
-        if fn.type != "scoped_identifier":
+        if fn is None or fn.type != "scoped_identifier":
             return ""
         segs = split_path(self.t(fn))[0]
         if len(segs) < 2 or not segs[-1][:1].islower() and not segs[-1].startswith("_"):
@@ -745,7 +769,7 @@ class _Extractor:
         callee_node = caps["callee"][0]
         argsn = caps["args"][0]
         fn = self.enclosing_fn(node)
-        cs = CallSite(kind="call", callee="", path=[], caller=self.caller_of(node), file=self.f.file,
+        cs = CallSite(kind="call", callee="", path=[], caller=self.caller_of(node, fn), file=self.f.file,
                       line=line(node), col=node.start_point[1], text=one_line(self.t(node), TEXT_LIMIT))  # fmt: skip
         if key == "reference.macro":
             segs = split_path(self.t(callee_node))[0]
