@@ -132,3 +132,6 @@ def test_missing_path_and_empty_directory_raise(tmp_path):
         read_checkpoint(tmp_path / "nope")
     with pytest.raises(CheckpointError, match="no .safetensors"):
         read_checkpoint(tmp_path)
+    (tmp_path / "pytorch_model.bin").write_bytes(b"PK\x03\x04")
+    with pytest.raises(CheckpointError, match="found pytorch_model.bin"):
+        read_checkpoint(tmp_path)

@@ -213,6 +213,7 @@ def test_deepseek_mla_moe_mtp_compose(tmp_path):
     fs = check_shapes(_ckpt(tmp_path, spec, cfg))
     assert _by_kind(fs, "mismatch") == [], _by_kind(fs, "mismatch")
     assert _by_kind(fs, "unstated") == []
+    assert "head_dim" not in model_dims(cfg)  # MLA: hidden / heads would be meaningless
     assert any("multi-token-prediction" in f.message for f in _by_kind(fs, "info"))
     ok = " ".join(f.message for f in _by_kind(fs, "ok"))
     assert "kv_lora_rank + qk_rope_head_dim" in ok and "moe_intermediate_size × num_shared_experts" in ok

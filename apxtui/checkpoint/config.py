@@ -114,7 +114,8 @@ def _derive(dims: dict[str, Dim], section: dict[str, Any]) -> None:
     ratio = section.get("mlp_ratio")
     if "intermediate_size" not in dims and hidden and isinstance(ratio, int | float) and ratio > 0:
         dims["intermediate_size"] = Dim(int(hidden.value * ratio), "derived: hidden_size × mlp_ratio", True)
-    if "head_dim" not in dims and hidden and heads and heads.value and hidden.value % heads.value == 0:
+    mla = "qk_nope_head_dim" in dims or "kv_lora_rank" in dims  # MLA heads are not hidden / heads wide
+    if "head_dim" not in dims and not mla and hidden and heads and heads.value and hidden.value % heads.value == 0:
         dims["head_dim"] = Dim(hidden.value // heads.value, "derived: hidden_size / num_attention_heads", True)
     if "num_key_value_heads" not in dims and heads:
         dims["num_key_value_heads"] = Dim(

@@ -46,7 +46,9 @@ def read_checkpoint(path: str | Path) -> Checkpoint:
         # No usable index: every shard in the directory.
         files = sorted(p.name for p in root.iterdir() if p.name.endswith(".safetensors") and not p.name.startswith("."))
         if not files and not ckpt.problems:
-            raise CheckpointError(f"{path}: no .safetensors files and no {INDEX_SUFFIX}")
+            other = sorted(p.name for p in root.iterdir() if p.suffix in (".bin", ".pt", ".pth", ".gguf", ".ckpt"))
+            hint = f" (found {', '.join(other[:3])}: not safetensors)" if other else ""
+            raise CheckpointError(f"{path}: no .safetensors files and no {INDEX_SUFFIX}{hint}")
     elif path.is_dir():
         _note_unindexed(ckpt, root, set(files))
     seen: dict[str, str] = {}
