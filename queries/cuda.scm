@@ -10,7 +10,10 @@
 ;
 ; To extend: add a pattern that uses one of these capture names (keep them
 ; exactly as written).  Captures starting with "_" are helpers for predicates
-; and are ignored by the extractor.  `#set!` keys are read per pattern.
+; and are ignored by the extractor.  Parameters (library, argument positions)
+; are spelled in the capture name itself, not with `#set!`: py-tree-sitter 0.26
+; corrupts memory when one pattern has both a text predicate (#match?,
+; #any-of?) and #set!, so do not combine them.
 ;
 ;   @definition.function   a function definition (with a body)
 ;   @definition.prototype  a function declaration without a body (decl_only)
@@ -28,15 +31,16 @@
 ;   @local.assignment      `x = simple_expr;` inside a function (attrs.assigns)
 ;   @reference.call        any call expression
 ;   @launch.kernel         a `k<<<grid, block, smem, stream>>>(args)` launch
-;   @launch.api            the callee name of a launch API call.
-;                          #set! kernel_arg  index of the kernel argument
-;                          #set! config_args indices of the launch-config arguments
-;   @call.vendor           the callee name of a vendor library call
-;                          #set! library  the library name reported
-;   @type.vendor           a namespace whose types are vendor operators: calls on
+;   @launch.api.kernel<K>.config<I_J_…>
+;                          the callee name of a launch API call; K = index of the
+;                          kernel argument, I, J, … = indices of the arguments
+;                          reported as launch_config (`_`-separated, may be empty)
+;   @call.vendor.<library> the callee name of a vendor library call; <library>
+;                          is reported as attrs.library
+;   @type.vendor.<library> a namespace whose types are vendor operators: calls on
 ;                          a local (or `Alias::f`) whose type — through
 ;                          `using`/`typedef` aliases — names it become vendor
-;                          calls.  #set! library as above.
+;                          calls of <library>
 ;   @env.read              the callee name of an environment-variable read
 ;
 ; Callee-name captures (@launch.api, @call.vendor, @env.read) may match any
@@ -108,28 +112,20 @@
 
 ; cudaLaunchKernel((void*)k<T>, grid, block, args, smem, stream)
 ; cudaLaunchCooperativeKernel has the same signature.
-((identifier) @launch.api
-  (#any-of? @launch.api "cudaLaunchKernel" "cudaLaunchCooperativeKernel")
-  (#set! kernel_arg "0")
-  (#set! config_args "1,2,4,5"))
+((identifier) @launch.api.kernel0.config1_2_4_5
+  (#any-of? @launch.api.kernel0.config1_2_4_5 "cudaLaunchKernel" "cudaLaunchCooperativeKernel"))
 
 ; cudaLaunchKernelEx(&cfg, k<T>, a, b...)   (config lives in the cudaLaunchConfig_t)
-((identifier) @launch.api
-  (#any-of? @launch.api "cudaLaunchKernelEx" "cudaLaunchKernelExC")
-  (#set! kernel_arg "1")
-  (#set! config_args "0"))
+((identifier) @launch.api.kernel1.config0
+  (#any-of? @launch.api.kernel1.config0 "cudaLaunchKernelEx" "cudaLaunchKernelExC"))
 
 ; cuLaunchKernel(func, gx, gy, gz, bx, by, bz, smem, stream, params, extra)
-((identifier) @launch.api
-  (#any-of? @launch.api "cuLaunchKernel" "cuLaunchCooperativeKernel")
-  (#set! kernel_arg "0")
-  (#set! config_args "1,2,3,4,5,6,7,8"))
+((identifier) @launch.api.kernel0.config1_2_3_4_5_6_7_8
+  (#any-of? @launch.api.kernel0.config1_2_3_4_5_6_7_8 "cuLaunchKernel" "cuLaunchCooperativeKernel"))
 
 ; cuLaunchKernelEx(&config, func, params, extra)
-((identifier) @launch.api
-  (#eq? @launch.api "cuLaunchKernelEx")
-  (#set! kernel_arg "1")
-  (#set! config_args "0"))
+((identifier) @launch.api.kernel1.config0
+  (#eq? @launch.api.kernel1.config0 "cuLaunchKernelEx"))
 
 ; ---------------------------------------------------------------- vendor libraries
 ; One pattern per library; the regex runs on the callee's own name (the last
@@ -137,40 +133,34 @@
 ; library call, not one device launch.
 
 ; cuBLAS: cublasGemmEx, cublasSgemm, cublasCreate, ... (but not cuBLASLt)
-((identifier) @call.vendor
-  (#match? @call.vendor "^cublas")
-  (#not-match? @call.vendor "^cublasLt")
-  (#set! library "cublas"))
+((identifier) @call.vendor.cublas
+  (#match? @call.vendor.cublas "^cublas")
+  (#not-match? @call.vendor.cublas "^cublasLt"))
 
 ; cuBLASLt: cublasLtMatmul, cublasLtMatmulDescCreate, ...
-((identifier) @call.vendor
-  (#match? @call.vendor "^cublasLt")
-  (#set! library "cublasLt"))
+((identifier) @call.vendor.cublasLt
+  (#match? @call.vendor.cublasLt "^cublasLt"))
 
 ; cuDNN
-((identifier) @call.vendor
-  (#match? @call.vendor "^cudnn")
-  (#set! library "cudnn"))
+((identifier) @call.vendor.cudnn
+  (#match? @call.vendor.cudnn "^cudnn"))
 
 ; NCCL
-((identifier) @call.vendor
-  (#match? @call.vendor "^nccl")
-  (#set! library "nccl"))
+((identifier) @call.vendor.nccl
+  (#match? @call.vendor.nccl "^nccl"))
 
 ; FlashAttention entry points: the v2/v3 C++ API (mha_fwd, mha_varlen_fwd,
 ; mha_fwd_kvcache, mha_bwd, mha_varlen_bwd), its launch dispatchers
 ; (run_mha_fwd_hdim128<T>, run_mha_fwd_splitkv_dispatch, run_mha_bwd...),
 ; the kernel launch templates (run_flash_fwd, run_flash_splitkv_fwd,
 ; run_flash_bwd) and flash_attn_* wrappers.
-((identifier) @call.vendor
-  (#match? @call.vendor "^(mha_(varlen_)?(fwd|bwd)(_kvcache)?|run_mha_(fwd|bwd)[A-Za-z0-9_]*|run_flash_(fwd|bwd|splitkv_fwd)[A-Za-z0-9_]*|flash_attn[A-Za-z0-9_]*)$")
-  (#set! library "flash_attn"))
+((identifier) @call.vendor.flash_attn
+  (#match? @call.vendor.flash_attn "^(mha_(varlen_)?(fwd|bwd)(_kvcache)?|run_mha_(fwd|bwd)[A-Za-z0-9_]*|run_flash_(fwd|bwd|splitkv_fwd)[A-Za-z0-9_]*|flash_attn[A-Za-z0-9_]*)$"))
 
 ; CUTLASS device operators: `Gemm op; op(args); op.run(stream);
 ; Gemm::can_implement(args);` where Gemm = cutlass::gemm::device::Gemm<...>.
-((namespace_identifier) @type.vendor
-  (#eq? @type.vendor "cutlass")
-  (#set! library "cutlass"))
+((namespace_identifier) @type.vendor.cutlass
+  (#eq? @type.vendor.cutlass "cutlass"))
 
 ; ---------------------------------------------------------------- environment
 

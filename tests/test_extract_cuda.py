@@ -505,3 +505,52 @@ def test_facts_round_trip_through_dict():
     again = FileFacts.from_dict(ff.to_dict())
     assert again == ff
     assert again.calls[0].contexts[0].kind == "if"
+
+
+def test_macro_generated_kernels_and_macro_calls():
+    ff = run(
+        """
+#define CHECK(x) do { if ((x) != 0) abort(); } while (0)
+#define AFFINE_OP(TYPENAME, FN_NAME) \\
+extern "C" __global__ void FN_NAME(const TYPENAME* inp, TYPENAME* out) { \\
+    out[0] = inp[0]; \\
+}
+#if __CUDA_ARCH__ >= 800
+AFFINE_OP(__nv_bfloat16, affine_bf16)
+#endif
+AFFINE_OP(float, affine_f32)
+void host() { CHECK(cudaMalloc(&p, 4)); }
+"""
+    )
+    bf16 = defn(ff, "affine_bf16")
+    assert (bf16.kind, bf16.symbol, bf16.line) == ("kernel", "affine_bf16", 8)
+    assert bf16.attrs["macro"] == "AFFINE_OP"
+    assert bf16.attrs["macro_args"] == ["__nv_bfloat16", "affine_bf16"]
+    assert [p.text for p in bf16.pp] == ["__CUDA_ARCH__ >= 800"]
+    assert defn(ff, "affine_f32").pp == []
+    assert not [d for d in ff.defs if d.name in ("FN_NAME", "TYPENAME")]
+    assert call(ff, "CHECK").kind == "macro"
+    assert call(ff, "cudaMalloc").kind == "call"
+
+
+def test_query_can_be_rebuilt_in_one_process():
+    """Guards against patterns that crash py-tree-sitter when a Query is freed and rebuilt."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import tree_sitter as ts\n"
+        "from apxtui.parse import languages\n"
+        "for _ in range(4):\n"
+        "    q = ts.Query(languages.language('cuda'), languages.query_source('cuda'))\n"
+        "    del q\n"
+        "print('ok')\n"
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=root, env=env
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-500:]
