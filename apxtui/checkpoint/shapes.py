@@ -222,7 +222,9 @@ def _evaluate(terms: Terms, dims: dict[str, Dim]) -> tuple[int | None, str, list
     return value, text, [], any(d.derived for d in used), tuple(d.source for d in used)
 
 
-def _check_tensor(acc: _Acc, sec: str, dims: dict[str, Dim], t: TensorInfo, rule, label: str) -> None:
+def _check_tensor(
+    acc: _Acc, sec: str, dims: dict[str, Dim], t: TensorInfo, rule: tuple[Terms | None, Terms | None], label: str
+) -> None:
     shape = t.shape
     axes = [(i, terms) for i, terms in enumerate(rule) if terms is not None and i < len(shape)]
     if not axes or (len(shape) > 2 and any(i for i, _ in axes)):
