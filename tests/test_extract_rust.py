@@ -250,6 +250,8 @@ def test_call_kinds():
                 ffi::launch(y);
                 Self::step(x);
                 super::helpers::go();
+                crate::ops::add(x);
+                Vec::<f32>::with_capacity(4);
                 collect::<Vec<u8>>(it);
                 <B as Backend>::matmul(a, b);
                 B::add(a, b);
@@ -265,6 +267,9 @@ def test_call_kinds():
     assert call(f, "ffi::launch").path == ["ffi", "launch"]
     assert call(f, "Self::step").kind == "call"
     assert call(f, "super::helpers::go").path == ["super", "helpers", "go"]
+    assert call(f, "crate::ops::add").path == ["crate", "ops", "add"]
+    wc = call(f, "Vec::with_capacity")
+    assert wc.attrs["path_type_args"] == ["<f32>"] and wc.template_args == []
     tf = call(f, "collect")
     assert tf.template_args == ["Vec<u8>"] and tf.text == "collect::<Vec<u8>>(it)"
     q = call(f, "<B as Backend>::matmul")

@@ -124,7 +124,6 @@ class _Extractor:
         self.attr_flags: dict[int, list[tuple[str, str]]] = {}  # attribute_item id -> [(flag, value)]
         self.inner_cfg: dict[int, list[str]] = defaultdict(list)  # container id -> cfg predicates
         self.fn_defs: dict[int, Definition] = {}  # function_item id -> def
-        self.fn_nodes: dict[int, ts.Node] = {}
         self.env_by_fn: dict[int | None, list[tuple[int, int, list[str]]]] = defaultdict(list)
         self.env_locals: dict[int | None, list[tuple[int, str, list[str]]]] = defaultdict(list)
         self.consts: dict[str, str] = {}  # const NAME -> string value (this file)
@@ -384,7 +383,6 @@ class _Extractor:
             if node.type == "function_item":
                 self._abi(d, node, attrs)
                 self.fn_defs[node.id] = d
-                self.fn_nodes[node.id] = node
             self._pyo3_item(d, node, container, attrs, flags)
         self.f.defs.append(d)
 
