@@ -554,3 +554,11 @@ def test_query_can_be_rebuilt_in_one_process():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=root, env=env
     )
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-500:]
+
+
+def test_macro_invocation_with_body_is_flagged():
+    ff = run("DEFINE_FLASH_FORWARD_KERNEL(flash_fwd_kernel, bool Is_causal) {\n  compute(params);\n}\n")
+    d = defn(ff, "DEFINE_FLASH_FORWARD_KERNEL")
+    assert d.attrs.get("macro_like") is True
+    assert call(ff, "compute").caller == "DEFINE_FLASH_FORWARD_KERNEL"
+    assert "macro_like" not in defn(run("struct S { S() {} };"), "S::S").attrs

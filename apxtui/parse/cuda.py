@@ -32,7 +32,6 @@ _SIMPLE_VALUES = {
     "char_literal", "string_literal", "concatenated_string", "field_expression",
     "template_function", "sizeof_expression",
 }  # fmt: skip
-_FN_VALUE_WRAPPERS = {"cast_expression", "pointer_expression", "parenthesized_expression"}
 _GETENV_RE = re.compile(r'getenv\s*\(\s*"([^"]+)"')
 
 
@@ -250,7 +249,7 @@ def _unwrap_fn_value(node: Node | None, src: bytes) -> Node | None:
         elif t == "call_expression":
             fn = _field(node, "function")
             name = _strip_targs(fn, src) if fn is not None else ""
-            if name not in ("static_cast", "reinterpret_cast", "const_cast", "reinterpret_cast<void*>"):
+            if name not in ("static_cast", "reinterpret_cast", "const_cast"):
                 return node
             args = _named(_field(node, "arguments"))
             node = args[0] if len(args) == 1 else None
@@ -318,13 +317,16 @@ class _Extractor:
     # -- driver ------------------------------------------------------------------------
 
     def run(self, root: Node) -> None:
+        seen: set[tuple[str, int]] = set()
         for _, caps in languages.matches("cuda", root):
             for name, nodes in caps.items():
                 if name.startswith("_"):
                     continue
                 key, settings = _capture_settings(name)
                 for n in nodes:
-                    self.caps[key].append((n, settings))
+                    if (key, n.id) not in seen:  # several patterns may capture one node
+                        seen.add((key, n.id))
+                        self.caps[key].append((n, settings))
         for mark in ("definition.kernel", "definition.device", "definition.host"):
             for n, _ in self.caps[mark]:
                 self.marks[n.id].add(mark)
@@ -528,6 +530,8 @@ class _Extractor:
         elif is_static or sc["anon"]:
             visibility = "static"
         base = _base_type(node, self.src)
+        if not base and not sc["cls"] and not written_scope and name.isupper():
+            attrs["macro_like"] = True  # `DEFINE_KERNEL(name, ...) { ... }`: a macro invocation, not expanded
         trailing = next((c for c in fdecl.named_children if c.type == "trailing_return_type"), None)
         ret = _decl_type(base, ret_prefix, "") if base else ""
         if trailing is not None and base == "auto":
