@@ -68,6 +68,7 @@ def run(args) -> int:
         lines.append(f"  … {len(s['skipped']) - 20} more (--json lists all)")
     secs = s["seconds"]
     lines.append(f"seconds   total {secs.get('total')} (scan {secs.get('scan')}, parse {secs.get('parse')}, "
-                 f"link {secs.get('link')}); parsed {s['parsed_this_run']} files this run")
+                 f"link {secs.get('link')}, vendored search {secs.get('vendored_search')}, "
+                 f"vendored parse {secs.get('vendored_parse', 0)}); parsed {s['parsed_this_run']} files this run")
     write_output("\n".join(lines), None)
     return 0

@@ -8,9 +8,12 @@ calls or launches but does not define, are parsed, then everything is re-linked.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 import re
 import time
+import zlib
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -24,6 +27,9 @@ from apxtui.index.link import Linker, link
 from apxtui.parse import content_hash, extract_file, languages
 from apxtui.parse.languages import queries_fingerprint
 from apxtui.scan import DEFAULT_VENDORED, ScanResult, SourceFile, scan
+
+#: Unresolved names never worth a search through vendored trees.
+LAZY_SKIP = {"dim3", "make_float2", "make_float4", "make_int2", "min", "max", "swap", "move", "forward"}
 
 Progress = Callable[[int, int, str], None]  # (done, total, current file)
 
@@ -92,19 +98,40 @@ def _parse_all(jobs: list[tuple[str, bytes, str, str]], workers: int, progress: 
 
 
 def _lazy_vendored(idx_files: dict[str, FileFacts], linker: Linker, sources: dict[str, SourceFile],
-                   root: Path) -> set[str]:
+                   root: Path, cache: FactCache | None) -> set[str]:
     """Vendored files a path leads into: included by indexed code, or defining an unresolved name."""
     wanted = {f for f in linker.pending_includes if f in sources and sources[f].vendored}
-    names = {d["qualname"].split("::")[-1] for n, d in linker.g.nodes(data=True)
-             if d.get("kind") == "external" and d.get("lang") == "cuda"}
-    names = {n for n in names if re.fullmatch(r"[A-Za-z_]\w{2,}", n) and not n.startswith(("cuda", "cu", "__"))}
+    names = set()
+    for u, v, d in linker.g.edges(data=True):
+        if d.get("kind") not in ("call", "launch", "ffi") or linker.g.nodes[v].get("kind") != "external":
+            continue
+        ext_kind = linker.g.nodes[v].get("external_kind")
+        if linker.g.nodes[u].get("vendored") or not (
+            ext_kind == "abi" or (ext_kind == "external" and linker.g.nodes[u].get("lang") == "cuda")
+        ):
+            continue
+        names.add(d.get("callee", "").split("::")[-1])
+    names = {n for n in names if re.fullmatch(r"[A-Za-z_]\w{2,}", n) and n not in LAZY_SKIP}
     if names:
-        pat = re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\s*(<[^;{()]*>)?\s*\(")
-        for rel, sf in sources.items():
-            if sf.vendored and sf.lang == "cuda" and rel not in idx_files and rel not in wanted:
-                data, _ = _read(root, sf)
-                if data and pat.search(data):
-                    wanted.add(rel)
+        # a definition of one of the names: `name(params) {` (calls end in `;`, so they do not match)
+        pat = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names))
+                         + rb")\s*\([^;{}]*\)\s*(?:const\s*|noexcept\s*|override\s*)*\{")
+        needles = [n.encode() for n in names]
+        key = "lazy:" + content_hash("\n".join(sorted(names)).encode() + b"|" + "\n".join(
+            f"{r}:{s.size}" for r, s in sorted(sources.items()) if s.vendored).encode())
+        hit = cache.get_blob(key) if cache else None
+        if hit is not None:
+            wanted |= set(hit.decode().split("\n")) - {""}
+        else:
+            found = set()
+            for rel, sf in sources.items():
+                if sf.vendored and sf.lang == "cuda" and rel not in idx_files:
+                    data, _ = _read(root, sf)
+                    if data and any(n in data for n in needles) and pat.search(data):
+                        found.add(rel)
+            if cache:
+                cache.put_blob(key, "\n".join(sorted(found)).encode())
+            wanted |= found
     return wanted - set(idx_files)
 
 
@@ -129,7 +156,7 @@ def build_index(
     cache = FactCache(root, queries_fingerprint()) if use_cache else None
     workers = workers or min(os.cpu_count() or 1, 8)
 
-    def load(files: list[SourceFile]) -> tuple[dict[str, FileFacts], list[str]]:
+    def read_hash(files: list[SourceFile]) -> tuple[dict[str, bytes], dict[str, str]]:
         data_by: dict[str, bytes] = {}
         hashes: dict[str, str] = {}
         for sf in files:
@@ -139,6 +166,9 @@ def build_index(
                 continue
             data_by[sf.rel] = data
             hashes[sf.rel] = content_hash(data)
+        return data_by, hashes
+
+    def load(data_by: dict[str, bytes], hashes: dict[str, str]) -> tuple[dict[str, FileFacts], list[str]]:
         got = cache.load(hashes) if cache else {}
         jobs = [(rel, data, sources[rel].lang, sources[rel].module) for rel, data in data_by.items() if rel not in got]
         fresh = _parse_all(jobs, workers, progress)
@@ -148,21 +178,40 @@ def build_index(
         return got, [j[0] for j in jobs]
 
     t1 = time.perf_counter()
-    facts, parsed = load([sf for sf in sr.files if not sf.vendored])
+    data_by, hashes = read_hash([sf for sf in sr.files if not sf.vendored])
+    state = _state_key(hashes, sources)
+    snap = _load_snapshot(cache, state, root, sources) if cache else None
+    if snap is not None:  # warm start: nothing changed since the last run
+        facts, graph, linker, vendored_indexed = snap
+        timings["snapshot"] = time.perf_counter() - t1
+        return _finish(root, sr, facts, graph, linker, issues, timings, [], vendored_indexed, cache, t0)
+    facts, parsed = load(data_by, hashes)
     timings["parse"] = time.perf_counter() - t1
     all_files = set(sources)
     vendored_set = {rel for rel, sf in sources.items() if sf.vendored}
     t2 = time.perf_counter()
     graph, linker = link(facts, all_files, vendored_set)
-    extra = _lazy_vendored(facts, linker, sources, root)
+    timings["link"] = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    extra = _lazy_vendored(facts, linker, sources, root, cache)
+    timings["vendored_search"] = time.perf_counter() - t3
     vendored_indexed: list[str] = []
     if extra:
-        more, parsed_more = load([sources[r] for r in sorted(extra)])
+        t4 = time.perf_counter()
+        more, parsed_more = load(*read_hash([sources[r] for r in sorted(extra)]))
         facts.update(more)
         parsed += parsed_more
         vendored_indexed = sorted(more)
+        timings["vendored_parse"] = time.perf_counter() - t4
+        t5 = time.perf_counter()
         graph, linker = link(facts, all_files, vendored_set)
-    timings["link"] = time.perf_counter() - t2
+        timings["link"] += time.perf_counter() - t5
+    if cache:
+        _store_snapshot(cache, state, facts, graph, linker, vendored_indexed)
+    return _finish(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, cache, t0)
+
+
+def _finish(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, cache, t0) -> Index:
     for f in facts.values():
         issues.extend(f.issues)
     timings["total"] = time.perf_counter() - t0
@@ -170,3 +219,39 @@ def build_index(
     if cache:
         cache.close()
     return Index(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, notices)
+
+
+def _state_key(hashes: dict[str, str], sources: dict[str, SourceFile]) -> str:
+    """Identity of the project's indexable state: every file's path and content hash, plus
+    the listing of the vendored trees (lazily indexed files are re-checked separately)."""
+    h = hashlib.blake2b(digest_size=16)
+    for rel in sorted(hashes):
+        h.update(f"{rel}\0{hashes[rel]}\n".encode())
+    for rel, sf in sorted(sources.items()):
+        if sf.vendored:
+            h.update(f"v{rel}\n".encode())
+    return "index:" + h.hexdigest()
+
+
+def _store_snapshot(cache: FactCache, state: str, facts, graph, linker, vendored_indexed: list[str]) -> None:
+    vendored_shas = {rel: facts[rel].sha for rel in vendored_indexed}
+    blob = pickle.dumps((facts, graph, linker, vendored_indexed, vendored_shas), protocol=pickle.HIGHEST_PROTOCOL)
+    cache.put_blob(state, zlib.compress(blob, 1))
+    cache.prune_blobs(prefix="index:", keep=state)
+
+
+def _load_snapshot(cache: FactCache, state: str, root: Path, sources: dict[str, SourceFile]):
+    blob = cache.get_blob(state)
+    if blob is None:
+        return None
+    try:
+        facts, graph, linker, vendored_indexed, vendored_shas = pickle.loads(zlib.decompress(blob))
+    except Exception as e:  # noqa: BLE001 - any unpickling failure means: rebuild
+        cache.notices.append(f"cache snapshot unreadable ({type(e).__name__}); re-linking")
+        return None
+    for rel, sha in vendored_shas.items():  # lazily indexed vendored files must be unchanged too
+        sf = sources.get(rel)
+        data, _ = _read(root, sf) if sf else (None, None)
+        if data is None or content_hash(data) != sha:
+            return None
+    return facts, graph, linker, vendored_indexed

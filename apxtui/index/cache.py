@@ -10,8 +10,8 @@ busy timeout let two processes index the same checkout without corrupting it.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import pickle
 import sqlite3
 import zlib
 from collections.abc import Iterable
@@ -20,7 +20,7 @@ from pathlib import Path
 from apxtui import __version__
 from apxtui.facts import FileFacts
 
-SCHEMA = 3
+SCHEMA = 4  # pickled FileFacts; bump when facts.py changes shape
 
 
 def cache_dir() -> Path:
@@ -93,8 +93,9 @@ class FactCache:
         try:
             for rel, sha, blob in self.conn.execute("SELECT rel, sha, facts FROM files"):
                 if wanted.get(rel) == sha:
-                    out[rel] = FileFacts.from_dict(json.loads(zlib.decompress(blob)))
-        except (sqlite3.DatabaseError, zlib.error, ValueError, TypeError, KeyError) as e:
+                    out[rel] = pickle.loads(zlib.decompress(blob))
+        except (sqlite3.DatabaseError, zlib.error, pickle.UnpicklingError, EOFError, AttributeError,
+                ImportError, ValueError, TypeError, KeyError) as e:
             self.notices.append(f"cache {self.path}: unreadable ({e}); rebuilding")
             self._reset()
             return {}
@@ -103,7 +104,7 @@ class FactCache:
     def store(self, facts: Iterable[FileFacts]) -> None:
         if self.conn is None:
             return
-        rows = [(f.file, f.sha, zlib.compress(json.dumps(f.to_dict(), separators=(",", ":")).encode(), 1)) for f in facts]
+        rows = [(f.file, f.sha, zlib.compress(pickle.dumps(f, protocol=pickle.HIGHEST_PROTOCOL), 1)) for f in facts]
         if not rows:
             return
         try:
@@ -127,11 +128,19 @@ class FactCache:
             return
         try:
             self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute("DELETE FROM blobs")
             self.conn.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?)", (key, value))
             self.conn.execute("COMMIT")
         except sqlite3.DatabaseError as e:
             self.notices.append(f"cache {self.path}: could not store graph ({e})")
+
+    def prune_blobs(self, prefix: str, keep: str) -> None:
+        """Drop older blobs of one family (e.g. index snapshots) so the cache does not grow."""
+        if self.conn is None:
+            return
+        try:
+            self.conn.execute("DELETE FROM blobs WHERE key LIKE ? AND key != ?", (prefix + "%", keep))
+        except sqlite3.DatabaseError:
+            pass
 
     def close(self) -> None:
         if self.conn is not None:

@@ -23,7 +23,7 @@ from dataclasses import asdict
 import networkx as nx
 
 from apxtui.facts import CallSite, Definition, FileFacts
-from apxtui.index.resolve import UNRESOLVED, Resolved
+from apxtui.index.resolve import AMBIGUOUS, UNRESOLVED, Resolved
 from apxtui.index.resolve_cuda import CudaResolver
 from apxtui.index.resolve_python import PythonResolver
 from apxtui.index.resolve_rust import RustResolver
@@ -32,6 +32,7 @@ from apxtui.index.tables import Tables, node_id
 GRAPH_NODE_KINDS = {"rust_fn", "ffi_decl", "abi_fn", "host_fn", "device_fn", "kernel", "python_fn", "python_class"}
 BRANCH_KINDS = {"if", "else", "match_arm", "switch_case", "cfg", "pp_if", "except"}
 LOOP_KINDS = {"loop", "closure"}
+MAX_CANDIDATES = 12
 
 
 def _node_attrs(d: Definition, vendored: bool) -> dict:
@@ -181,7 +182,7 @@ class Linker:
 
     def _calls(self, pyo3: dict[str, str]) -> None:
         rust = RustResolver(self.t)
-        cuda = CudaResolver(self.t, self.includes)
+        cuda = CudaResolver(self.t, self.includes, self.vendored)
         py = PythonResolver(self.t, pyo3)
         index: dict[tuple[str, str], list[str]] = defaultdict(list)
         for nid, d in self.t.defs.items():
@@ -211,6 +212,9 @@ class Linker:
                 else:
                     kinds = ("kernel",) if call.kind == "launch" else ("host_fn", "abi_fn", "device_fn", "kernel")
                     res = cuda.resolve(call, caller, kinds)
+                if (res.status == AMBIGUOUS or not res.targets) and self.g.nodes[src].get("vendored") \
+                        and call.kind != "launch":
+                    res = Resolved(drop=True, how="vendored code: only exact links are kept")
                 if res.drop:
                     self.dropped[res.how] += 1
                     self.g.nodes[src]["dropped"] = self.g.nodes[src].get("dropped", 0) + 1
@@ -219,7 +223,16 @@ class Linker:
 
     def _add_call_edges(self, src: str, call: CallSite, res: Resolved) -> None:
         targets = [t for t in res.targets if t in self.g]
-        if not targets:
+        how = res.how
+        if len(targets) > MAX_CANDIDATES:  # kept and listed on one node, not drawn as N edges
+            amb = f"ambiguous:{call.callee}@{call.file}:{call.line}"
+            self.g.add_node(amb, kind="external", name=call.callee.split("::")[-1], qualname=call.callee,
+                            lang=self.g.nodes[src].get("lang", ""), file="", line=0, end_line=0, vendored=False,
+                            external_kind="ambiguous", candidates=sorted(targets))
+            how = f"{res.how}; {len(targets)} candidates, listed on the node"
+            targets = [amb]
+            status = AMBIGUOUS
+        elif not targets:
             name = res.external or call.callee
             ext = f"external:{name}"
             if ext not in self.g:
@@ -236,7 +249,7 @@ class Linker:
             "file": call.file, "line": call.line, "col": call.col, "site": f"{call.file}:{call.line}:{call.col}",
             "callee": call.callee, "receiver": call.receiver, "args": list(call.args),
             "template_args": list(call.template_args), "launch_config": list(call.launch_config),
-            "conditions": conditions, "loops": loops, "resolution": status, "how": res.how,
+            "conditions": conditions, "loops": loops, "resolution": status, "how": how,
             "candidates": len(targets), "text": call.text, "call_kind": call.kind, "attrs": dict(call.attrs),
         }
         for tgt in targets:

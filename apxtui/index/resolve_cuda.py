@@ -25,8 +25,9 @@ CPP_STD = {
 
 
 class CudaResolver:
-    def __init__(self, t: Tables, includes: dict[str, set[str]]):
+    def __init__(self, t: Tables, includes: dict[str, set[str]], vendored: set[str] = frozenset()):
         self.t = t
+        self.vendored = vendored
         self.includes = includes  # file → files it includes (resolved, direct)
         self._closure: dict[str, set[str]] = {}
 
@@ -74,6 +75,8 @@ class CudaResolver:
             return Resolved(near, EXACT, "the definition visible through #include")
         if near:
             return Resolved.of(near, "several definitions visible through #include")
+        if caller is not None and caller.file in self.vendored:
+            return Resolved(drop=True, how="vendored code: callee not visible through #include")
         return Resolved.of(real, "several definitions by name, none included by the caller", HEURISTIC)
 
     def _method_filter(self, ids: list[str], call: CallSite, caller: Definition) -> list[str]:

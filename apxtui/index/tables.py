@@ -31,6 +31,10 @@ def short_type(text: str) -> str:
     return t.split("::")[-1].split(".")[-1].strip()
 
 
+def _dd_list() -> defaultdict:
+    return defaultdict(list)
+
+
 @dataclass
 class Tables:
     defs: dict[str, Definition] = field(default_factory=dict)  # node id → def
@@ -41,7 +45,7 @@ class Tables:
     trait_methods: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
     trait_impls: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # trait → types
     types: dict[str, list[Definition]] = field(default_factory=lambda: defaultdict(list))  # short → defs
-    uses: dict[str, dict[str, list[Import]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    uses: dict[str, dict[str, list[Import]]] = field(default_factory=lambda: defaultdict(_dd_list))
     globs: dict[str, list[Import]] = field(default_factory=lambda: defaultdict(list))
     modules: set[str] = field(default_factory=set)
     crates: set[str] = field(default_factory=set)
