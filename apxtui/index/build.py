@@ -8,22 +8,25 @@ calls or launches but does not define, are parsed, then everything is re-linked.
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import marshal
 import os
 import pickle
 import re
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
 
-from apxtui.facts import LANGS, FileFacts, Issue
+from apxtui.facts import LANGS, Definition, FileFacts, Issue
 from apxtui.index.cache import FactCache
 from apxtui.index.link import Linker, link
+from apxtui.index.tables import Tables
 from apxtui.parse import content_hash, extract_file, languages
 from apxtui.parse.languages import queries_fingerprint
 from apxtui.scan import DEFAULT_VENDORED, ScanResult, SourceFile, scan
@@ -36,11 +39,17 @@ Progress = Callable[[int, int, str], None]  # (done, total, current file)
 
 @dataclass
 class Index:
+    """The result of indexing: the linked graph plus the per-file facts behind it.
+
+    ``facts`` may be a :class:`LazyFacts` (warm start): files are unpickled on first
+    access.  ``tables`` (the linker's symbol tables) are rebuilt on first use.
+    """
+
     root: Path
     scan: ScanResult
-    facts: dict[str, FileFacts]
+    facts: Mapping[str, FileFacts]
     graph: nx.MultiDiGraph
-    linker: Linker
+    linker: Linker | None = None
     issues: list[Issue] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     parsed: list[str] = field(default_factory=list)  # files parsed in this run (cache misses)
@@ -48,8 +57,45 @@ class Index:
     notices: list[str] = field(default_factory=list)
 
     @property
-    def tables(self):
+    def tables(self) -> Tables:
+        if self.linker is None:
+            self.linker = Linker(dict(self.facts), set(self.scan.by_rel()), set())
         return self.linker.t
+
+    def definition(self, node_id: str) -> Definition | None:
+        """The extracted Definition behind a graph node (None for bindings/vendor/external)."""
+        d = self.graph.nodes.get(node_id)
+        if not d or not d.get("file") or d.get("file") not in self.facts:
+            return None
+        for df in self.facts[d["file"]].defs:
+            if df.qualname == d.get("qualname") and df.line == d.get("line"):
+                return df
+        return None
+
+
+class LazyFacts(Mapping):
+    """Per-file facts read from the cache database on first access (warm starts)."""
+
+    def __init__(self, db: Path, shas: dict[str, str]):
+        self.db = db
+        self.shas = shas
+        self._loaded: dict[str, FileFacts] = {}
+
+    def __getitem__(self, rel: str) -> FileFacts:
+        if rel not in self.shas:
+            raise KeyError(rel)
+        if rel not in self._loaded:
+            got = FactCache.read_one(self.db, rel, self.shas[rel])
+            if got is None:
+                raise KeyError(f"{rel}: facts missing from the cache")
+            self._loaded[rel] = got
+        return self._loaded[rel]
+
+    def __iter__(self):
+        return iter(self.shas)
+
+    def __len__(self) -> int:
+        return len(self.shas)
 
 
 def _read(root: Path, sf: SourceFile) -> tuple[bytes | None, Issue | None]:
@@ -206,14 +252,21 @@ def build_index(
         t5 = time.perf_counter()
         graph, linker = link(facts, all_files, vendored_set)
         timings["link"] += time.perf_counter() - t5
-    if cache:
+    index = _finish(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, cache, t0)
+    if use_cache:
+        cache = FactCache(root, queries_fingerprint())
         _store_snapshot(cache, state, facts, graph, linker, vendored_indexed)
-    return _finish(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, cache, t0)
+        cache.close()
+    return index
 
 
 def _finish(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, cache, t0) -> Index:
-    for f in facts.values():
-        issues.extend(f.issues)
+    if isinstance(facts, LazyFacts):
+        issues.extend(Issue(*i) for i in graph.graph.get("file_issues", []))
+    else:
+        for f in facts.values():
+            issues.extend(f.issues)
+        graph.graph["file_issues"] = [(i.file, i.kind, i.message, i.line) for f in facts.values() for i in f.issues]
     timings["total"] = time.perf_counter() - t0
     notices = list(cache.notices) if cache else []
     if cache:
@@ -234,8 +287,14 @@ def _state_key(hashes: dict[str, str], sources: dict[str, SourceFile]) -> str:
 
 
 def _store_snapshot(cache: FactCache, state: str, facts, graph, linker, vendored_indexed: list[str]) -> None:
-    vendored_shas = {rel: facts[rel].sha for rel in vendored_indexed}
-    blob = pickle.dumps((facts, graph, linker, vendored_indexed, vendored_shas), protocol=pickle.HIGHEST_PROTOCOL)
+    """Graph as marshal-able lists (fast to load) + which facts back it (loaded lazily)."""
+    shas = {rel: f.sha for rel, f in facts.items()}
+    payload = (graph.graph, list(graph.nodes(data=True)), list(graph.edges(keys=True, data=True)),
+               shas, vendored_indexed)
+    try:
+        blob = b"M" + marshal.dumps(payload)
+    except ValueError:  # an attribute marshal cannot hold: fall back to pickle
+        blob = b"P" + pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
     cache.put_blob(state, zlib.compress(blob, 1))
     cache.prune_blobs(prefix="index:", keep=state)
 
@@ -244,14 +303,25 @@ def _load_snapshot(cache: FactCache, state: str, root: Path, sources: dict[str, 
     blob = cache.get_blob(state)
     if blob is None:
         return None
+    gc_was = gc.isenabled()
+    gc.disable()  # millions of small objects: collection passes would dominate the load
     try:
-        facts, graph, linker, vendored_indexed, vendored_shas = pickle.loads(zlib.decompress(blob))
-    except Exception as e:  # noqa: BLE001 - any unpickling failure means: rebuild
+        raw = zlib.decompress(blob)
+        payload = marshal.loads(raw[1:]) if raw[:1] == b"M" else pickle.loads(raw[1:])
+        gattrs, nodes, edges, shas, vendored_indexed = payload
+        graph = nx.MultiDiGraph()
+        graph.graph.update(gattrs)
+        graph.add_nodes_from(nodes)
+        graph.add_edges_from(edges)
+    except Exception as e:  # noqa: BLE001 - any failure here means: re-link
         cache.notices.append(f"cache snapshot unreadable ({type(e).__name__}); re-linking")
         return None
-    for rel, sha in vendored_shas.items():  # lazily indexed vendored files must be unchanged too
+    finally:
+        if gc_was:
+            gc.enable()
+    for rel in vendored_indexed:  # lazily indexed vendored files must be unchanged too
         sf = sources.get(rel)
         data, _ = _read(root, sf) if sf else (None, None)
-        if data is None or content_hash(data) != sha:
+        if data is None or content_hash(data) != shas.get(rel):
             return None
-    return facts, graph, linker, vendored_indexed
+    return LazyFacts(cache.path, shas), graph, None, list(vendored_indexed)

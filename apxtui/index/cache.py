@@ -23,6 +23,20 @@ from apxtui.facts import FileFacts
 SCHEMA = 4  # pickled FileFacts; bump when facts.py changes shape
 
 
+def code_fingerprint() -> str:
+    """Hash of the extractor and linker sources: a changed apxtui invalidates the cache."""
+    h = hashlib.blake2b(digest_size=8)
+    pkg = Path(__file__).resolve().parent.parent
+    for sub in ("facts.py", "scan.py", "parse", "index"):
+        p = pkg / sub
+        for f in sorted(p.rglob("*.py")) if p.is_dir() else [p]:
+            try:
+                h.update(f.read_bytes())
+            except OSError:
+                pass
+    return h.hexdigest()
+
+
 def cache_dir() -> Path:
     base = os.environ.get("APXTUI_CACHE_DIR")
     if base:
@@ -41,7 +55,7 @@ class FactCache:
 
     def __init__(self, root: Path, fingerprint: str):
         self.path = db_path(root)
-        self.stamp = f"{__version__}/{SCHEMA}/{fingerprint}"
+        self.stamp = f"{__version__}/{SCHEMA}/{fingerprint}/{code_fingerprint()}"
         self.notices: list[str] = []
         self.conn: sqlite3.Connection | None = None
         try:
@@ -100,6 +114,21 @@ class FactCache:
             self._reset()
             return {}
         return out
+
+    @staticmethod
+    def read_one(db: Path, rel: str, sha: str) -> FileFacts | None:
+        """One file's facts, by a short-lived read-only connection (lazy loading)."""
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+            try:
+                row = conn.execute("SELECT sha, facts FROM files WHERE rel=?", (rel,)).fetchone()
+            finally:
+                conn.close()
+            if row is None or row[0] != sha:
+                return None
+            return pickle.loads(zlib.decompress(row[1]))
+        except (sqlite3.DatabaseError, zlib.error, pickle.UnpicklingError, EOFError, ValueError):
+            return None
 
     def store(self, facts: Iterable[FileFacts]) -> None:
         if self.conn is None:

@@ -202,6 +202,12 @@ class RustResolver:
 
     def receiver_type(self, recv: str, caller: Definition | None, call: CallSite) -> str:
         """Short type name of a method receiver expression, or '' when unknown."""
+        ty = self._receiver_type(recv, caller, call)
+        if ty == "Self" and caller is not None:
+            return caller.container
+        return ty
+
+    def _receiver_type(self, recv: str, caller: Definition | None, call: CallSite) -> str:
         r = recv.strip()
         for p in ("&mut ", "&", "*"):
             r = r.removeprefix(p)
