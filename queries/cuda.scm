@@ -29,6 +29,8 @@
 ;   @local.declaration     a declaration; inside a function body it yields
 ;                          locals (var → type) and attrs.assigns
 ;   @local.assignment      `x = simple_expr;` inside a function (attrs.assigns)
+;   @local.update          any assignment in a function: accumulations (attrs.accumulates)
+;                          and stores through subscripts/pointers (attrs.stores)
 ;   @reference.call        any call expression
 ;   @launch.kernel         a `k<<<grid, block, smem, stream>>>(args)` launch
 ;   @launch.api.kernel<K>.config<I_J_…>
@@ -100,6 +102,9 @@
 (declaration) @local.declaration
 (for_range_loop) @local.declaration
 (assignment_expression operator: "=") @local.assignment
+; every assignment inside a function: compound `x += v` / self-updates `x = f(x)`
+; (attrs.accumulates) and stores through `a[i]`, `*p`, `a[i].f` (attrs.stores)
+(assignment_expression) @local.update
 
 ; ---------------------------------------------------------------- calls
 

@@ -350,6 +350,8 @@ class _Extractor:
             self._local_decl(n)
         for n, _ in self.caps["local.assignment"]:
             self._local_assign(n)
+        for n, _ in self.caps["local.update"]:
+            self._local_update(n)
         self._calls()
         self._macro_kernels(root)
         for n, _ in self.caps["env.read"]:
@@ -768,6 +770,39 @@ class _Extractor:
         fn = self._fn_of(node)
         if fn is not None:
             self._assign(fn, text(left, self.src), right, node)
+
+    def _local_update(self, node: Node) -> None:
+        """Accumulations (``x += v``, ``x = f(x)``) and stores (``a[i] = v``, ``*p = v``)."""
+        left, right, op = _field(node, "left"), _field(node, "right"), _field(node, "operator")
+        fn = self._fn_of(node)
+        if fn is None or left is None or right is None or op is None:
+            return
+        op_text, value = text(op, self.src), one_line(text(right, self.src), _ARG_LIMIT)
+        root = left
+        while root.type in ("subscript_expression", "field_expression", "pointer_expression",
+                            "parenthesized_expression") and _named(root):
+            root = _field(root, "argument") or _named(root)[0]
+        var = text(root, self.src) if root.type == "identifier" else ""
+        if left.type == "identifier" or (op_text != "=" and var):
+            self_ref = re.search(rf"(?<![.\w]){re.escape(var)}\b", text(right, self.src)) if var else None
+            if op_text != "=" or self_ref:
+                fn.defn.attrs.setdefault("accumulates", []).append(
+                    {"var": var, "op": op_text, "value": value, "line": line(node),
+                     "target": one_line(text(left, self.src), _ARG_LIMIT)})
+        if left.type != "identifier" and var:
+            store: dict[str, Any] = {"target": one_line(text(left, self.src), _ARG_LIMIT), "base": var, "op": op_text,
+                                     "value": value, "line": line(node)}
+            conv = right
+            while conv.type == "parenthesized_expression" and _named(conv):
+                conv = _named(conv)[0]
+            if conv.type == "call_expression" and _field(conv, "function") is not None:
+                f = _field(conv, "function")
+                store["conversion"] = _strip_targs(f, self.src) if f.type == "template_function" else text(f, self.src)
+                store["conversion_targs"] = _targs(_field(f, "arguments"), self.src) if f.type == "template_function" else []
+            elif conv.type == "cast_expression" and _field(conv, "type") is not None:
+                store["conversion"] = "cast"
+                store["conversion_targs"] = [one_line(text(_field(conv, "type"), self.src))]
+            fn.defn.attrs.setdefault("stores", []).append(store)
 
     # -- contexts -----------------------------------------------------------------------------------
 

@@ -716,6 +716,9 @@ class _Extractor:
         d = self.fn_defs.get(fn.id) if fn is not None else None
         if d is None:
             return
+        if value is not None:  # `let x = v;` value text (analyses follow per-request scalars)
+            d.attrs.setdefault("assigns", []).append(
+                {"var": var, "value": one_line(self.t(value))[:200], "line": let.start_point[0] + 1})
         ty = let.child_by_field_name("type")
         if ty is not None:
             d.locals[var] = one_line(self.t(ty))
