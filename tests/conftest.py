@@ -8,3 +8,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own fact cache directory: the user's cache is never touched."""
+    monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("apxtui-cache")))
+
+
+@pytest.fixture(scope="session")
+def demo_index(tmp_path_factory):
+    """The embedded demo checkout, indexed once per session (own cache dir)."""
+    import os
+
+    from apxtui.demo import DEMO_CHECKOUT
+    from apxtui.index.build import build_index
+
+    old = os.environ.get("APXTUI_CACHE_DIR")
+    os.environ["APXTUI_CACHE_DIR"] = str(tmp_path_factory.mktemp("demo-cache"))
+    try:
+        return build_index(DEMO_CHECKOUT, workers=1)
+    finally:
+        if old is None:
+            os.environ.pop("APXTUI_CACHE_DIR", None)
+        else:
+            os.environ["APXTUI_CACHE_DIR"] = old

@@ -31,7 +31,6 @@ from apxtui.index.tables import Tables, node_id
 
 GRAPH_NODE_KINDS = {"rust_fn", "ffi_decl", "abi_fn", "host_fn", "device_fn", "kernel", "python_fn", "python_class"}
 BRANCH_KINDS = {"if", "else", "match_arm", "switch_case", "cfg", "pp_if", "except"}
-LOOP_KINDS = {"loop", "closure"}
 MAX_CANDIDATES = 12
 
 
@@ -244,12 +243,13 @@ class Linker:
         else:
             status = res.status
         conditions = [asdict(c) for c in call.contexts if c.kind in BRANCH_KINDS]
-        loops = [c.text for c in call.contexts if c.kind in LOOP_KINDS]
+        loops = [c.text for c in call.contexts if c.kind == "loop"]
+        closures = [c.text for c in call.contexts if c.kind == "closure"]
         base = {
             "file": call.file, "line": call.line, "col": call.col, "site": f"{call.file}:{call.line}:{call.col}",
             "callee": call.callee, "receiver": call.receiver, "args": list(call.args),
             "template_args": list(call.template_args), "launch_config": list(call.launch_config),
-            "conditions": conditions, "loops": loops, "resolution": status, "how": how,
+            "conditions": conditions, "loops": loops, "closures": closures, "resolution": status, "how": how,
             "candidates": len(targets), "text": call.text, "call_kind": call.kind, "attrs": dict(call.attrs),
         }
         for tgt in targets:

@@ -108,7 +108,20 @@ class Tables:
                 self.pyclasses[b.rust_type or b.rust_qualname.split("::")[-1]] = b
 
     def finish(self) -> None:
-        """Derive cross-file facts once every file is added (PyO3 module membership)."""
+        """Derive cross-file facts once every file is added (PyO3 module membership,
+        2018-edition relative `use` paths: `use ops::norm` inside crate `k` is `k::ops::norm`)."""
+        external = {"std", "core", "alloc", "crate", "self", "super"}
+        every = [imp for m in self.uses.values() for imps in m.values() for imp in imps]
+        every += [imp for imps in self.globs.values() for imp in imps]
+        if every:
+                for imp in every:
+                    first = imp.path.split("::")[0]
+                    f = self.file_of.get(imp.file)
+                    if f is None or first in self.crates or first in external:
+                        continue
+                    mod = f.module
+                    if f"{mod}::{first}" in self.modules or self.by_qual.get(f"{mod}::{first}"):
+                        imp.path = f"{mod}::{imp.path}"
         for b in self.bindings:
             if b.kind == "module_member" and b.attrs.get("what", "class") == "class":
                 self.pyclass_module[b.rust_qualname.split("::")[-1]] = b.python_module

@@ -1,0 +1,25 @@
+"""Build a graph from a few in-memory source files (no checkout on disk needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apxtui.index.link import link
+from apxtui.parse import extract_file
+from apxtui.scan import EXTENSIONS
+
+
+def graph_of(files: dict[str, tuple[str, str]]):
+    """``{rel: (module, source)}`` → (graph, linker).  Language from the extension."""
+    facts = {}
+    for rel, (module, src) in files.items():
+        lang = EXTENSIONS[Path(rel).suffix]
+        facts[rel] = extract_file(rel, src.encode(), lang, module)
+    return link(facts, set(files), set())
+
+
+def edges_from(g, qual_suffix: str, kind: str | None = None):
+    """Out-edges (target attrs, edge attrs) of the node whose qualname ends with ``qual_suffix``."""
+    src = [n for n, d in g.nodes(data=True) if d.get("qualname", "").endswith(qual_suffix)]
+    assert len(src) == 1, (qual_suffix, src)
+    return [(g.nodes[v], d) for _, v, d in g.out_edges(src[0], data=True) if kind is None or d["kind"] == kind]
