@@ -1,0 +1,167 @@
+"""The configuration space of a checkout: crates and their features, build-script cfg
+names and macros with the conditions that emit them, CUDA architectures mentioned,
+environment variables read.  Read statically (``Cargo.toml`` via tomllib, build
+scripts via tree-sitter, the rest from the index's facts)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from apxtui.facts import FileFacts
+from apxtui.profile import cfgexpr
+from apxtui.profile.buildscript import ARCH_STR, BuildScript
+from apxtui.scan import SKIP_DIRS, is_vendored
+
+_CUDA_ARCH_CMP = re.compile(r"__CUDA_ARCH__\s*(?:[<>]=?|[!=]=)\s*(\d+)|(\d+)\s*(?:[<>]=?|[!=]=)\s*__CUDA_ARCH__")
+
+
+@dataclass
+class Crate:
+    name: str
+    dir: str  # relative, "" for the root
+    manifest: str
+    features: dict[str, list[str]] = field(default_factory=dict)
+    default: list[str] = field(default_factory=list)
+    build: str = ""  # build script, relative to the checkout
+    optional_deps: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ConfigSpace:
+    root: Path
+    crates: list[Crate]
+    scripts: dict[str, BuildScript]  # crate dir → build script
+    cfg_uses: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # name → (file, line)
+    archs: list[tuple[str, str, int, str]] = field(default_factory=list)  # (sm_XX, file, line, how)
+    env: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    pp_macros: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+
+    def crate_of(self, rel: str) -> Crate | None:
+        best: Crate | None = None
+        p = PurePosixPath(rel)
+        for c in self.crates:
+            d = PurePosixPath(c.dir) if c.dir else None
+            if d is None or d in p.parents:
+                if best is None or len(c.dir) > len(best.dir):
+                    best = c
+        return best
+
+    def crate_named(self, name: str) -> Crate | None:
+        key = name.replace("-", "_")
+        return next((c for c in self.crates if c.name.replace("-", "_") == key), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"crates": [], "cfg": {}, "archs": [], "env": self.env, "defines": {}}
+        for c in self.crates:
+            out["crates"].append({"name": c.name, "dir": c.dir, "manifest": c.manifest, "default": c.default,
+                                  "features": c.features, "build": c.build})
+        for cdir, bs in self.scripts.items():
+            crate = next(c.name for c in self.crates if c.dir == cdir)
+            for em in bs.emissions:
+                if em.kind == "define":
+                    key = "defines"
+                    name = em.name
+                else:
+                    key = "cfg"
+                    name = em.name if em.value is None else f'{em.name}="{em.value}"'
+                ent = out[key].setdefault(name, {"crate": crate, "declared": [], "emitted": []})
+                if em.kind == "check_cfg":
+                    ent["declared"].append(f"{em.file}:{em.line}")
+                else:
+                    ent["emitted"].append({
+                        "at": f"{em.file}:{em.line}", "value": em.value,
+                        "conditions": [[{"at": f"{c.file}:{c.line}", "text": c.text, "negated": not c.positive}
+                                        for c in p] for p in em.paths]})
+        for name, uses in self.cfg_uses.items():
+            ent = out["cfg"].setdefault(name, {"crate": "", "declared": [], "emitted": []})
+            ent["used"] = len(uses)
+            ent["first_use"] = f"{uses[0][0]}:{uses[0][1]}"
+        out["archs"] = [{"arch": a, "at": f"{f}:{ln}", "how": how} for a, f, ln, how in self.archs]
+        out["pp_macros"] = {k: [f"{f}:{ln}" for f, ln in v[:5]] + ([f"… {len(v) - 5} more"] if len(v) > 5 else [])
+                            for k, v in self.pp_macros.items()}
+        return out
+
+
+def find_crates(root: Path) -> list[Crate]:
+    crates: list[Crate] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
+                             and not is_vendored(f"{rel_dir}/{d}".lstrip("/")))
+        if "Cargo.toml" not in filenames:
+            continue
+        manifest = f"{rel_dir}/Cargo.toml".lstrip("/")
+        try:
+            data = tomllib.loads((root / manifest).read_text("utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            continue
+        pkg = data.get("package")
+        if not isinstance(pkg, dict):
+            continue
+        feats = {k: [str(x) for x in v] for k, v in (data.get("features") or {}).items() if isinstance(v, list)}
+        default = feats.pop("default", [])
+        build = pkg.get("build")
+        if build is False:
+            script = ""
+        elif isinstance(build, str):
+            script = f"{rel_dir}/{build}".lstrip("/")
+        else:
+            script = f"{rel_dir}/build.rs".lstrip("/") if (Path(dirpath) / "build.rs").is_file() else ""
+        optional = [k for k, v in (data.get("dependencies") or {}).items() if isinstance(v, dict) and v.get("optional")]
+        crates.append(Crate(str(pkg.get("name", rel_dir)), rel_dir, manifest, feats, list(default), script, optional))
+    return crates
+
+
+def discover(root: str | Path, facts: dict[str, FileFacts] | None = None) -> ConfigSpace:
+    root = Path(root).resolve()
+    crates = find_crates(root)
+    scripts = {c.dir: BuildScript(root, c.build) for c in crates if c.build and (root / c.build).is_file()}
+    space = ConfigSpace(root, crates, scripts)
+    for bs in scripts.values():
+        for f, ln, a in bs.arch_mentions:
+            space.archs.append((a, f, ln, "build script string"))
+    for rel, ff in sorted((facts or {}).items()):
+        _from_facts(space, rel, ff)
+    seen = set()
+    space.archs = [a for a in space.archs if not (a[:3] in seen or seen.add(a[:3]))]
+    return space
+
+
+def _from_facts(space: ConfigSpace, rel: str, ff: FileFacts) -> None:
+    cfg_texts: list[tuple[str, int]] = []
+    pp_texts: list[tuple[str, int]] = []
+    for d in ff.defs:
+        cfg_texts += [(c, d.line) for c in d.cfg]
+        pp_texts += [(c.text, c.line) for c in d.pp]
+    for c in ff.calls:
+        for x in c.contexts:
+            if x.kind == "cfg":
+                cfg_texts.append((x.text, x.line))
+            elif x.kind == "pp_if":
+                pp_texts.append((x.text, x.line))
+            elif x.kind in ("if", "else") and "cfg!(" in x.text:
+                cfg_texts += [(m, x.line) for m in re.findall(r"cfg!\((.*?)\)", x.text)]
+    for text, ln in dict.fromkeys(cfg_texts):
+        for o in cfgexpr.options(text):
+            name = o.name if o.value is None else f'{o.name}="{o.value}"'
+            space.cfg_uses.setdefault(name, []).append((rel, ln))
+    from apxtui.profile.ppexpr import identifiers
+
+    for text, ln in dict.fromkeys(pp_texts):
+        for m in _CUDA_ARCH_CMP.finditer(text):
+            num = int(m.group(1) or m.group(2))
+            space.archs.append((f"sm_{num // 10}", rel, ln, f"#if {text}"))
+        for ident in identifiers(text):
+            space.pp_macros.setdefault(ident, []).append((rel, ln))
+    for s in ff.strings:
+        for m in ARCH_STR.finditer(str(s.get("text", ""))):
+            space.archs.append((m.group(0), rel, int(s.get("line", 0)), "string"))
+    for e in ff.env_reads:
+        space.env.setdefault(e.name, []).append({"at": f"{e.file}:{e.line}", "caller": e.caller,
+                                                 "default": e.default, "text": e.text})
