@@ -188,3 +188,29 @@ pub fn f(n: usize, d: DType) {
     assert got["x::a"]["loops"] == ["for layer in 0..n"]
     assert [c["text"] for c in got["x::a"]["conditions"]] == ["DType::BF16"]
     assert [c["text"] for c in got["x::b"]["conditions"]] == ["_"]
+
+
+def test_alias_of_an_alias_and_glob_reexports():
+    files = {
+        "c/src/lib.rs": ("c", "pub mod kernels;\nmod ffi;\n"),
+        "c/src/ffi/mod.rs": ("c::ffi", "mod cuda;\npub(crate) use cuda::*;\n"),
+        "c/src/ffi/cuda.rs": ("c::ffi::cuda", 'extern "C" { pub fn cudaMalloc(p: *mut u8) -> i32; }\n'),
+        "c/src/kernels/mod.rs": ("c::kernels", "pub mod norm;\n"),
+        "c/src/kernels/norm.rs": ("c::kernels::norm", "use crate::ffi;\npub fn rms() { unsafe { ffi::cudaMalloc(0); } }\n"),
+        "m/src/lib.rs": ("m", "pub mod backend;\npub mod exec;\n"),
+        "m/src/backend.rs": ("m::backend", "pub use c::kernels;\n"),
+        "m/src/exec.rs": ("m::exec", "use super::backend::kernels;\nuse kernels::norm;\npub fn layer() { norm::rms(); }\n"),
+    }
+    g, _ = graph_of(files)
+    assert [(t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::exec::layer", "call")] == [
+        ("c::kernels::norm::rms", "exact")]
+    assert [(t["qualname"], e["resolution"]) for t, e in edges_from(g, "c::kernels::norm::rms", "call")] == [
+        ("c::ffi::cuda::cudaMalloc", "exact")]
+
+
+def test_chained_calls_on_one_line_are_separate_call_sites():
+    src = "pub struct S; pub struct Sh;\nimpl S { pub fn shape(&self) -> Sh { Sh } }\nimpl Sh { pub fn dims(&self) {} }\n" \
+          "pub fn f(s: &S) { s.shape().dims(); }\n"
+    g, _ = graph_of({"x/src/lib.rs": ("x", src)})
+    sites = {e["site"] for _, e in edges_from(g, "x::f", "call")}
+    assert len(sites) == 2

@@ -246,7 +246,8 @@ class Linker:
         loops = [c.text for c in call.contexts if c.kind == "loop"]
         closures = [c.text for c in call.contexts if c.kind == "closure"]
         base = {
-            "file": call.file, "line": call.line, "col": call.col, "site": f"{call.file}:{call.line}:{call.col}",
+            "file": call.file, "line": call.line, "col": call.col,
+            "site": f"{call.file}:{call.line}:{call.col}:{call.callee}",  # chained calls share a column
             "callee": call.callee, "receiver": call.receiver, "args": list(call.args),
             "template_args": list(call.template_args), "launch_config": list(call.launch_config),
             "conditions": conditions, "loops": loops, "closures": closures, "resolution": status, "how": how,

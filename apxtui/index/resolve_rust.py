@@ -78,7 +78,13 @@ class RustResolver:
         out: list[str] = []
         for scope in self._scopes(module, caller):
             for imp in self.t.uses.get(scope, {}).get(s0, []):
-                out.append("::".join([imp.path, *rest]))
+                target = imp.path.split("::")
+                if target[0] not in self.t.crates and target[0] != s0 and depth < 8:
+                    # `use kernels::norm;` where `kernels` is itself an alias in this module
+                    out += [f"{p}::{'::'.join(rest)}" if rest else p
+                            for p in self.expand(target, module, None, depth + 1)]
+                else:
+                    out.append("::".join([imp.path, *rest]))
         if out:
             return out
         local = f"{module}::{s0}"
@@ -121,6 +127,20 @@ class RustResolver:
             ids, how = self.lookup(imp.path, depth + 1)
             if ids:
                 return ids, "re-export " + (how or "")
+        for g in self.t.globs.get(mod, []):  # `pub use cuda::*;` re-exports
+            base = g.path.removesuffix("*").removesuffix("::")
+            if base and base != mod:
+                ids, how = self.lookup(f"{base}::{name}", depth + 1)
+                if ids:
+                    return ids, "glob re-export " + (how or "")
+        segs = path.split("::")
+        for k in range(len(segs) - 1, 1, -1):  # a re-exported module on the way: `a::kernels::norm::f`
+            pmod, pname = "::".join(segs[: k - 1]), segs[k - 1]
+            for imp in self.t.uses.get(pmod, {}).get(pname, []):
+                if imp.path != "::".join(segs[:k]):
+                    ids, how = self.lookup("::".join([imp.path, *segs[k:]]), depth + 1)
+                    if ids:
+                        return ids, "re-export " + (how or "")
         # Type::method where the impl lives in another module, or the type is re-exported
         tname = self.type_name(mod, depth + 1)
         if tname:
@@ -172,7 +192,7 @@ class RustResolver:
             ids, how = self.lookup(absolute)
             if ids:
                 ids = self._same_crate_first(ids, module)
-                status = EXACT if how in ("path", "impl method") or how.startswith("re-export") else HEURISTIC
+                status = EXACT if how in ("path", "impl method") or how.startswith(("re-export", "glob re-export")) else HEURISTIC
                 return Resolved.of(ids, f"{how} {absolute}".strip(), status)
         ext = "::".join(segs)
         if segs[0] in ("std", "core", "alloc"):
