@@ -65,6 +65,7 @@ class Dispatch:
     file: str
     line: int
     arms: list[Arm] = field(default_factory=list)
+    note: str = ""  # under a profile: "runtime" / "undecided under profile" (arms it could not decide)
 
     @property
     def chosen(self) -> list[int]:
@@ -110,8 +111,11 @@ class Tracer:
     """Builds the execution tree lazily (``expand``) or whole (``trace``)."""
 
     def __init__(self, graph: nx.MultiDiGraph, select: list[str] | None = None,
-                 choices: dict[str, int] | None = None, depth: int = 40, budget: int = 20000):
+                 choices: dict[str, int] | None = None, depth: int = 40, budget: int = 20000,
+                 profile: Any = None):
         self.g = graph
+        self.profile = profile  # apxtui.profile.Resolved: drops what the build/run profile excludes
+        self.excluded: list[str] = []  # "site -> node" edges the profile removed
         self.select = [s for s in (select or []) if s]
         self.choices = dict(choices or {})
         self.depth = depth
@@ -166,12 +170,26 @@ class Tracer:
         items: list[tuple[list[dict], Stage | Dispatch]] = []
         for site, group in sites.items():
             conds = group[0][1].get("conditions", [])
+            if self.profile is not None:  # profile hook: definitions the profile compiles out
+                group = self._profile_defs(site, group)
+                if not group:
+                    continue
             if len(group) == 1:
                 v, d = group[0]
                 items.append((conds, self.stage(v, d)))
             else:
                 items.append((conds, self._candidates(node, site, group)))
         return self._group(node, items, 0)
+
+    def _profile_defs(self, site: str, group: list) -> list:
+        from apxtui.profile.decide import definition
+
+        keep = [(v, d) for v, d in group if definition(self.profile, v, self.g.nodes[v]) is not False]
+        self.excluded += [f"{site} -> {v}" for v, d in group if all(v != k for k, _ in keep)]
+        if len(keep) == 1 < len(group):  # the other cfg/#if alternatives are compiled out
+            v, d = keep[0]
+            keep = [(v, {**d, "resolution": "exact", "how": f"{d.get('how', '')}; profile: 1 of {len(group)} alternatives"})]
+        return keep or (group if len(group) > 1 else [])
 
     def _candidates(self, node: str, site: str, group: list) -> Dispatch:
         d0 = group[0][1]
@@ -182,6 +200,8 @@ class Tracer:
             label = f"{nd.get('qualname')} @ {nd.get('file')}:{nd.get('line')}" + (f" [{cond}]" if cond else "")
             arm = Arm(label, "candidate", i, [self.stage(v, d)])
             disp.arms.append(arm)
+        if self.profile is not None:
+            disp.note = "undecided under profile"
         self._apply_selection(disp)
         return disp
 
@@ -212,8 +232,29 @@ class Tracer:
                           env=list(c.get("env", [])))
                 disp.arms.append(arm)
             self._add_implicit(disp)
+            if self.profile is not None:  # profile hook: arms decided by cfg/#if/env gates
+                ctxs = {idx: entries[0][0] for idx, entries in arms.items()}
+                flat = self._profile_arms(node, disp, ctxs)
+                if flat is not None:
+                    out = [x for it in out for x in (flat if it is disp else [it])]
+                    continue
             self._apply_selection(disp)
         return out
+
+    def _profile_arms(self, node: str, disp: Dispatch, ctxs: dict[int, dict]) -> list | None:
+        """Drop arms the profile decides False; the children of a lone True arm replace the dispatch."""
+        from apxtui.profile.decide import COMPILE_TIME, arms, device_pass
+
+        dev = device_pass(self.profile, node, self.g.nodes[node])
+        vals, implicit = arms(self.profile, disp.construct, ctxs, disp.file, dev)
+        value = {a.index: (implicit if a.implicit else vals.get(a.index)) for a in disp.arms}
+        disp.arms = [a for a in disp.arms if value[a.index] is not False]
+        if len(disp.arms) == 1 and value[disp.arms[0].index] is True:
+            return disp.arms[0].children
+        if not disp.arms:
+            return []
+        disp.note = "undecided under profile" if disp.construct in COMPILE_TIME else "runtime"
+        return None
 
     def _add_implicit(self, disp: Dispatch) -> None:
         kinds = {a.kind for a in disp.arms}

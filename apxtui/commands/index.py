@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.profile import add_profile_args, resolve_from_args
 from apxtui.report.model import header
 
 
@@ -15,10 +16,11 @@ def add_parser(sub) -> None:
                                    "symbols by kind, edges by kind and resolution, revision, seconds.")
     add_checkout(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_profile_args(p)
     p.set_defaults(func=run)
 
 
-def summary(idx) -> dict:
+def summary(idx, profile=None) -> dict:
     g = idx.graph
     files = Counter(sf.lang for sf in idx.scan.files if not sf.vendored)
     vendored = Counter(sf.lang for sf in idx.scan.files if sf.vendored)
@@ -27,7 +29,7 @@ def summary(idx) -> dict:
     for _, _, d in g.edges(data=True):
         edges.setdefault(d.get("kind", "?"), Counter())[d.get("resolution", "?")] += 1
     return {
-        **header(idx),
+        **header(idx, profile),
         "files": dict(files),
         "vendored_files": {"listed": dict(vendored), "indexed_lazily": list(idx.vendored_indexed)},
         "other_files": idx.scan.other_files,
@@ -42,7 +44,7 @@ def summary(idx) -> dict:
 
 def run(args) -> int:
     idx = load_index(args)
-    s = summary(idx)
+    s = summary(idx, resolve_from_args(args, idx))
     if args.json:
         write_output(json.dumps(s, indent=2), None)
         return 0

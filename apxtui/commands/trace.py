@@ -6,6 +6,7 @@ import json
 
 from apxtui.cli import UserError
 from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.profile import add_profile_args, resolve_from_args
 from apxtui.trace import SymbolError, Tracer, find_symbol
 
 
@@ -21,6 +22,7 @@ def add_parser(sub) -> None:
     p.add_argument("--depth", type=int, default=40, help="maximum call depth (default 40)")
     p.add_argument("--format", choices=("text", "md", "json"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    add_profile_args(p)
     p.set_defaults(func=run)
 
 
@@ -33,10 +35,11 @@ def run(args) -> int:
     except SymbolError as e:
         more = ("; candidates: " + ", ".join(e.candidates[:12])) if e.candidates else ""
         raise UserError(f"{e}{more}") from e
-    root = Tracer(idx.graph, select=args.select, depth=args.depth).trace(entry)
+    profile = resolve_from_args(args, idx)
+    root = Tracer(idx.graph, select=args.select, depth=args.depth, profile=profile).trace(entry)
     from apxtui.report.model import trace_document
 
-    doc = trace_document(idx, root, args.select, args.depth)
+    doc = trace_document(idx, root, args.select, args.depth, profile)
     if args.format == "json":
         text = json.dumps(doc, indent=2)
     elif args.format == "md":

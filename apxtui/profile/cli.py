@@ -130,7 +130,10 @@ def resolve(profile: Profile | None, index) -> Any:
     from apxtui.profile.model import Resolved
     from apxtui.profile.space import discover
 
-    return Resolved(profile, discover(index.root, index.facts))
+    rp = Resolved(profile, discover(index.root, index.facts))
+    linker = getattr(index, "linker", None)
+    rp.defs = dict(getattr(getattr(linker, "t", None), "defs", {}) or {})
+    return rp
 
 
 def resolve_from_args(args: argparse.Namespace, index) -> Any:

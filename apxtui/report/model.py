@@ -77,7 +77,8 @@ def all_dispatches(items) -> list[Dispatch]:
     return out
 
 
-def header(index: Index) -> dict[str, Any]:
+def header(index: Index, profile: Any = None) -> dict[str, Any]:
+    """``profile``: an ``apxtui.profile.Resolved`` (None: no profile, all configurations)."""
     git = index.scan.git
     return {
         "apxtui": __version__,
@@ -85,16 +86,17 @@ def header(index: Index) -> dict[str, Any]:
         "revision": git.revision if git else "(not a git checkout)",
         "branch": git.branch if git else "",
         "working_tree": {"modified": list(git.modified), "untracked": list(git.untracked)} if git else None,
-        "profile": NO_PROFILE,
+        "profile": profile.describe() if profile is not None else NO_PROFILE,
+        "profile_detail": profile.to_dict() if profile is not None else None,
         "static_analysis": STATIC_NOTE,
     }
 
 
-def trace_document(index: Index, root: Stage, select: list[str], depth: int) -> dict[str, Any]:
+def trace_document(index: Index, root: Stage, select: list[str], depth: int, profile: Any = None) -> dict[str, Any]:
     stages = flat_stages(root)
     disp = all_dispatches(root.children)
     return {
-        **header(index),
+        **header(index, profile),
         "entry": {"node": root.node, "qualname": root.qualname, "kind": root.kind, "file": root.file, "line": root.line},
         "select": list(select),
         "depth": depth,
@@ -102,6 +104,7 @@ def trace_document(index: Index, root: Stage, select: list[str], depth: int) -> 
         "stages": stages,
         "dispatch_points": [
             {"key": d.key, "construct": d.construct, "subject": d.subject, "file": d.file, "line": d.line,
+             "note": d.note,
              "arms": [{"label": a.label, "selected": a.selected, "implicit": a.implicit} for a in d.arms]}
             for d in disp
         ],
