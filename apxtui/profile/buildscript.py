@@ -32,6 +32,7 @@ ARCH_STR = re.compile(r"\b(?:sm|compute)_(\d{2,3})[a-z]?\b")
 _ARCH_NAME = re.compile(r"arch", re.I)
 _NOT_GPU = re.compile(r"target|host|cpu|CARGO_CFG", re.I)
 _UNKNOWN = object()
+_CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,13 @@ class BuildScript:
                 dm = _DEFINE_FLAG.match(s)
                 if dm:
                     self._emit("define", dm.group(1), dm.group(2), f, n)
+            elif n.type == "binary_expression" and self.t(n.child_by_field_name("operator")) in _CMP_OPS:
+                sides = [n.child_by_field_name("left"), n.child_by_field_name("right")]
+                texts = [self.t(x) for x in sides]
+                for a, b in ((0, 1), (1, 0)):
+                    if (sides[b] is not None and sides[b].type == "integer_literal" and _ARCH_NAME.search(texts[a])
+                            and not _NOT_GPU.search(texts[a]) and texts[b].isdigit() and 20 <= int(texts[b]) < 300):
+                        self.arch_mentions.append((f, n.start_point[0] + 1, f"sm_{texts[b]}"))
             elif n.type == "macro_invocation" and _macro_name(n) in ("println", "print"):
                 lits = [c for c in _descend(n) if c.type == "string_literal"]
                 if lits:

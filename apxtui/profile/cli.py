@@ -131,9 +131,22 @@ def resolve(profile: Profile | None, index) -> Any:
     from apxtui.profile.space import discover
 
     rp = Resolved(profile, discover(index.root, index.facts))
-    linker = getattr(index, "linker", None)
-    rp.defs = dict(getattr(getattr(linker, "t", None), "defs", {}) or {})
+    rp.defs = _Defs(index)
     return rp
+
+
+class _Defs:
+    """``node id → Definition`` looked up on demand through ``Index.definition``."""
+
+    def __init__(self, index):
+        self.index = index
+
+    def get(self, node: str):
+        find = getattr(self.index, "definition", None)
+        return find(node) if find is not None else None
+
+    def __bool__(self) -> bool:
+        return True
 
 
 def resolve_from_args(args: argparse.Namespace, index) -> Any:

@@ -1,0 +1,99 @@
+"""``apxtui config CHECKOUT [--json] [profile flags]``: the checkout's configuration space
+(cfg names and the build-script conditions that emit them, Cargo features per crate, CUDA
+architectures mentioned, environment variables read) and, with a profile, its derivation."""
+
+from __future__ import annotations
+
+import json
+
+from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.profile import add_profile_args, profile_from_args, resolve
+from apxtui.profile.cli import ProfileError
+from apxtui.profile.space import discover
+from apxtui.report.model import header
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("config", help="the configuration space: cfg names, features, archs, env variables",
+                       description="Show the build/run configuration space of a checkout; with profile flags, "
+                                   "what the profile enables and how each build-script cfg was derived.")
+    add_checkout(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_profile_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from apxtui.cli import UserError
+
+    idx = load_index(args)
+    space = discover(idx.root, idx.facts)
+    try:
+        prof = profile_from_args(args, idx.root)
+    except ProfileError as e:
+        raise UserError(str(e)) from e
+    rp = resolve(prof, idx)
+    doc = {**header(idx, rp), **space.to_dict()}
+    if args.json:
+        write_output(json.dumps(doc, indent=2, default=str), None)
+        return 0
+    write_output("\n".join(render(doc)), None)
+    return 0
+
+
+def _conds(paths: list[list[dict]]) -> str:
+    if not paths or not any(paths):
+        return "unconditionally"
+    alts = [" && ".join(("!" if c["negated"] else "") + f"`{c['text']}` ({c['at']})" for c in p) for p in paths]
+    return "when " + " || ".join(alts)
+
+
+def render(doc: dict) -> list[str]:
+    out = [f"checkout  {doc['checkout']}", f"profile   {doc['profile']}", "", "crates"]
+    for c in doc["crates"]:
+        feats = ", ".join(f"{k}{' → ' + ','.join(v) if v else ''}" for k, v in sorted(c["features"].items()))
+        out.append(f"  {c['name']} ({c['dir'] or '.'})  features: {feats or '(none)'}  "
+                   f"default: {','.join(c['default']) or '(none)'}" + (f"  build: {c['build']}" if c["build"] else ""))
+    out += ["", "cfg names (build scripts and uses)"]
+    for name, e in sorted(doc["cfg"].items()):
+        line = f"  {name}"
+        if e.get("crate"):
+            line += f"  [{e['crate']}]"
+        if e["declared"]:
+            line += f"  declared {', '.join(e['declared'])}"
+        if e.get("used"):
+            line += f"  used {e['used']}× (first {e['first_use']})"
+        out.append(line)
+        for em in e["emitted"]:
+            out.append(f"      emitted {em['at']} {_conds(em['conditions'])}")
+    if doc["defines"]:
+        out += ["", "C/CUDA macros defined by build scripts"]
+        for name, e in sorted(doc["defines"].items()):
+            for em in e["emitted"]:
+                val = f"={em['value']}" if em["value"] is not None else ""
+                out.append(f"  {name}{val}  [{e['crate']}] {em['at']} {_conds(em['conditions'])}")
+    out += ["", "CUDA architectures mentioned"]
+    by_arch: dict[str, list[str]] = {}
+    for a in doc["archs"]:
+        by_arch.setdefault(a["arch"], []).append(f"{a['at']} ({a['how'][:60]})")
+    for arch, where in sorted(by_arch.items(), key=lambda kv: (len(kv[0]), kv[0])):
+        out.append(f"  {arch}  " + "; ".join(where[:3]) + (f"; … {len(where) - 3} more" if len(where) > 3 else ""))
+    out += ["", "environment variables read"]
+    for name, reads in sorted(doc["env"].items()):
+        dflt = sorted({r["default"] for r in reads if r["default"]})
+        out.append(f"  {name}  " + ", ".join(r["at"] for r in reads[:4]) + (" …" if len(reads) > 4 else "")
+                   + (f"  default/use: {'; '.join(dflt)[:100]}" if dflt else ""))
+    det = doc.get("profile_detail")
+    if det:
+        out += ["", f"under {det['text']}"]
+        out.append("  features on: " + "; ".join(f"{k}: {','.join(v) or '-'}" for k, v in det["features"].items()))
+        for d in det["derived_cfg"] + det["derived_defines"]:
+            val = {True: "on", False: "off", None: "UNDECIDED"}[d["value"]]
+            out.append(f"  {d['name']} [{d['crate']}] {val}")
+            for s in d["derivation"]:
+                out.append(f"      {s}")
+            for s in d.get("assumed", []):
+                out.append(f"      {s}")
+        for w in det["warnings"]:
+            out.append(f"  warning: {w}")
+    return out
