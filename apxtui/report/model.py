@@ -95,7 +95,7 @@ def header(index: Index, profile: Any = None) -> dict[str, Any]:
 def trace_document(index: Index, root: Stage, select: list[str], depth: int, profile: Any = None) -> dict[str, Any]:
     stages = flat_stages(root)
     disp = all_dispatches(root.children)
-    return {
+    return add_analyses(index, root, stages, {
         **header(index, profile),
         "entry": {"node": root.node, "qualname": root.qualname, "kind": root.kind, "file": root.file, "line": root.line},
         "select": list(select),
@@ -113,4 +113,20 @@ def trace_document(index: Index, root: Stage, select: list[str], depth: int, pro
             {"key": d.key, "callee": d.subject, "file": d.file, "line": d.line, "candidates": [a.label for a in d.arms]}
             for d in disp if d.construct == "candidates"
         ],
-    }
+    })
+
+
+def add_analyses(index: Index, root: Stage, stages: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:
+    """Per-stage ``dtypes``/``launches``/``capture``/``frequency`` and the path-level
+    ``dtype_boundaries``, ``launch_totals``, ``host_transfers``, ``capture_regions``."""
+    from apxtui.analysis.annotate import annotate
+
+    try:
+        ann = annotate(index, root)
+    except Exception as e:  # noqa: BLE001 - an analysis failure must not lose the trace
+        doc["analysis_error"] = f"{type(e).__name__}: {e}"
+        return doc
+    for d, (_, st, _) in zip(stages, walk(root), strict=False):
+        d.update(ann.stage(st))
+    doc.update(ann.path)
+    return doc

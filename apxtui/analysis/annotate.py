@@ -1,0 +1,298 @@
+"""All analyses over one trace tree: per-stage annotations and the path-level summaries.
+
+``annotate(index, root)`` → :class:`Annotations` with ``stage(st)`` (the ``dtypes``,
+``launches``, ``capture`` and ``frequency`` fields of one stage) and ``path`` (dtype
+boundaries, launch totals, host-transfer audit, capture regions).  Pure: reads the
+index and the tree, never the source.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from apxtui.analysis.capture import CaptureAnalysis, subtree
+from apxtui.analysis.dtypes import DtypeAnalysis
+from apxtui.analysis.evidence import HEURISTIC, loc
+from apxtui.analysis.hostops import host_op
+from apxtui.analysis.launches import Count, LaunchCounter, own_kind
+from apxtui.analysis.loops import consts_of, frequency, multiplier
+from apxtui.trace import Dispatch, Stage
+
+LOADER = re.compile(r"^(load|load_\w+|\w+_load|from_pretrained|read_checkpoint|upload_\w+|warmup|prepare_weights)$")
+HOST_COMPUTE = re.compile(r"(^|::|\.)(cpu|host)(::|\.|$)|Cpu[A-Z]?\w*::", re.I)
+GEMM_APIS = re.compile(r"Matmul$|[Gg]emm|^run$|^operator\(\)$|fwd|attention", re.I)
+
+
+@dataclass
+class _Info:
+    parent: Stage | None
+    mults: list[dict[str, Any]]  # own call-site loops
+    path_mults: list[dict[str, Any]]  # from the entry down to here, own included
+    phase: str
+    arms: tuple[str, ...]
+    alternative: bool  # under a dispatch point with no selection
+    region: str = ""
+    role: str = ""
+
+
+@dataclass
+class Annotations:
+    per_stage: dict[int, dict[str, Any]] = field(default_factory=dict)
+    path: dict[str, Any] = field(default_factory=dict)
+
+    def stage(self, st: Stage) -> dict[str, Any]:
+        return self.per_stage.get(id(st), {})
+
+
+class _Annotator:
+    def __init__(self, index: Any, root: Stage):
+        self.index = index
+        self.root = root
+        self.dt = DtypeAnalysis(index)
+        self.cap = CaptureAnalysis(index)
+        self.info: dict[int, _Info] = {}
+        self.order: list[Stage] = []
+        self.regions: list[dict[str, Any]] = []
+        self.body_of: dict[int, str] = {}
+        self.role_of: dict[int, str] = {}
+        self.launch_info: dict[int, dict[str, Any]] = {}
+        self.hazard_info: dict[int, list[dict[str, Any]]] = {}
+
+    # -- pass 1: structure ---------------------------------------------------------------
+
+    def walk(self, st: Stage, parent: Stage | None, path_mults, phase, arms, alt) -> None:
+        consts = consts_of(self.index.definition(parent.node)) if parent is not None else {}
+        own = [multiplier(h, consts) for h in (st.via or {}).get("loops", [])]
+        if phase == "eager" and LOADER.match(st.name or ""):
+            phase = "load"
+        info = _Info(parent, own, [*path_mults, *own], phase, arms, alt)
+        self.info[id(st)] = info
+        self.order.append(st)
+        if st.cut:
+            return
+        self._items(st.children, st, info.path_mults, phase, arms, alt)
+
+    def _items(self, items, parent, path_mults, phase, arms, alt) -> None:
+        for it in items:
+            if isinstance(it, Stage):
+                self.walk(it, parent, path_mults, phase, arms, alt)
+                continue
+            chosen = [a for a in it.arms if a.selected]
+            for a in it.arms:
+                if a.selected is False:
+                    continue
+                self._items(a.children, parent, path_mults, phase, (*arms, a.label), alt or len(chosen) != 1)
+
+    def find_regions(self) -> None:
+        for st in self.order:
+            if self.cap.roles.role(st.node):  # a wrapper of one lifecycle call is not a region
+                continue
+            for r in self.cap.regions_in(st):
+                self.regions.append(r)
+                for c in r["_body"]:
+                    for s, _p, _a in subtree(c):
+                        self.body_of[id(s)] = r["id"]
+        for st in self.order:
+            role = self.cap.roles.role(st.node) if st.kind != "file" else None
+            if role:
+                self.role_of[id(st)] = role
+        # phases: captured bodies, lifecycle wrappers (and below them)
+        for st in self.order:
+            info = self.info[id(st)]
+            if id(st) in self.body_of:
+                info.phase, info.region = "captured", self.body_of[id(st)]
+        for st in self.order:
+            if id(st) in self.role_of:
+                for s, _p, _a in subtree(st):
+                    if self.info.get(id(s)) and self.info[id(s)].phase == "eager":
+                        self.info[id(s)].phase = "capture"
+                        self.info[id(s)].role = self.role_of[id(st)]
+
+    # -- pass 2: per-stage facts ---------------------------------------------------------
+
+    def dtypes(self, st: Stage) -> dict[str, Any] | None:
+        v = st.via or {}
+        parent = self.info[id(st)].parent
+        if v.get("kind") == "launch" and st.kind == "kernel":
+            return self.dt.kernel(st.node, v)
+        if v.get("kind") == "vendor" and parent is not None and GEMM_APIS.search(st.name or ""):
+            return self.dt.library(parent.node, v)
+        for it in st.children:
+            if isinstance(it, Dispatch) and it.construct == "match":
+                arm = self.dt.operator_arm(it.subject, [(a.label, a.selected) for a in it.arms if not a.implicit])
+                if arm:
+                    return {"kind": "operator", "dtype_arm": arm, "at": f"{it.file}:{it.line}"}
+        return None
+
+    def bodies(self) -> None:
+        for r in self.regions:
+            fn = next(s for s in self.order if s.node == r["function_node"])
+            b = self.cap.body(fn, r)
+            r["launches"] = b["launches"]
+            r["hazards"] = b["hazards"]
+            r["library_calls"] = b["library_calls"]
+            r["allocations_in_body"] = b["allocations_in_body"]
+            sites = {(x["kernel"], x["at"]): x for x in b["launches"]}
+            haz = {}
+            for h in b["hazards"]:
+                haz.setdefault(h["at"], []).append(h)
+            for s, _p, _a in (t for c in r["_body"] for t in subtree(c)):
+                v = s.via or {}
+                at = loc(v.get("file", ""), v.get("line", 0))
+                if (s.qualname, at) in sites:
+                    self.launch_info[id(s)] = sites[(s.qualname, at)]
+                if at in haz and (s.kind == "external" or v.get("kind") == "launch"):
+                    self.hazard_info[id(s)] = haz[at]
+
+    def run(self) -> Annotations:
+        self.walk(self.root, None, [], "load" if LOADER.match(self.root.name or "") else "eager", (), False)
+        self.find_regions()
+        self.bodies()
+        counter = LaunchCounter(self.index.graph, lambda s: self.info[id(s)].mults,
+                                lambda s: self.info[id(s)].phase)
+        root_counts = counter.stage(self.root)
+        ann = Annotations()
+        entry = self.root.qualname
+        for st in self.order:
+            info = self.info[id(st)]
+            counts = counter.stage(st)
+            own = own_kind(st, self.index.graph)
+            rec: dict[str, Any] = {
+                "frequency": {"label": frequency(info.path_mults, info.phase, entry), "phase": info.phase,
+                              "loops": [m["label"] for m in info.path_mults],
+                              "alternative": info.alternative,
+                              "status": "heuristic" if any(m["value"] is None for m in info.path_mults)
+                              or info.alternative else "exact"},
+                "launches": {**_summary(counts, own), "self": own,
+                             "multiplier": " × ".join(_mult_label(m) for m in info.mults),
+                             "multiplier_detail": info.mults,
+                             "subtree": {ph: c.to_dict() for ph, c in counts.items()},
+                             "scope": f"static, per call of {st.qualname} (subtree; own call not included)"},
+            }
+            d = self.dtypes(st)
+            if d:
+                rec["dtypes"] = d
+            cap: dict[str, Any] = {}
+            if info.region:
+                cap = {"region": info.region, "role": "body"}
+            elif info.phase == "capture":
+                cap = {"region": "", "role": info.role}
+            if id(st) in self.launch_info:
+                li = self.launch_info[id(st)]
+                cap["constants"] = li["constants"]
+                cap["buffers"] = li["buffers"]
+            if id(st) in self.hazard_info:
+                cap["hazards"] = self.hazard_info[id(st)]
+            if cap:
+                rec["capture"] = cap
+            ann.per_stage[id(st)] = rec
+        ann.path = {
+            "launch_totals": {
+                "scope": f"static counts, per call of {entry}; captured work is recorded once per capture and "
+                         "replayed (not launched) on every replay; a library call is not a device launch",
+                "by_phase": {ph: c.to_dict() for ph, c in root_counts.items()},
+                "alternatives": counter.alternatives,
+            },
+            "dtype_boundaries": self.boundaries(ann),
+            "host_transfers": self.transfers(),
+            "capture_regions": [{k: v for k, v in r.items() if not k.startswith("_")} for r in self.regions],
+        }
+        return ann
+
+    # -- path level ----------------------------------------------------------------------
+
+    def boundaries(self, ann: Annotations) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        cur: str | None = None
+        for st in self.order:
+            d = ann.stage(st).get("dtypes")
+            if not d or d.get("kind") not in ("kernel", "library"):
+                continue
+            info = self.info[id(st)]
+            v = st.via or {}
+            where = loc(v.get("file", ""), v.get("line", 0))
+            base = {"stage": st.qualname, "at": where, "arms": list(info.arms), "alternative": info.alternative,
+                    "phase": info.phase}
+            if d["kind"] == "kernel":
+                ins = [x for x in d["input"]["value"] if x not in ("u32", "i32", "i64", "u64")]
+                acc = d["accumulator"]["value"]
+                outs = d["output"]["value"]
+                rounds = [c for c in d["conversions"] if c["kind"] == "round"]
+                status = d["storage"]["status"]
+            else:
+                ops = d["operands"]["value"] or {}
+                ins = [x for x in (ops.get("A"), ops.get("B"), ops.get("element")) if x]
+                acc = [d["compute"]["value"]] if d.get("compute", {}).get("value") else []
+                outs = [x for x in (ops.get("D") or ops.get("C") or ops.get("element"),) if x]
+                rounds = []
+                status = d["operands"]["status"]
+            i0 = ins[0] if ins else None
+            if cur and i0 and i0 != cur and not info.alternative:
+                out.append({**base, "from": cur, "to": i0, "kind": "input differs from previous output",
+                            "status": HEURISTIC})
+            a0 = acc[0] if acc else None
+            if i0 and a0 and a0 != i0:
+                out.append({**base, "from": i0, "to": a0, "kind": "accumulate", "status": status,
+                            "evidence": d.get("accumulator", d.get("compute", {})).get("evidence", [])})
+            o0 = outs[0] if outs else None
+            src = a0 or i0
+            if src and o0 and o0 != src:
+                kind = "quantize" if o0 in ("e4m3", "e5m2", "i8", "i4") else "round"
+                out.append({**base, "from": src, "to": o0, "kind": kind, "status": status,
+                            "evidence": [c["where"] for c in rounds][:4]})
+            if o0:
+                cur = o0
+        return out
+
+    def transfers(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for st in self.order:
+            info = self.info[id(st)]
+            v = st.via or {}
+            where = loc(v.get("file", ""), v.get("line", 0))
+            item: dict[str, Any] | None = None
+            if st.kind == "external":
+                op = host_op(st.qualname, v.get("args", []))
+                if op:
+                    item = dict(op)
+            elif st.kind in ("rust_fn", "python_fn") and HOST_COMPUTE.search(st.qualname or "") \
+                    and info.parent is not None and not HOST_COMPUTE.search(info.parent.qualname or ""):
+                item = {"kind": "host compute", "api": st.qualname, "status": HEURISTIC,
+                        "reason": "CPU/host module or backend by name"}
+            if item is None:
+                continue
+            chain = []
+            p = info.parent
+            while p is not None and len(chain) < 3:
+                if p.kind in ("rust_fn", "python_fn", "abi_fn"):
+                    chain.append(p.qualname)
+                p = self.info[id(p)].parent
+            item.update({"at": where, "via": chain, "phase": info.phase, "in_capture": info.region or None,
+                         "frequency": frequency(info.path_mults, info.phase, self.root.qualname),
+                         "arms": list(info.arms), "alternative": info.alternative})
+            out.append(item)
+        return out
+
+
+def _mult_label(m: dict[str, Any]) -> str:
+    return f"×{m['value']} ({m['label']})" if m["value"] is not None else f"× {m['label']}"
+
+
+def _summary(counts: dict[str, Count], own: str | None) -> dict[str, str]:
+    """``device``/``library`` of one call of the stage, own call included, phases summed (min..max)."""
+    total = Count()
+    for c in counts.values():
+        total.add(c)
+    if own:
+        total.add(Count.unit(own))
+    d = total.to_dict()
+    return {k: d[k]["max"] if d[k]["exact"] else f"{d[k]['min']} .. {d[k]['max']}" for k in ("device", "library")}
+
+
+def annotate(index: Any, root: Stage) -> Annotations:
+    return _Annotator(index, root).run()
+
+
+__all__ = ["annotate", "Annotations", "Count"]

@@ -1,0 +1,349 @@
+"""Storage, input, accumulator and output dtypes of kernel launches and library calls.
+
+Kernels: pointer parameters after template substitution (explicit ``<...>`` at the
+launch, else deduced from ``static_cast<const X*>`` arguments), accumulators from
+``attrs["accumulates"]`` of the kernel and the ``__device__`` helpers it calls, and
+conversions from intrinsic calls, ``static_cast`` calls and stores.  Library calls:
+A/B/C/D and compute types read from the call's arguments, following local variables
+and descriptor/layout creation calls inside the same function.  Nothing is parsed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from apxtui.analysis import types as ty
+from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, fact, identifiers, loc
+from apxtui.facts import CallSite, Definition
+
+_REDUCTION_HINT = re.compile(r"__shfl\w*|atomicAdd|BlockReduce|WarpReduce|__reduce_\w+")
+HELPER_DEPTH = 3
+
+
+class DtypeAnalysis:
+    """Per-index cache of kernel/library dtype facts."""
+
+    def __init__(self, index: Any):
+        self.index = index
+        self.g = index.graph
+        self._calls: dict[tuple[str, str], list[CallSite]] = {}
+
+    # -- facts access --------------------------------------------------------------------
+
+    def defn(self, node: str) -> Definition | None:
+        return self.index.definition(node)
+
+    def calls_in(self, d: Definition) -> list[CallSite]:
+        key = (d.file, f"{d.qualname}@{d.line}")
+        if key not in self._calls:
+            facts = self.index.facts.get(d.file) if hasattr(self.index.facts, "get") else self.index.facts[d.file]
+            self._calls[key] = [c for c in (facts.calls if facts else [])
+                                if c.caller == d.qualname and d.line <= c.line <= d.end_line]
+        return self._calls[key]
+
+    def helpers(self, node: str) -> list[tuple[str, dict[str, str]]]:
+        """``__device__`` functions called (transitively) from ``node``, with their template bindings."""
+        out: list[tuple[str, dict[str, str]]] = []
+        seen = {node}
+        frontier = [node]
+        for _ in range(HELPER_DEPTH):
+            nxt = []
+            for n in frontier:
+                for _, v, e in self.g.out_edges(n, data=True):
+                    if v in seen or self.g.nodes[v].get("kind") != "device_fn" or e.get("kind") != "call":
+                        continue
+                    seen.add(v)
+                    tp = self.g.nodes[v].get("template_params", [])
+                    out.append((v, dict(zip(tp, e.get("template_args", []), strict=False))))
+                    nxt.append(v)
+            frontier = nxt
+        return out
+
+    # -- kernels -------------------------------------------------------------------------
+
+    def bindings(self, d: Definition, via: dict[str, Any]) -> tuple[dict[str, str], str, str]:
+        """Template parameter → argument at the launch; status and how."""
+        targs = list(via.get("template_args", []))
+        tparams = list(d.template_params)
+        b = dict(zip(tparams, targs, strict=False))
+        if len(targs) >= len(tparams):
+            return b, EXACT, "template arguments at the launch site" if tparams else "not a template"
+        # deduce from `static_cast<const X*>(arg)` on pointer arguments
+        for p, a in zip(d.params, via.get("args", []), strict=False):
+            m = re.match(r"\s*(?:static_cast|reinterpret_cast)<\s*(.+?)\s*>\s*\(", a)
+            base = ty.strip_type(p.type)
+            if m and base in tparams and base not in b and ty.is_pointer(p.type):
+                b[base] = ty.strip_type(m.group(1))
+        missing = [t for t in tparams if t not in b]
+        if not missing:
+            return b, HEURISTIC, "template parameters deduced from casts on the launch arguments"
+        return b, UNKNOWN, f"template parameter(s) {', '.join(missing)} not bound at the launch"
+
+    def kernel(self, node: str, via: dict[str, Any] | None) -> dict[str, Any]:
+        d = self.defn(node)
+        via = via or {}
+        site = loc(via.get("file", ""), via.get("line", 0))
+        if d is None:
+            none = fact([], UNKNOWN, "no definition of the kernel in the checkout", [site])
+            return {"kind": "kernel", "template_bindings": {}, "params": [], "storage": none, "input": none,
+                    "output": none, "accumulator": none, "conversions": []}
+        b, bstatus, bhow = self.bindings(d, via)
+        where = loc(d.file, d.line)
+        params = []
+        for p in d.params:
+            t = ty.substitute(p.type, b)
+            if not ty.is_pointer(t):
+                continue
+            dt = ty.canonical(t)
+            params.append({"name": p.name, "type": t, "dtype": dt, "role": "input" if ty.is_const_pointer(t) else "output"})
+        storage = sorted({p["dtype"] for p in params if p["dtype"]})
+        ins = _uniq(p["dtype"] for p in params if p["role"] == "input" and p["dtype"])
+        outs = _uniq(p["dtype"] for p in params if p["role"] == "output" and p["dtype"])
+        in_why = "const pointer parameters (read)"
+        if not ins and outs:
+            ins, in_why = outs, "no const pointer parameter: the written pointers are read in place"
+        st = bstatus if all(p["dtype"] for p in params) else UNKNOWN
+        why = bhow if st != UNKNOWN or bstatus == UNKNOWN else "a pointer parameter's element type is not a known dtype"
+        acc = self.accumulators(node, d, b)
+        conv = self.conversions(node, d, b)
+        return {
+            "kind": "kernel",
+            "template_bindings": b,
+            "params": params,
+            "storage": fact(storage, st, why, [where, site]),
+            "input": fact(ins, st, in_why, [where]),
+            "output": fact(outs, st, "non-const pointer parameters (written)", [where]),
+            "accumulator": acc,
+            "conversions": conv,
+        }
+
+    def _var_type(self, d: Definition, var: str, b: dict[str, str]) -> str | None:
+        t = d.locals.get(var) or next((p.type for p in d.params if p.name == var), None)
+        return ty.substitute(t, b) if t else None
+
+    def accumulators(self, node: str, d: Definition, b: dict[str, str]) -> dict[str, Any]:
+        sites = []
+        for n, hb in [(node, b), *self.helpers(node)]:
+            hd = d if n == node else self.defn(n)
+            if hd is None:
+                continue
+            for a in hd.attrs.get("accumulates", []):
+                t = self._var_type(hd, a["var"], {**b, **hb}) if a.get("var") else None
+                dt = ty.canonical(t) if t else None
+                if dt not in ty.FLOATS:
+                    continue  # loop counters, index arithmetic
+                sites.append({"var": a["var"], "type": t, "dtype": dt, "op": a["op"], "value": a["value"],
+                              "function": hd.qualname, "where": loc(hd.file, a["line"]),
+                              "reduction": bool(_REDUCTION_HINT.search(a["value"]))})
+        dts = _uniq(s["dtype"] for s in sites)
+        if not sites:
+            return fact([], UNKNOWN, "no floating-point accumulation (`+=`, `x = f(x)`) found in the kernel or its helpers")
+        return fact(dts, EXACT, "declared types of the accumulated variables", [s["where"] for s in sites][:8],
+                    sites=sites)
+
+    def conversions(self, node: str, d: Definition, b: dict[str, str]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for n, hb in [(node, b), *self.helpers(node)]:
+            hd = d if n == node else self.defn(n)
+            if hd is None:
+                continue
+            bb = {**b, **hb}
+            for c in self.calls_in(hd):
+                conv = ty.intrinsic_target(c.callee, c.args)
+                how = "conversion intrinsic"
+                if conv is None and c.callee in ("static_cast", "__float2bfloat16") and c.template_args:
+                    dst = ty.canonical(ty.substitute(c.template_args[0], bb))
+                    src = self.expr_dtype(hd, c.args[0] if c.args else "", bb)
+                    if not dst or ty.is_pointer(c.template_args[0]):
+                        continue
+                    conv = (src, dst)
+                    how = "static_cast (source type from the operand's declared types)"
+                if conv is None:
+                    continue
+                src, dst = conv
+                kind = "round" if ty.narrows(src, dst) else ("widen" if src and src != dst else "same")
+                if kind == "same":
+                    continue
+                out.append({"from": src, "to": dst, "kind": kind, "call": c.callee, "function": hd.qualname,
+                            "where": loc(hd.file, c.line), "how": how,
+                            "status": EXACT if how == "conversion intrinsic" else (HEURISTIC if src else UNKNOWN)})
+            for s in hd.attrs.get("stores", []):  # implicit narrowing at a plain store
+                if s.get("conversion"):
+                    continue
+                dst = ty.canonical(self._var_type(hd, s["base"], bb) or "")
+                src = self.expr_dtype(hd, s["value"], bb)
+                if dst and src and ty.narrows(src, dst):
+                    out.append({"from": src, "to": dst, "kind": "round", "call": "implicit store",
+                                "function": hd.qualname, "where": loc(hd.file, s["line"]), "how": "implicit conversion",
+                                "status": HEURISTIC})
+        return out
+
+    def expr_dtype(self, d: Definition, expr: str, b: dict[str, str]) -> str | None:
+        """Widest float dtype among an expression's casts and declared operands (usual arithmetic conversions)."""
+        found = [ty.canonical(ty.substitute(m, b)) for m in re.findall(r"static_cast<\s*([^<>]+?)\s*>", expr)]
+        if re.search(r"__\w+2float", expr):
+            found.append("f32")
+        stripped = re.sub(r"static_cast<[^<>]+>", "", expr)
+        for ident in identifiers(stripped):
+            t = self._var_type(d, ident, b)
+            if t:
+                found.append(ty.canonical(t))
+        if re.search(r"\d\.\d*f\b|\d+\.?\d*e-?\d+f\b", stripped):
+            found.append("f32")
+        floats = [f for f in found if f in ty.FLOATS]
+        return max(floats, key=lambda f: ty.WIDTH.get(f, 0)) if floats else None
+
+    # -- library calls -------------------------------------------------------------------
+
+    def library(self, caller: str, via: dict[str, Any]) -> dict[str, Any]:
+        api = via.get("callee", "")
+        lib = (via.get("attrs") or {}).get("library", "")
+        site = loc(via.get("file", ""), via.get("line", 0))
+        d = self.defn(caller)
+        if lib == "cutlass" or (via.get("attrs") or {}).get("operator_type"):
+            return self._cutlass(via, site)
+        if d is None:
+            return {"kind": "library", "api": api,
+                    "operands": fact({}, UNKNOWN, "the calling function has no definition in the index", [site])}
+        args = list(via.get("args", []))
+        calls = self.calls_in(d)
+        if api == "cublasLtMatmul" and len(args) >= 12:
+            ops = {k: self._lt_layout(d, calls, args[i]) for k, i in (("A", 4), ("B", 6), ("C", 9), ("D", 11))}
+            compute, scale = self._lt_desc(d, calls, args[1])
+            return self._gemm(api, ops, compute, scale, site, d)
+        pos = _GEMM_ARGS.get(api)
+        if pos and len(args) > max(pos.values()):
+            ops = {k: self.resolve(d, args[i]) for k, i in pos.items() if k != "compute"}
+            compute = self.resolve(d, args[pos["compute"]]) if "compute" in pos else (None, [])
+            return self._gemm(api, ops, compute, (None, []), site, d)
+        fixed = _FIXED.get(api)
+        if fixed:
+            return {"kind": "library", "api": api,
+                    "operands": fact({"A": fixed, "B": fixed, "C": fixed}, EXACT, f"{api} is typed by name", [site]),
+                    "compute": fact(fixed, EXACT, f"{api} is typed by name", [site])}
+        return {"kind": "library", "api": api,
+                "operands": fact({}, UNKNOWN, f"no dtype rule for {lib or 'this library'} call {api}", [site])}
+
+    def resolve(self, d: Definition, arg: str, hops: int = 4) -> tuple[str | None, list[str]]:
+        """dtype named by an argument: an enum constant, or a local assigned one (followed)."""
+        a = arg.strip().lstrip("&").strip()
+        ev: list[str] = []
+        for _ in range(hops):
+            dt = ty.enum_dtype(a)
+            if dt:
+                return dt, ev
+            val = next((x for x in reversed(d.attrs.get("assigns", [])) if x["var"] == a), None)
+            if val is None:
+                return None, ev
+            ev.append(loc(d.file, val["line"]))
+            a = val["value"].strip()
+        return None, ev
+
+    def _creation(self, calls: list[CallSite], api_prefix: str, var: str) -> CallSite | None:
+        var = var.strip().lstrip("&")
+        for c in calls:
+            if c.callee.startswith(api_prefix) and c.args and c.args[0].strip().lstrip("&").strip() == var:
+                return c
+        return None
+
+    def _lt_layout(self, d: Definition, calls: list[CallSite], var: str) -> tuple[str | None, list[str]]:
+        c = self._creation(calls, "cublasLtMatrixLayoutCreate", var)
+        if c is None or len(c.args) < 2:
+            return None, []
+        dt, ev = self.resolve(d, c.args[1])
+        return dt, [loc(c.file, c.line), *ev]
+
+    def _lt_desc(self, d: Definition, calls: list[CallSite], var: str):
+        c = self._creation(calls, "cublasLtMatmulDescCreate", var)
+        if c is None or len(c.args) < 3:
+            return (None, []), (None, [])
+        cd, cev = self.resolve(d, c.args[1])
+        sd, sev = self.resolve(d, c.args[2])
+        here = loc(c.file, c.line)
+        return (cd, [here, *cev]), (sd, [here, *sev])
+
+    def _gemm(self, api, ops, compute, scale, site, d) -> dict[str, Any]:
+        vals = {k: v[0] for k, v in ops.items()}
+        ev = [site] + [e for v in ops.values() for e in v[1]]
+        missing = [k for k, v in vals.items() if v is None]
+        st = EXACT if not missing else UNKNOWN
+        why = ("data types from the call's arguments (locals and layout/descriptor creation followed)" if not missing
+               else f"operand type(s) {', '.join(missing)} not established from {d.qualname}")
+        out = {"kind": "library", "api": api, "operands": fact(vals, st, why, _uniq(ev)),
+               "compute": fact(compute[0], EXACT if compute[0] else UNKNOWN,
+                               "compute type argument" if compute[0] else "compute type not established",
+                               _uniq([site, *compute[1]]))}
+        if scale[0]:
+            out["scale"] = fact(scale[0], EXACT, "scale type argument", _uniq(scale[1]))
+        return out
+
+    def _cutlass(self, via: dict[str, Any], site: str) -> dict[str, Any]:
+        op = (via.get("attrs") or {}).get("operator_type", "")
+        args = template_args(op)
+        name = op.split("<", 1)[0]
+        if name.split("::")[-1] in ("Gemm", "GemmUniversal", "GemmBatched", "GemmSplitKParallel") and len(args) >= 7:
+            vals = {"A": ty.canonical(args[0]), "B": ty.canonical(args[2]), "C": ty.canonical(args[4])}
+            return {"kind": "library", "api": f"{name}::{via.get('callee', '')}", "operator_type": op,
+                    "operands": fact(vals, EXACT, "CUTLASS device::Gemm element template arguments", [site]),
+                    "compute": fact(ty.canonical(args[6]), EXACT, "ElementAccumulator template argument", [site])}
+        floats = [(a, ty.canonical(a)) for a in args if ty.canonical(a) in ty.FLOATS]
+        if not floats:
+            return {"kind": "library", "api": via.get("callee", ""), "operator_type": op,
+                    "operands": fact({}, UNKNOWN, "no element type spelled in the CUTLASS operator type", [site])}
+        vals = {"element": floats[0][1]}
+        out = {"kind": "library", "api": f"{name}::{via.get('callee', '')}", "operator_type": op,
+               "operands": fact(vals, HEURISTIC, "first floating-point template argument of the operator type", [site])}
+        if len(floats) > 1:
+            out["compute"] = fact(floats[1][1], HEURISTIC, "second floating-point template argument (accumulator by "
+                                  "CUTLASS convention)", [site])
+        return out
+
+    # -- Rust operators ------------------------------------------------------------------
+
+    @staticmethod
+    def operator_arm(dispatch_subject: str, arms: list[tuple[str, bool | None]]) -> dict[str, Any] | None:
+        """The ``DType`` arm of a ``match x.dtype()`` dispatch: the chosen arm or the alternatives."""
+        if "dtype" not in dispatch_subject.lower() and not any(ty.enum_dtype(a) for a, _ in arms):
+            return None
+        chosen = [a for a, s in arms if s]
+        alts = [a for a, s in arms if s is None]
+        if chosen:
+            return fact([ty.enum_dtype(a) or a for a in chosen], EXACT, f"arm selected at `match {dispatch_subject}`",
+                        arms=[a for a, _ in arms])
+        return fact(None, UNKNOWN, f"no selection at `match {dispatch_subject}`: alternatives "
+                    + ", ".join(a for a in alts), arms=[a for a, _ in arms])
+
+
+_GEMM_ARGS = {
+    "cublasGemmEx": {"A": 8, "B": 11, "C": 15, "compute": 16},
+    "cublasGemmBatchedEx": {"A": 8, "B": 11, "C": 15, "compute": 17},
+    "cublasGemmStridedBatchedEx": {"A": 8, "B": 12, "C": 17, "compute": 21},
+}
+_FIXED = {"cublasSgemm": "f32", "cublasHgemm": "f16", "cublasDgemm": "f64", "cublasSgemmStridedBatched": "f32",
+          "cublasHgemmStridedBatched": "f16"}
+
+
+def template_args(t: str) -> list[str]:
+    """Top-level template arguments of ``Name<a, b<c>, d>``."""
+    if "<" not in t:
+        return []
+    body = t[t.index("<") + 1: t.rindex(">")] if ">" in t else t[t.index("<") + 1:]
+    out, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _uniq(xs) -> list:
+    return list(dict.fromkeys(x for x in xs if x))
