@@ -1,0 +1,145 @@
+"""The explorer app: reads the arguments, indexes in a worker, hosts screens 1–5.
+
+Entry point: :func:`run_app` (called by ``apxtui [CHECKOUT] [--demo] …``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+
+from apxtui.tui.messages import IndexFailed, IndexProgress, IndexReady
+from apxtui.tui.screens.explorer import ExplorerScreen
+from apxtui.tui.screens.others import CaptureScreen, CheckpointScreen, KernelsScreen, ProfileScreen
+from apxtui.tui.session import Session
+
+
+class ApxApp(App):
+    """Thin: owns the index worker and the session; screens do the rest."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "apxtui"
+    MODES = {
+        "explorer": ExplorerScreen, "kernels": KernelsScreen, "capture": CaptureScreen,
+        "checkpoint": CheckpointScreen, "profile": ProfileScreen,
+    }
+    DEFAULT_MODE = "explorer"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit apxtui (ctrl+q works everywhere)"),
+        Binding("question_mark,f1", "help", "Help", key_display="?", id="app.help", tooltip="Keys and markers"),
+        Binding("colon,f2", "command_palette", "Palette", show=False, key_display=":",
+                id="app.palette_twin", tooltip="Command palette (twin of ctrl+p)"),
+        Binding("1", "switch_mode('explorer')", "Explorer", show=False, id="app.screen1", tooltip="Screen 1: explorer"),
+        Binding("2", "switch_mode('kernels')", "Kernels", show=False, id="app.screen2", tooltip="Screen 2: kernels"),
+        Binding("3", "switch_mode('capture')", "Capture", show=False, id="app.screen3", tooltip="Screen 3: capture"),
+        Binding("4", "switch_mode('checkpoint')", "Checkpoint", show=False, id="app.screen4",
+                tooltip="Screen 4: checkpoint tensors"),
+        Binding("5", "switch_mode('profile')", "Profile", show=False, id="app.screen5", tooltip="Screen 5: profile"),
+    ]
+
+    def __init__(self, root: Path, *, demo: bool = False, checkpoint: Path | None = None,
+                 export_dir: str | None = None, use_cache: bool = True, jobs: int | None = None) -> None:
+        super().__init__()
+        self.root = root
+        self.demo = demo
+        self.checkpoint = checkpoint
+        self.export_dir = export_dir
+        self.use_cache = use_cache
+        self.jobs = jobs
+        self.session: Session | None = None
+        self.index_error: str | None = None
+        self.index_seconds = 0.0
+        self._listeners: list = []
+        self.animation_level = "none"
+        name = "demo checkout" if demo else root.name
+        self.sub_title = name
+        self.title = f"apxtui · {name}"
+
+    def on_mount(self) -> None:
+        self._index()
+
+    def register_listener(self, screen) -> None:
+        """Screens call this on mount; they get the session now if it is ready, else when it is."""
+        self._listeners.append(screen)
+        if self.session is not None:
+            screen.session_ready(self.session)
+        elif self.index_error is not None and hasattr(screen, "index_failed"):
+            screen.index_failed(self.index_error)
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def _index(self) -> None:
+        from apxtui.index.build import build_index
+
+        t0 = time.perf_counter()
+        try:
+            idx = build_index(self.root, use_cache=self.use_cache, workers=self.jobs,
+                              progress=lambda d, t, f: self.post_message(IndexProgress(d, t, f)))
+        except Exception as e:  # shown in the UI, not a crash
+            self.post_message(IndexFailed(f"{type(e).__name__}: {e}"))
+            return
+        self.post_message(IndexReady(idx, time.perf_counter() - t0))
+
+    def on_index_progress(self, msg: IndexProgress) -> None:
+        for s in self._listeners:
+            if hasattr(s, "index_progress"):
+                s.index_progress(msg.done, msg.total, msg.current)
+
+    def on_index_ready(self, msg: IndexReady) -> None:
+        self.index_seconds = msg.seconds
+        self.session = Session(msg.index, checkpoint=self.checkpoint, export_dir=self.export_dir)
+        for s in self._listeners:
+            s.session_ready(self.session)
+        n = len(msg.index.issues)
+        more = f"; {n} index problem{'s' if n != 1 else ''} (key i)" if n else ""
+        self.notify(f"{msg.index.graph.number_of_nodes():,} symbols in {msg.seconds:.1f} s{more}",
+                    title="Indexed", timeout=4)
+
+    def on_index_failed(self, msg: IndexFailed) -> None:
+        self.index_error = msg.error
+        for s in self._listeners:
+            if hasattr(s, "index_failed"):
+                s.index_failed(msg.error)
+        self.notify(msg.error, title="Indexing failed", severity="error", timeout=15)
+
+    def action_help(self) -> None:
+        from apxtui.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+
+def make_app(args: argparse.Namespace) -> ApxApp:
+    """Build the app from the ``apxtui`` arguments (raises UserError for a bad checkout)."""
+    from apxtui.cli import UserError
+    from apxtui.commands.common import checkout_path
+
+    root = checkout_path(args).resolve()
+    if not root.is_dir():
+        raise UserError(f"checkout not found or not a directory: {root}")
+    ckpt = getattr(args, "checkpoint", None)
+    if ckpt:
+        checkpoint: Path | None = Path(ckpt).resolve()
+        if not checkpoint.exists():
+            raise UserError(f"checkpoint not found: {checkpoint}")
+    elif getattr(args, "demo", False):
+        from apxtui.demo import DEMO_CHECKPOINT
+
+        checkpoint = DEMO_CHECKPOINT
+    else:
+        checkpoint = None
+    return ApxApp(root, demo=bool(getattr(args, "demo", False)), checkpoint=checkpoint,
+                  export_dir=getattr(args, "export_dir", None), use_cache=not getattr(args, "no_cache", False),
+                  jobs=getattr(args, "jobs", None))
+
+
+def run_app(args: argparse.Namespace) -> int:
+    app = make_app(args)
+    os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+    app.run(mouse=not getattr(args, "no_mouse", False))
+    return app.return_code or 0

@@ -1,0 +1,111 @@
+"""What the details pane says about a tree item, as plain (title, rows) sections (no Textual).
+
+Each section is one function ``(session, stage) -> Section | None`` listed in
+:data:`STAGE_SECTIONS`; analyses that land later (dtypes, launches, capture, checkpoint
+join) replace their placeholder function here and nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from apxtui.trace import Arm, Dispatch, Stage
+from apxtui.tui.session import Session
+
+Row = tuple[str, str]
+Section = tuple[str, list[Row]]
+NOT_ANALYSED = "not analysed yet"
+
+KIND_LABEL = {
+    "python_fn": "Python function", "python_class": "Python class", "pyo3_binding": "PyO3 binding",
+    "rust_fn": "Rust function", "ffi_decl": "extern \"C\" declaration", "abi_fn": "C ABI adapter",
+    "host_fn": "host function", "device_fn": "device function", "kernel": "__global__ kernel",
+    "vendor_api": "library call", "external": "external (no definition in the checkout)",
+}
+
+
+def identity(session: Session, st: Stage) -> Section:
+    d = session.index.graph.nodes.get(st.node, {})
+    rows: list[Row] = [("kind", KIND_LABEL.get(st.kind, st.kind)), ("name", st.qualname or st.name)]
+    rows.append(("defined", f"{st.file}:{st.line}" if st.file else "no definition in the checkout"))
+    if d.get("library"):
+        rows.append(("library", d["library"]))
+    if d.get("external_kind"):
+        rows.append(("external", d["external_kind"]))
+    if d.get("template_params"):
+        rows.append(("template", ", ".join(d["template_params"])))
+    if d.get("params"):
+        rows.append(("params", ", ".join(d["params"])))
+    for c in d.get("cfg") or []:
+        rows.append(("cfg", c))
+    for c in d.get("pp") or []:
+        rows.append(("#if", c))
+    if d.get("vendored"):
+        rows.append(("vendored", "yes (third-party code)"))
+    if st.cut:
+        rows.append(("not expanded", {"recursion": "recursion: shown above", "depth": "depth limit",
+                                      "budget": "node budget reached"}.get(st.cut, st.cut)))
+    return "Symbol", rows
+
+
+def call_site(session: Session, st: Stage) -> Section | None:
+    v = st.via
+    if not v:
+        return "Call site", [("", "entry point of this trace")]
+    rows: list[Row] = [("edge", v.get("kind", "")), ("at", f"{v.get('file', '')}:{v.get('line', '')}")]
+    if v.get("callee"):
+        rows.append(("callee", v["callee"]))
+    if v.get("receiver"):
+        rows.append(("receiver", v["receiver"]))
+    res = v.get("resolution", "")
+    rows.append(("resolution", f"{res} ({v['how']})" if v.get("how") else res))
+    if v.get("template_args"):
+        rows.append(("template args", ", ".join(v["template_args"])))
+    if v.get("launch_config"):
+        rows.append(("launch", "<<<" + ", ".join(v["launch_config"]) + ">>>"))
+    if v.get("args"):
+        rows.append(("args", ", ".join(v["args"])))
+    for c in v.get("conditions") or []:
+        rows.append(("condition", c.get("text", "")))
+    for loop in v.get("loops") or []:
+        rows.append(("× loop", loop))
+    return "Call site", rows
+
+
+def dtypes(session: Session, st: Stage) -> Section:
+    return "Dtypes (storage/input/accumulator/output)", [("", NOT_ANALYSED)]
+
+
+def launches(session: Session, st: Stage) -> Section:
+    return "Launches (subtree)", [("", NOT_ANALYSED)]
+
+
+def capture(session: Session, st: Stage) -> Section:
+    return "Capture role", [("", NOT_ANALYSED)]
+
+
+def checkpoint(session: Session, st: Stage) -> Section:
+    if not session.checkpoint:
+        return "Checkpoint tensors", [("", "no checkpoint given (--checkpoint PATH)")]
+    return "Checkpoint tensors", [("checkpoint", str(session.checkpoint)), ("join", NOT_ANALYSED)]
+
+
+STAGE_SECTIONS: list[Callable[[Session, Stage], Section | None]] = [
+    identity, call_site, dtypes, launches, capture, checkpoint,
+]
+
+
+def stage_details(session: Session, st: Stage) -> list[Section]:
+    return [s for f in STAGE_SECTIONS if (s := f(session, st))]
+
+
+def dispatch_details(disp: Dispatch, arm: Arm | None = None) -> list[Section]:
+    what = "ambiguous call: one arm per candidate" if disp.construct == "candidates" else disp.construct
+    rows: list[Row] = [("construct", what), ("subject", disp.subject or "—"), ("at", f"{disp.file}:{disp.line}")]
+    marks = {True: "● chosen", False: "○ not chosen", None: "◦ shown (no choice)"}
+    arms = [(marks[a.selected], a.label + (f"  [env {', '.join(a.env)}]" if a.env else "")) for a in disp.arms]
+    out: list[Section] = [("Dispatch point", rows), ("Arms  ([ / ] to choose)", arms)]
+    if arm is not None:
+        out.insert(0, ("Arm", [("label", arm.label), ("kind", arm.kind), ("state", marks[arm.selected])]
+                       + [("env", e) for e in arm.env]))
+    return out

@@ -1,0 +1,1 @@
+"""The explorer's screens: explorer, kernels, capture, checkpoint, profile, plus modals."""

@@ -1,0 +1,270 @@
+"""Screens 2–5: kernels, capture, checkpoint, profile.
+
+Analyses that other issues deliver (dtypes, launches, capture, profiles, the weight
+join) are shown as "not analysed yet"; what the graph already knows is shown as raw evidence.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import networkx as nx
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from apxtui.trace import CALL_EDGE_KINDS
+from apxtui.tui.details import NOT_ANALYSED
+from apxtui.tui.entries import entry_points
+from apxtui.tui.session import Session
+from apxtui.tui.text import one_line
+
+MAX_ROWS = 5000
+CAPTURE_APIS = ("cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate", "cudaGraphLaunch",
+                "cudaGraphExecUpdate", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpy",
+                "cudaMemcpyAsync", "cudaMalloc", "cudaFree")
+
+
+def lit(s: object, limit: int = 100) -> Text:
+    """A literal table cell (DataTable would read a plain str as markup)."""
+    return Text(one_line(str(s), limit))
+
+
+class TableNav:
+    BINDINGS = [
+        Binding("j", "table('down')", "Down", show=False, id="table.down", tooltip="Next row"),
+        Binding("k", "table('up')", "Up", show=False, id="table.up", tooltip="Previous row"),
+        Binding("g", "table('top')", "Top", show=False, id="table.top", tooltip="First row"),
+        Binding("G", "table('bottom')", "Bottom", show=False, id="table.bottom", tooltip="Last row"),
+    ]
+
+    def action_table(self, where: str) -> None:
+        table = self.query_one(DataTable)  # type: ignore[attr-defined]
+        {"down": table.action_cursor_down, "up": table.action_cursor_up,
+         "top": table.action_scroll_top, "bottom": table.action_scroll_bottom}[where]()
+
+
+class KernelsScreen(TableNav, Screen):
+    """Every kernel: where it is, who launches it, which entry points reach it, the unreached."""
+
+    AUTO_FOCUS = "DataTable"
+    BINDINGS = [*TableNav.BINDINGS,
+                Binding("slash", "filter", "Filter", key_display="/", id="kernels.filter", tooltip="Filter kernels")]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session: Session | None = None
+        self.rows: list[tuple] = []
+        self.reach: dict[str, list[str]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static("2 · Kernels: every __global__ kernel, who launches it, which entry points reach it",
+                     classes="screen-title", markup=False)
+        yield Input(placeholder="/ filter kernels by name or file", id="table-filter")
+        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield Static("indexing…", id="kernel-detail", classes="panel", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("kernel", "defined", "launched by", "entries reaching", "status")
+        self.app.register_listener(self)  # type: ignore[attr-defined]
+
+    def session_ready(self, session: Session) -> None:
+        self.session = session
+        self._compute()
+
+    @work(thread=True, exclusive=True, group="kernels", exit_on_error=False)
+    def _compute(self) -> None:
+        assert self.session is not None
+        g = self.session.index.graph
+        calls = nx.MultiDiGraph()
+        calls.add_nodes_from(g.nodes)
+        calls.add_edges_from((u, v) for u, v, k in g.edges(data="kind") if k in CALL_EDGE_KINDS)
+        entries = entry_points(g)
+        reach: dict[str, list[str]] = {}
+        kernels = [(n, d) for n, d in g.nodes(data=True) if d.get("kind") == "kernel"]
+        kernel_ids = {n for n, _ in kernels}
+        for e in entries:  # BFS from each entry, recording the kernels it reaches
+            seen = {e.node}
+            todo = deque([e.node])
+            while todo:
+                u = todo.popleft()
+                for v in calls.successors(u):
+                    if v not in seen:
+                        seen.add(v)
+                        todo.append(v)
+                        if v in kernel_ids:
+                            reach.setdefault(v, []).append(e.qualname)
+        rows = []
+        for n, d in sorted(kernels, key=lambda x: x[1].get("qualname", "")):
+            launchers = sorted({g.nodes[u].get("qualname", u) for u, _, k in g.in_edges(n, data="kind") if k == "launch"})
+            r = reach.get(n, [])
+            status = "reached" if r else ("launched, no entry reaches it" if launchers else "never launched")
+            rows.append((n, d.get("qualname", ""), f"{d.get('file')}:{d.get('line')}", launchers, r, status))
+        self.app.call_from_thread(self._show, rows, reach)
+
+    def _show(self, rows: list[tuple], reach: dict[str, list[str]]) -> None:
+        self.rows, self.reach = rows, reach
+        self._fill("")
+        unreached = sum(1 for r in rows if not r[4])
+        self.query_one("#kernel-detail", Static).update(
+            f"{len(rows)} kernels, {unreached} not reached from any entry point (every arm counted). "
+            "Select a row for its launchers and entries.")
+
+    def _fill(self, text: str) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        words = text.lower().split()
+        shown = [r for r in self.rows if all(w in (r[1] + " " + r[2]).lower() for w in words)]
+        table.add_rows([
+            (lit(q, 50), lit(loc, 60), lit(", ".join(ls) if len(ls) <= 2 else f"{ls[0]} +{len(ls) - 1}", 50),
+             lit(len(r)), lit(status))
+            for _, q, loc, ls, r, status in shown[:MAX_ROWS]
+        ])
+        table.border_title = f"Kernels {len(shown)} of {len(self.rows)}"
+
+    @on(Input.Changed, "#table-filter")
+    def _filtered(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    @on(DataTable.RowHighlighted)
+    def _row(self, event: DataTable.RowHighlighted) -> None:
+        table = self.query_one(DataTable)
+        words = self.query_one("#table-filter", Input).value.lower().split()
+        shown = [r for r in self.rows if all(w in (r[1] + " " + r[2]).lower() for w in words)]
+        if event.cursor_row >= len(shown):
+            return
+        _, q, loc, ls, r, status = shown[event.cursor_row]
+        t = Text()
+        t.append(one_line(q, 80), style="bold")
+        t.append(f"  {one_line(loc, 80)}  ({status})\n")
+        t.append("launched by: ", style="dim")
+        t.append((", ".join(one_line(x, 60) for x in ls[:8]) or "nothing in the checkout") + "\n")
+        t.append("reached from: ", style="dim")
+        t.append(", ".join(one_line(x, 60) for x in r[:12]) + (f" +{len(r) - 12}" if len(r) > 12 else "") or "no entry point")
+        self.query_one("#kernel-detail", Static).update(t)
+        del table
+
+    def action_filter(self) -> None:
+        self.query_one("#table-filter", Input).focus()
+
+
+class CaptureScreen(TableNav, Screen):
+    """Capture regions need the capture analysis; until then, the raw capture/sync call sites."""
+
+    BINDINGS = list(TableNav.BINDINGS)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session: Session | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("3 · Capture: CUDA-graph regions, bodies, constants, hazards", classes="screen-title", markup=False)
+        yield Static(f"Capture analysis: {NOT_ANALYSED}. Below are the raw call sites of graph-capture, "
+                     "synchronisation and copy APIs found in the graph (evidence, not a verdict).",
+                     classes="note", markup=False)
+        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("API", "called in", "at")
+        self.app.register_listener(self)  # type: ignore[attr-defined]
+
+    def session_ready(self, session: Session) -> None:
+        self.session = session
+        g = session.index.graph
+        rows = []
+        for v, d in g.nodes(data=True):
+            name = d.get("name") or d.get("qualname") or ""
+            if d.get("kind") not in ("external", "vendor_api") or name not in CAPTURE_APIS:
+                continue
+            for u, _, e in g.in_edges(v, data=True):
+                rows.append((name, g.nodes[u].get("qualname", u), f"{e.get('file')}:{e.get('line')}"))
+        rows.sort()
+        table = self.query_one(DataTable)
+        table.clear()
+        table.add_rows([(lit(a, 30), lit(b, 60), lit(c, 60)) for a, b, c in rows[:MAX_ROWS]])
+        table.border_title = f"{len(rows)} call sites"
+
+
+class CheckpointScreen(TableNav, Screen):
+    """The checkpoint's tensors (filterable), the join with the loader and the speed-of-light panel."""
+
+    AUTO_FOCUS = "DataTable"
+    BINDINGS = [*TableNav.BINDINGS,
+                Binding("slash", "filter", "Filter", key_display="/", id="checkpoint.filter",
+                        tooltip="Filter tensors by name")]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.tensors: list = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("4 · Checkpoint: tensors, join with the loader, speed of light", classes="screen-title",
+                     markup=False)
+        yield Static("", id="ckpt-summary", classes="note", markup=False)
+        yield Input(placeholder="/ filter tensors by name", id="table-filter")
+        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield Static(f"Join with the loader's tensor names: {NOT_ANALYSED}.   Speed of light (bytes ÷ bandwidth "
+                     f"of the active profile): {NOT_ANALYSED}.", classes="panel", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("tensor", "dtype", "shape", "MB", "shard")
+        path = getattr(self.app, "checkpoint", None)
+        if path is None:
+            self.query_one("#ckpt-summary", Static).update(
+                "No checkpoint given: start with --checkpoint PATH (a .safetensors file or a directory).")
+            return
+        self.query_one("#ckpt-summary", Static).update(f"reading {path}…")
+        self._read(path)
+
+    @work(thread=True, exclusive=True, group="checkpoint", exit_on_error=False)
+    def _read(self, path) -> None:
+        from apxtui.checkpoint.reader import read_checkpoint
+
+        ckpt = read_checkpoint(path)
+        self.app.call_from_thread(self._show, ckpt)
+
+    def _show(self, ckpt) -> None:
+        self.tensors = ckpt.tensors
+        dtypes: dict[str, int] = {}
+        for t in ckpt.tensors:
+            dtypes[t.dtype] = dtypes.get(t.dtype, 0) + 1
+        params = sum(t.numel for t in ckpt.tensors)
+        text = (f"{ckpt.path}: {len(ckpt.tensors):,} tensors in {len(ckpt.shards)} shard(s), {params:,} parameters, "
+                f"{ckpt.total_bytes / 1e6:,.1f} MB; dtypes " + ", ".join(f"{k} ×{v}" for k, v in sorted(dtypes.items())))
+        if ckpt.problems:
+            text += f"; {len(ckpt.problems)} problem(s): " + "; ".join(one_line(str(p), 100) for p in ckpt.problems[:3])
+        self.query_one("#ckpt-summary", Static).update(text)
+        self._fill("")
+
+    def _fill(self, text: str) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        words = text.lower().split()
+        shown = [t for t in self.tensors if all(w in t.name.lower() for w in words)]
+        table.add_rows([(lit(t.name, 70), lit(t.dtype), lit("×".join(map(str, t.shape)) or "scalar"),
+                         lit(f"{t.nbytes / 1e6:.2f}"), lit(t.shard, 40)) for t in shown[:MAX_ROWS]])
+        table.border_title = f"Tensors {min(len(shown), MAX_ROWS):,} of {len(self.tensors):,}"
+
+    @on(Input.Changed, "#table-filter")
+    def _filtered(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    def action_filter(self) -> None:
+        self.query_one("#table-filter", Input).focus()
+
+
+class ProfileScreen(Screen):
+    """The active build/run profile (arch, features, env) once profiles exist."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("5 · Profile: the active build/run configuration", classes="screen-title", markup=False)
+        yield Static(f"Profiles: {NOT_ANALYSED}. Every trace currently covers all configurations "
+                     "(every #[cfg], #if and env arm is shown; choose arms with [ and ] in the explorer).",
+                     classes="note", markup=False)
+        yield Footer()

@@ -1,0 +1,103 @@
+"""The explorer's state without Textual: entry, arm choices, the lazily traced tree, reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from apxtui.index.build import Index
+from apxtui.trace import CALL_EDGE_KINDS, Arm, Dispatch, Stage, Tracer
+
+TRACE_DEPTH = 40
+
+
+@dataclass
+class Session:
+    """One checkout opened in the explorer.  ``choices`` maps a dispatch key to the chosen arm index."""
+
+    index: Index
+    checkpoint: Path | None = None
+    export_dir: str | None = None
+    entry: str | None = None
+    choices: dict[str, int] = field(default_factory=dict)
+    tracer: Tracer | None = None
+    root: Stage | None = None
+
+    # -- the tree ------------------------------------------------------------------------
+
+    def set_entry(self, node: str) -> Stage:
+        """Trace from ``node`` (one level expanded); arm choices are kept across entries."""
+        self.entry = node
+        return self.retrace()
+
+    def retrace(self) -> Stage:
+        assert self.entry is not None
+        self.tracer = Tracer(self.index.graph, choices=self.choices, depth=TRACE_DEPTH)
+        self.root = self.tracer.stage(self.entry)
+        self.tracer.expand(self.root, (self.entry,), 0)
+        return self.root
+
+    def expand(self, stage: Stage, path: tuple[str, ...]) -> list[Stage | Dispatch]:
+        """Children of ``stage`` reached along ``path`` (node ids from the entry to ``stage``)."""
+        assert self.tracer is not None
+        if not stage.cut:
+            self.tracer.expand(stage, path, len(path) - 1)
+        return stage.children
+
+    def has_calls(self, stage: Stage) -> bool:
+        if stage.cut or stage.node not in self.index.graph:
+            return False
+        if stage.expanded:
+            return bool(stage.children)
+        return any(k in CALL_EDGE_KINDS for _, _, k in self.index.graph.out_edges(stage.node, data="kind"))
+
+    def choose(self, disp: Dispatch, step: int) -> int:
+        """Move the choice at ``disp`` by ``step`` arms (wrapping); returns the chosen arm index.
+
+        The caller re-traces: a choice applies to every occurrence of the dispatch point.
+        """
+        arms = [a.index for a in disp.arms]
+        cur = self.choices.get(disp.key)
+        if cur not in arms:
+            cur = next((a.index for a in disp.arms if a.selected), None)
+        if cur is None:
+            pos = 0 if step > 0 else len(arms) - 1
+        else:
+            pos = (arms.index(cur) + step) % len(arms)
+        self.choices[disp.key] = arms[pos]
+        return arms[pos]
+
+    def choose_arm(self, disp: Dispatch, arm: Arm) -> None:
+        self.choices[disp.key] = arm.index
+
+    # -- reports -------------------------------------------------------------------------
+
+    def document(self) -> dict:
+        """The trace document of the current entry and choices (a full, non-lazy trace)."""
+        from apxtui.report.model import trace_document
+
+        assert self.entry is not None
+        root = Tracer(self.index.graph, choices=self.choices, depth=TRACE_DEPTH).trace(self.entry)
+        doc = trace_document(self.index, root, [], TRACE_DEPTH)
+        doc["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
+        doc["choices"] = dict(self.choices)
+        return doc
+
+    def report(self) -> str:
+        from apxtui.report.markdown import render_markdown
+
+        return render_markdown(self.document())
+
+    def report_path(self, demo: bool = False) -> Path:
+        """Where ``e`` writes: ``--export-dir``, else CHECKOUT/devlocal/<entry>/reports (the demo's under cwd)."""
+        from apxtui.report.paths import default_report_path, unique_path
+
+        qual = self.index.graph.nodes[self.entry].get("qualname", self.entry) if self.entry else "entry"
+        base = Path.cwd() if demo and not self.export_dir else self.index.root
+        return unique_path(default_report_path(base, qual, self.export_dir))
+
+    def write_report(self, demo: bool = False) -> Path:
+        path = self.report_path(demo).resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.report(), encoding="utf-8")
+        return path

@@ -1,0 +1,75 @@
+"""Rich ``Text`` labels for tree items: built from parts, never parsed as markup."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from apxtui.trace import Arm, Dispatch, Stage
+from apxtui.tui.text import one_line
+
+KIND_TAG = {
+    "python_fn": ("Py", "cyan"), "python_class": ("Py", "cyan"), "pyo3_binding": ("PyO3", "magenta"),
+    "rust_fn": ("Rust", "dark_orange"), "ffi_decl": ("FFI", "yellow"), "abi_fn": ("ABI", "yellow"),
+    "host_fn": ("host", "green"), "device_fn": ("dev", "green"), "kernel": ("kernel", "bold green"),
+    "vendor_api": ("lib", "bold blue"), "external": ("ext", "red"),
+}
+DEVICE_KINDS = ("kernel", "vendor_api")
+
+
+def tag(kind: str) -> Text:
+    label, style = KIND_TAG.get(kind, (kind, ""))
+    return Text(label, style=style)
+
+
+def _loops(loops: list[str]) -> str:
+    if not loops:
+        return ""
+    return " ×" + " ×".join(one_line(x, 28) for x in loops)
+
+
+def stage_label(st: Stage) -> Text:
+    v = st.via or {}
+    t = Text()
+    t.append_text(tag(st.kind))
+    t.append(" ")
+    name = st.name if st.kind not in ("ffi_decl",) else st.name
+    t.append(one_line(name or st.qualname, 80), style="bold" if st.kind in DEVICE_KINDS else "")
+    if v.get("template_args"):
+        t.append("<" + one_line(", ".join(v["template_args"]), 40) + ">", style="dim")
+    res = v.get("resolution", "")
+    if res == "unresolved":
+        t.append("  unresolved", style="red")
+    elif res == "ambiguous":
+        t.append("  ambiguous", style="yellow")
+    elif res == "heuristic":
+        t.append("  ~", style="dim")
+    loops = _loops(v.get("loops") or [])
+    if loops:
+        t.append(loops, style="bold cyan")
+    if st.cut == "recursion":
+        t.append("  ↻ shown above", style="dim")
+    elif st.cut:
+        t.append(f"  … {st.cut} limit", style="dim")
+    return t
+
+
+def dispatch_label(d: Dispatch) -> Text:
+    t = Text()
+    if d.construct == "candidates":
+        t.append("◆ ambiguous ", style="bold yellow")
+        t.append(one_line(d.subject, 60))
+        t.append(f"  {len(d.arms)} candidates", style="dim")
+        return t
+    t.append(f"◆ {d.construct} ", style="bold magenta")
+    t.append(one_line(d.subject, 60))
+    t.append(f"  {len(d.arms)} arms", style="dim")
+    return t
+
+
+def arm_label(a: Arm) -> Text:
+    mark, style = {True: ("● ", "bold green"), False: ("○ ", "dim"), None: ("◦ ", "")}[a.selected]
+    t = Text(mark, style=style)
+    t.append(one_line(a.label, 90), style=style if a.selected is not None else "")
+    if a.env:
+        t.append(f"  env {', '.join(a.env)}", style="italic")
+    return t

@@ -1,0 +1,112 @@
+"""The source pane: a read-only, highlighted TextArea that marks one line of one file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.binding import Binding
+from textual.widgets import TextArea
+from textual.widgets.text_area import Selection
+
+from apxtui.tui.highlight import CUDA_HIGHLIGHTS, cuda_language, language_for
+from apxtui.tui.text import neutralise
+
+MAX_HIGHLIGHT_LINES = 10_000
+MAX_HIGHLIGHT_BYTES = 1_000_000
+
+
+class SourceView(TextArea):
+    """Shows ``file`` around ``line``; text is neutralised (no escapes reach the terminal)."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False, id="source.down", tooltip="Next line"),
+        Binding("k", "cursor_up", "Up", show=False, id="source.up", tooltip="Previous line"),
+        Binding("h", "cursor_left", "Left", show=False, id="source.left", tooltip="Previous column"),
+        Binding("l", "cursor_right", "Right", show=False, id="source.right", tooltip="Next column"),
+        Binding("g", "top", "Top", show=False, id="source.top", tooltip="First line"),
+        Binding("G", "bottom", "Bottom", show=False, id="source.bottom", tooltip="Last line"),
+        Binding("ctrl+d", "cursor_page_down", "Page down", show=False, id="source.page_down",
+                tooltip="Half a page down"),
+        Binding("ctrl+u", "cursor_page_up", "Page up", show=False, id="source.page_up", tooltip="Half a page up"),
+        Binding("backspace", "screen.back", "Back", show=False, id="source.back", tooltip="Back to the previous row"),
+        Binding("m", "mark", "Marked line", show=False, id="source.mark", tooltip="Return to the marked line"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("", language=None, theme="monokai", soft_wrap=False, read_only=True,
+                         show_line_numbers=True, highlight_cursor_line=True, tab_behavior="focus", **kwargs)
+        lang = cuda_language()
+        if lang is not None:
+            self.register_language("cuda", lang, CUDA_HIGHLIGHTS)
+        self.root: Path | None = None
+        self.file: str = ""
+        self.line: int = 0
+        self.plain = False
+        self._texts: dict[str, str] = {}
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._on_theme)
+        self._on_theme(self.app.current_theme)
+
+    def _on_theme(self, theme) -> None:
+        self.theme = "monokai" if getattr(theme, "dark", True) else "github_light"
+
+    def _read(self, rel: str) -> str | None:
+        if rel not in self._texts:
+            if self.root is None:
+                return None
+            try:
+                raw = (self.root / rel).read_bytes()
+            except OSError:
+                return None
+            if len(self._texts) > 32:
+                self._texts.pop(next(iter(self._texts)))
+            self._texts[rel] = neutralise(raw.decode("utf-8", errors="replace"))
+        return self._texts[rel]
+
+    def show(self, rel: str, line: int, what: str) -> None:
+        """Open ``rel`` (relative to the checkout) and mark ``line`` (1-based); ``what`` names the line."""
+        if not rel:
+            self.file, self.line = "", 0
+            self.plain = True
+            self.language = None
+            self.load_text("(no source: this symbol has no definition in the checkout)")
+            self.border_title = "Source"
+            self.border_subtitle = what
+            return
+        if rel != self.file:
+            text = self._read(rel)
+            if text is None:
+                self.file = ""
+                self.language = None
+                self.load_text(f"(cannot read {rel})")
+                self.border_title = "Source"
+                return
+            lines = text.count("\n") + 1
+            self.plain = lines > MAX_HIGHLIGHT_LINES or len(text) > MAX_HIGHLIGHT_BYTES
+            lang = None if self.plain else language_for(rel)
+            if lang not in self.available_languages:
+                lang = None
+            self.language = None
+            self.load_text(text)
+            self.language = lang
+            self.file = rel
+        self.line = line
+        self.border_title = f"{rel}:{line}"
+        self.border_subtitle = what + ("  · plain text (large file)" if self.plain else "")
+        self.action_mark()
+
+    def action_mark(self) -> None:
+        if not self.file:
+            return
+        row = max(0, min(self.line - 1, self.document.line_count - 1))
+        # select the line with the cursor at its start, so the view does not scroll sideways
+        self.selection = Selection((row, len(self.document.get_line(row))), (row, 0))
+        self.scroll_to(x=0, animate=False, immediate=True)
+        self.scroll_cursor_visible(center=True, animate=False)
+
+    def action_top(self) -> None:
+        self.move_cursor((0, 0))
+
+    def action_bottom(self) -> None:
+        self.move_cursor((self.document.line_count - 1, 0))
