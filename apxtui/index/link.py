@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter, defaultdict
-from dataclasses import asdict
 
 import networkx as nx
 
@@ -242,7 +241,7 @@ class Linker:
             status = UNRESOLVED
         else:
             status = res.status
-        conditions = [asdict(c) for c in call.contexts if c.kind in BRANCH_KINDS]
+        conditions = [dict(vars(c)) for c in call.contexts if c.kind in BRANCH_KINDS]
         loops = [c.text for c in call.contexts if c.kind == "loop"]
         closures = [c.text for c in call.contexts if c.kind == "closure"]
         base = {
@@ -255,7 +254,7 @@ class Linker:
         }
         for tgt in targets:
             kind = self._edge_kind(call, self.g.nodes[tgt].get("kind", ""))
-            self.g.add_edge(src, tgt, kind=kind, **base)
+            self.g.add_edge(src, tgt, key=base["site"], kind=kind, **base)
 
     def _ffi(self) -> None:
         for nid, d in self.t.defs.items():

@@ -161,7 +161,7 @@ class RustResolver:
             found = self.type_name(imp.path, depth + 1)
             if found:
                 return found
-        if short[:1].isupper() and (self.t.types.get(short) or any(k[0] == short for k in self.t.methods)):
+        if short[:1].isupper() and (self.t.types.get(short) or short in self.t.containers):
             return short
         return ""
 
@@ -306,8 +306,7 @@ class RustResolver:
             )
         if name in STD_METHODS:
             return Resolved(drop=True, how="std method")
-        ids = [i for (_, m), lst in self.t.methods.items() if m == name for i in lst]
-        ids += [i for (_, m), lst in self.t.trait_methods.items() if m == name for i in lst if i not in ids]
+        ids = list(self.t.methods_by_name.get(name, ()))
         if not ids:
             return Resolved(drop=True, how="no method of that name in the checkout")
         res = Resolved.of(ids, f"by method name only (receiver `{call.receiver}` type unknown)", HEURISTIC)

@@ -43,6 +43,8 @@ class Tables:
     # Rust
     methods: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))  # (Type, m)
     trait_methods: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    containers: set[str] = field(default_factory=set)  # Rust types with at least one method
+    methods_by_name: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # m → ids
     trait_impls: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # trait → types
     types: dict[str, list[Definition]] = field(default_factory=lambda: defaultdict(list))  # short → defs
     uses: dict[str, dict[str, list[Import]]] = field(default_factory=lambda: defaultdict(_dd_list))
@@ -78,6 +80,8 @@ class Tables:
                 if d.kind == "rust_type":
                     self.types[d.name].append(d)
                 elif d.container:
+                    self.methods_by_name[d.name].append(nid)
+                    self.containers.add(d.container)
                     if d.attrs.get("trait_decl") or d.attrs.get("trait_default"):
                         self.trait_methods[(d.container, d.name)].append(nid)
                     else:
