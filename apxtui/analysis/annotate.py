@@ -233,8 +233,11 @@ class _Annotator:
                 out.append({**base, "from": cur, "to": i0, "kind": "input differs from previous output",
                             "status": HEURISTIC})
             a0 = acc[0] if acc else None
+            akind = "accumulate"
+            if a0 is None and rounds:  # no accumulator: the math type is what the stores round from
+                a0, akind = rounds[0]["from"], "compute"
             if i0 and a0 and a0 != i0:
-                out.append({**base, "from": i0, "to": a0, "kind": "accumulate", "status": status,
+                out.append({**base, "from": i0, "to": a0, "kind": akind, "status": status,
                             "evidence": d.get("accumulator", d.get("compute", {})).get("evidence", [])})
             o0 = outs[0] if outs else None
             src = a0 or i0

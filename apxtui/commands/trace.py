@@ -47,8 +47,8 @@ def run(args) -> int:
 
         text = render_markdown(doc)
     else:
-        from apxtui.report.text import render_tree
+        from apxtui.report.text import render_summary, render_tree
 
-        text = f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root)
+        text = f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n" + render_summary(doc)
     write_output(text, args.output)
     return 0

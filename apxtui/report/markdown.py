@@ -118,8 +118,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
     ]
     rows = device_rows(stages)
     if rows:
-        out += ["| # | Python/entry | Rust | ABI/adapter | kernel or library call | template args | conditions | loops | resolution | source |",
-                "|---|---|---|---|---|---|---|---|---|---|"]
+        out += ["| # | Python/entry | Rust | ABI/adapter | kernel or library call | template args | conditions | loops | resolution | source | dtype | launch | frequency | capture |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for i, r in enumerate(rows, 1):
             s = r["stage"]
             v = s.get("via") or {}
@@ -130,6 +130,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
                 esc(", ".join(v.get("template_args", []))),
                 esc("; ".join([*v.get("conditions", []), *s.get("arms", [])][-3:])),
                 esc(" × ".join(v.get("loops", []))), esc(v.get("resolution", "")), esc(_site(s) or _loc(s)),
+                *analysis_cells(s),
             ]) + " |")
     else:
         out.append("No kernel launch or library call is reached on this path.")
@@ -160,5 +161,79 @@ def render_markdown(doc: dict[str, Any]) -> str:
     for s in doc["unresolved"]:
         v = s.get("via") or {}
         out.append(f"- unresolved {code(s['qualname'])} called at {_site(s)} ({esc(v.get('how', ''))})")
+    out += analysis_sections(doc)
     out += ["", "## Graph", "", mermaid(stages), ""]
     return "\n".join(out)
+
+
+def analysis_cells(s: dict[str, Any]) -> list[str]:
+    """dtype / launch / frequency / capture cells of one device row."""
+    from apxtui.analysis.summary import capture_short, dtype_short, launches_short
+
+    return [esc(dtype_short(s.get("dtypes"))), esc(launches_short(s)),
+            esc((s.get("frequency") or {}).get("label", "")), esc(capture_short(s))]
+
+
+def analysis_sections(doc: dict[str, Any]) -> list[str]:
+    """Launch totals, dtype boundaries, capture regions and the host-transfer audit."""
+    from apxtui.analysis.summary import totals_lines
+
+    out: list[str] = []
+    if doc.get("analysis_error"):
+        return ["", "## Analyses", "", f"Analyses failed: {esc(doc['analysis_error'])}"]
+    if "launch_totals" not in doc:
+        return out
+    out += ["", "## Launch totals (static)", ""] + [f"- {esc(x)}" for x in totals_lines(doc)]
+    for a in doc["launch_totals"].get("alternatives", [])[:20]:
+        out.append(f"  - alternatives at {code(a['subject'] or a['construct'])} {a['at']}: " + "; ".join(
+            f"{code(arm['label'][:60])} → " + ", ".join(
+                f"{k} {v['max']}" for c in arm["counts"].values() for k, v in c.items()
+                if k in ("device", "library") and v["max"] != "0") for arm in a["arms"]))
+    out += ["", "## Dtype boundaries", ""]
+    bounds = doc.get("dtype_boundaries") or []
+    if not bounds:
+        out.append("No dtype change established on this path.")
+    else:
+        out += ["| stage | from | to | kind | phase | status | at | evidence |", "|---|---|---|---|---|---|---|---|"]
+        prev = None
+        for b in bounds:
+            key = (b["stage"], b["from"], b["to"], b["kind"], b["at"])
+            if key == prev:
+                continue
+            prev = key
+            alt = " (alternative)" if b.get("alternative") else ""
+            out.append("| " + " | ".join([code(b["stage"]) + alt, esc(b["from"]), esc(b["to"]), esc(b["kind"]),
+                                          esc(b["phase"]), esc(b["status"]), esc(b["at"]),
+                                          esc(", ".join(b.get("evidence", [])))]) + " |")
+    out += ["", "## CUDA Graph capture", ""]
+    regions = doc.get("capture_regions") or []
+    if not regions:
+        out.append("No capture region on this path.")
+    for r in regions:
+        out.append(f"- **Region** in {code(r['function'])}: begin {esc((r.get('begin') or {}).get('at', '—'))}, "
+                   f"end {esc((r.get('end') or {}).get('at', '—'))}" + (f" — {esc(r['note'])}" if r.get("note") else ""))
+        out.append("  - body: " + (", ".join(code(c["call"]) + f" @ {c['at']}" for c in r["body_calls"]) or "—"))
+        out.append("  - instantiate: " + (", ".join(c["at"] for c in r.get("instantiate", [])) or "—")
+                   + "; replay after capture: " + (", ".join(c["at"] for c in r.get("replay_after_capture", [])) or "—"))
+        flagged = {(c["param"], launch["kernel"]): c for launch in r.get("launches", []) for c in launch["constants"]
+                   if c.get("flagged")}
+        for (param, kernel), c in flagged.items():
+            out.append(f"  - frozen per-request scalar {code(param)} of {code(kernel)}: "
+                       + esc(" ← ".join(c["derivation"][-3:])))
+        for h in r.get("hazards", []):
+            out.append(f"  - **hazard** {esc(h['kind'])} {code(h['api'])} at {h['at']}"
+                       + (f" via {code(h['via'])}" if h.get("via") else "")
+                       + (f" under {code('; '.join(h['arms'][-2:]))}" if h.get("arms") else "") + f": {esc(h.get('detail', ''))}")
+    out += ["", "## Host transfers, syncs, allocations", ""]
+    tr = doc.get("host_transfers") or []
+    if not tr:
+        out.append("None reached on this path.")
+    else:
+        out += ["| kind | api | direction / size | via | phase | in capture | frequency | at |",
+                "|---|---|---|---|---|---|---|---|"]
+        for t in tr:
+            ds = " ".join(x for x in (t.get("direction", ""), t.get("size", "")) if x)
+            out.append("| " + " | ".join([esc(t["kind"]), code(t["api"]), esc(ds), code((t.get("via") or [""])[0]),
+                                          esc(t["phase"]), "yes" if t.get("in_capture") else "no",
+                                          esc(t["frequency"]), esc(t["at"])]) + " |")
+    return out

@@ -48,3 +48,38 @@ def _items(items: list[Stage | Dispatch], prefix: str, lines: list[str]) -> None
                 lines.append(f"{prefix}{cont}{ab}{mark} {arm.label}{note}")
                 if arm.selected is not False:
                     _items(arm.children, prefix + cont + ac, lines)
+
+
+def render_summary(doc: dict) -> str:
+    """Path-level analyses: launch totals, dtype boundaries, capture regions, host transfers."""
+    from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
+
+    if doc.get("analysis_error"):
+        return f"analyses failed: {doc['analysis_error']}"
+    lines = ["", "== launch totals (static) =="] + [f"  {x}" for x in totals_lines(doc)]
+    lines += ["", "== device work =="]
+    for s in doc.get("stages", []):
+        if s.get("dtypes") and s["dtypes"].get("kind") in ("kernel", "library") or (s.get("capture") or {}).get("hazards"):
+            v = s.get("via") or {}
+            lines.append(f"  {s['qualname']} @ {v.get('file', '')}:{v.get('line', '')}: {dtype_short(s.get('dtypes'))}"
+                         f" | {launches_short(s)} | {(s.get('frequency') or {}).get('label', '')}"
+                         + (f" | {capture_short(s)}" if s.get("capture") else ""))
+    lines += ["", "== dtype boundaries =="]
+    prev = None
+    for b in doc.get("dtype_boundaries", []):
+        key = (b["stage"], b["from"], b["to"], b["kind"], b["at"])
+        if key != prev:
+            lines.append(f"  {b['from']} → {b['to']} ({b['kind']}) at {b['stage']} {b['at']}"
+                         + (" [alternative]" if b.get("alternative") else ""))
+        prev = key
+    lines += ["", "== capture regions =="]
+    for r in doc.get("capture_regions", []):
+        lines.append(f"  {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}, end {(r.get('end') or {}).get('at', '-')}"
+                     f", body {', '.join(c['call'] for c in r['body_calls'])}")
+        for h in r.get("hazards", []):
+            lines.append(f"    HAZARD {h['kind']} {h['api']} at {h['at']}: {h.get('detail', '')}")
+    lines += ["", "== host transfers / syncs / allocations =="]
+    for t in doc.get("host_transfers", []):
+        lines.append(f"  {t['kind']} {t['api']} {t.get('direction', '')} at {t['at']} ({t['phase']}"
+                     + (", in capture" if t.get("in_capture") else "") + f") {t['frequency']}")
+    return "\n".join(lines)
