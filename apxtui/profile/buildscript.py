@@ -366,6 +366,15 @@ class BuildScript:
                 return None
             v = cfgexpr.evaluate(body, look)
             return _UNKNOWN if v is None else v
+        if name == "format":  # format!("sm_{arch}") / format!("sm_{}", arch): the arch as a string
+            m = re.fullmatch(r'\s*"sm_\{(\w+)\}"\s*|\s*"sm_\{\}"\s*,\s*(\w+)\s*', body)
+            var = (m.group(1) or m.group(2)) if m else None
+            if var is not None:
+                init = self._let_value(n, var)
+                v = bind.get(var, _UNKNOWN) if var in bind else (
+                    self._val(init, ctx, bind, depth + 1) if init is not None else _UNKNOWN)
+                return ARCH if v is ARCH else _UNKNOWN
+            return _UNKNOWN
         if name == "matches" and tt is not None:
             subj_text, _, pats = body.partition(",")
             subj = self._subject(tt, subj_text.strip(), ctx, bind, depth)
