@@ -154,6 +154,10 @@ class CaptureAnalysis:
                 elif op["kind"] == "free":
                     h["detail"] = "free inside capture"
                 hazards.append(h)
+        uniq: dict[tuple, dict[str, Any]] = {}
+        for h in hazards:  # one entry per site and arm path
+            uniq.setdefault((h["kind"], h["api"], h["at"], tuple(h["arms"]), h.get("via", "")), h)
+        hazards = list(uniq.values())
         return {"launches": launches, "hazards": hazards, "library_calls": library,
                 "allocations_in_body": allocs}
 

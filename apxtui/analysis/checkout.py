@@ -1,0 +1,180 @@
+"""Checkout-wide views: every capture region (``apxtui capture``) and every kernel (``apxtui kernels``)."""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from typing import Any
+
+from apxtui.analysis.capture import CaptureAnalysis
+from apxtui.analysis.dtypes import DtypeAnalysis
+from apxtui.analysis.evidence import HEURISTIC, loc
+from apxtui.analysis.hostops import ROLE_EDGES, api_name, copy_direction
+from apxtui.trace import CALL_EDGE_KINDS, Tracer
+
+FN_KINDS = ("rust_fn", "host_fn", "abi_fn", "python_fn", "device_fn")
+ENTRY_KINDS = ("python_fn", "pyo3_binding", "rust_fn", "host_fn", "abi_fn")
+CAPTURE_DEPTH = 25
+PATH_DEPTH = 40
+
+
+def _h2d_reach(g: Any, node: str, memo: dict[str, bool], depth: int = 3) -> bool:
+    """Does ``node`` (through wrappers) issue a host→device copy?"""
+    if node in memo:
+        return memo[node]
+    memo[node] = False
+    found = False
+    for _, v, e in g.out_edges(node, data=True):
+        if e.get("kind") not in ROLE_EDGES:
+            continue
+        nd = g.nodes[v]
+        if nd.get("kind") == "external" and api_name(nd.get("qualname", "")).startswith(("cudaMemcpy", "cuMemcpy")):
+            found = found or copy_direction(api_name(nd.get("qualname", "")), e.get("args", [])) == "H2D"
+        elif depth > 0:
+            found = found or _h2d_reach(g, v, memo, depth - 1)
+    memo[node] = found
+    return found
+
+
+def capture_report(index: Any) -> dict[str, Any]:
+    """Regions (with bodies, constants, hazards), replay sites (with stable-buffer writes) and graph caches."""
+    g = index.graph
+    cap = CaptureAnalysis(index)
+    roles = cap.roles
+    regions, replays, caches = [], [], []
+    drivers = set()
+    for u, v, e in g.edges(data=True):
+        if e.get("kind") in CALL_EDGE_KINDS and g.nodes[u].get("kind") in FN_KINDS and not roles.role(u):
+            r = roles.role(v)
+            if r in ("begin", "end"):
+                drivers.add(u)
+            if r == "replay":
+                replays.append((u, e, v))
+    for u in sorted(drivers):
+        root = Tracer(g, depth=CAPTURE_DEPTH).trace(u)
+        for r in cap.regions_in(root):
+            b = cap.body(root, r)
+            regions.append({**{k: v for k, v in r.items() if not k.startswith("_")}, **b})
+        caches += _caches(index, u)
+    memo: dict[str, bool] = {}
+    replay_sites = []
+    for u, e, _v in replays:
+        conds = [(c.get("group"), c.get("arm")) for c in e.get("conditions", [])]
+        writes = []
+        for _, w, e2 in g.out_edges(u, data=True):
+            c2 = [(c.get("group"), c.get("arm")) for c in e2.get("conditions", [])]
+            if e2.get("line", 0) < e.get("line", 0) and c2[: len(conds)] == conds and e2.get("kind") == "call" \
+                    and _h2d_reach(g, w, memo):
+                writes.append({"call": e2.get("callee", ""), "receiver": e2.get("receiver", ""),
+                               "args": e2.get("args", []), "at": loc(e2.get("file", ""), e2.get("line", 0)),
+                               "direction": "H2D"})
+        replay_sites.append({"function": g.nodes[u].get("qualname", ""), "call": e.get("callee", ""),
+                             "receiver": e.get("receiver", ""), "at": loc(e.get("file", ""), e.get("line", 0)),
+                             "conditions": [c.get("text", "") for c in e.get("conditions", [])],
+                             "loops": list(e.get("loops", [])), "stable_buffer_writes_before": writes})
+    return {"static_analysis": "static analysis of the source: not runtime validation",
+            "regions": regions, "replay_sites": replay_sites, "graph_caches": caches}
+
+
+def _caches(index: Any, node: str) -> list[dict[str, Any]]:
+    """Maps of instantiated graphs: ``R.insert(key, exec)`` after an instantiate call, with ``R.get`` lookups."""
+    d = index.definition(node)
+    if d is None:
+        return []
+    facts = index.facts[d.file]
+    calls = [c for c in facts.calls if c.caller == d.qualname and d.line <= c.line <= d.end_line]
+    roles = CaptureAnalysis(index).roles
+    inst_lines = [e.get("line", 0) for _, v, e in index.graph.out_edges(node, data=True) if roles.role(v) == "instantiate"]
+    if not inst_lines:
+        return []
+    assigns = {a["var"]: a for a in d.attrs.get("assigns", [])}
+    out = []
+    for c in calls:
+        if c.kind == "method" and c.callee.split(".")[-1] in ("insert", "emplace", "try_emplace") and c.receiver \
+                and any(line < c.line for line in inst_lines):
+            key = c.args[0] if c.args else ""
+            lookups = [loc(x.file, x.line) for x in calls if x.receiver == c.receiver and
+                       x.callee.split(".")[-1] in ("get", "contains_key", "find", "entry", "get_mut", "count")]
+            derivation = []
+            k = key.lstrip("&")
+            for _ in range(4):
+                if k not in assigns:
+                    break
+                derivation.append(f"{k} = {assigns[k]['value']} ({loc(d.file, assigns[k]['line'])})")
+                m = re.match(r"\s*([A-Za-z_]\w*)", assigns[k]["value"])
+                k = m.group(1) if m else ""
+            out.append({"function": d.qualname, "cache": c.receiver, "key": key, "key_derivation": derivation,
+                        "insert_at": loc(c.file, c.line), "lookups": lookups, "status": HEURISTIC,
+                        "reason": "an insert into this map follows a graph instantiate in the same function"})
+    return out
+
+
+def kernels_report(index: Any, max_entries: int = 8) -> dict[str, Any]:
+    """Every kernel: definition, template parameters, launch sites with dtypes, entries and a path from each."""
+    g = index.graph
+    dt = DtypeAnalysis(index)
+    rev = _reverse_call_graph(g)
+    out, unreached = [], []
+    for n, d in sorted(g.nodes(data=True), key=lambda x: (x[1].get("file", ""), x[1].get("line", 0))):
+        if d.get("kind") != "kernel":
+            continue
+        sites = []
+        for u, _, e in g.in_edges(n, data=True):
+            if e.get("kind") != "launch":
+                continue
+            k = dt.kernel(n, e)
+            sites.append({"caller": g.nodes[u].get("qualname", ""), "at": loc(e.get("file", ""), e.get("line", 0)),
+                          "template_args": list(e.get("template_args", [])), "vendored": bool(g.nodes[u].get("vendored")),
+                          "conditions": [c.get("text", "") for c in e.get("conditions", [])],
+                          "loops": list(e.get("loops", [])),
+                          "dtypes": {x: k[x] for x in ("storage", "input", "output", "accumulator")},
+                          "conversions": k["conversions"]})
+        entries = _entries(g, rev, n, max_entries)
+        rec = {"kernel": d.get("qualname", ""), "node": n, "definition": loc(d.get("file", ""), d.get("line", 0)),
+               "template_params": list(d.get("template_params", [])), "params": list(d.get("params", [])),
+               "vendored": bool(d.get("vendored")), "launch_sites": sites, "entries": entries}
+        out.append(rec)
+        if not entries and not d.get("vendored"):
+            unreached.append({"kind": "kernel", "name": rec["kernel"], "definition": rec["definition"],
+                              "launched": bool(sites)})
+    for n, d in g.nodes(data=True):
+        if d.get("kind") == "abi_fn" and not d.get("vendored") and not any(
+                e in ("ffi", "call") for _, _, e in g.in_edges(n, data="kind")):
+            unreached.append({"kind": "adapter", "name": d.get("qualname", ""),
+                              "definition": loc(d.get("file", ""), d.get("line", 0)), "launched": False})
+    return {"static_analysis": "static analysis of the source: not runtime validation", "kernels": out,
+            "unreached": unreached,
+            "note": "entries: functions with no caller in the index (public APIs, bindings, scripts) from which a "
+                    "call path reaches the kernel; alternatives (cfg, ambiguous calls) are not filtered"}
+
+
+def _reverse_call_graph(g: Any) -> dict[str, list[str]]:
+    rev: dict[str, list[str]] = {}
+    for u, v, k in g.edges(data="kind"):
+        if k in CALL_EDGE_KINDS:
+            rev.setdefault(v, []).append(u)
+    return rev
+
+
+def _entries(g: Any, rev: dict[str, list[str]], node: str, limit: int) -> list[dict[str, Any]]:
+    """Callers with no callers themselves, each with the shortest call path down to ``node``."""
+    parent: dict[str, str | None] = {node: None}
+    q = deque([(node, 0)])
+    found = []
+    while q and len(found) < limit:
+        n, depth = q.popleft()
+        ups = [u for u in rev.get(n, []) if g.nodes[u].get("kind") not in ("file",)]
+        if not ups and n != node and g.nodes[n].get("kind") in ENTRY_KINDS and not g.nodes[n].get("vendored"):
+            path, cur = [], n
+            while cur is not None:
+                path.append(g.nodes[cur].get("qualname", cur))
+                cur = parent[cur]
+            found.append({"entry": g.nodes[n].get("qualname", ""), "path": path})
+            continue
+        if depth >= PATH_DEPTH:
+            continue
+        for u in ups:
+            if u not in parent:
+                parent[u] = n
+                q.append((u, depth + 1))
+    return found

@@ -1,0 +1,62 @@
+"""``apxtui capture CHECKOUT [--json]``: CUDA Graph capture regions, bodies, constants, hazards, replay sites."""
+
+from __future__ import annotations
+
+import json
+
+from apxtui.commands.common import add_checkout, load_index, write_output
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("capture", help="CUDA Graph capture regions, captured constants, hazards and replay sites",
+                       description="Find stream-capture regions (begin/end, followed through wrappers), the body "
+                                   "each records, the by-value scalars it freezes, host syncs/copies/allocations "
+                                   "inside it, graph caches and replay sites. Static analysis.")
+    add_checkout(p)
+    p.add_argument("--json", action="store_true", help="JSON instead of text")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=run)
+
+
+def render(rep: dict) -> str:
+    lines = [f"# {rep['static_analysis']}"]
+    if not rep["regions"]:
+        lines.append("no capture region found")
+    for r in rep["regions"]:
+        lines.append(f"region in {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}"
+                     f", end {(r.get('end') or {}).get('at', '-')} [{r['status']}]" + (f" — {r['note']}" if r.get("note") else ""))
+        lines.append("  body: " + ", ".join(f"{c['call']} @ {c['at']}" for c in r["body_calls"]))
+        lines.append("  instantiate: " + (", ".join(c["at"] for c in r["instantiate"]) or "-")
+                     + "; replay after capture: " + (", ".join(c["at"] for c in r["replay_after_capture"]) or "-"))
+        lines.append(f"  launches in body (static, all arms): {len(r['launches'])}; library calls: {len(r['library_calls'])}"
+                     f"; allocation reachable in body: {'yes' if r['allocations_in_body'] else 'no'}")
+        seen = set()
+        for launch in r["launches"]:
+            for c in launch["constants"]:
+                key = (launch["kernel"], c["param"], c.get("flagged"))
+                if key in seen:
+                    continue
+                seen.add(key)
+                mark = "FLAG per-request" if c.get("flagged") else c.get("status", "")
+                lines.append(f"  constant {launch['kernel']}.{c['param']} = {c['arg']} [{mark}] "
+                             + " ← ".join(c.get("derivation", [])[-2:]))
+        for h in r["hazards"]:
+            lines.append(f"  HAZARD {h['kind']} {h['api']} at {h['at']}" + (f" via {h['via']}" if h.get("via") else "")
+                         + (f" under {h['arms'][-1]}" if h.get("arms") else "") + f": {h.get('detail', '')}")
+    for s in rep["replay_sites"]:
+        w = "; ".join(f"{x['receiver']}.{x['call']}({', '.join(x['args'])}) @ {x['at']}" for x in s["stable_buffer_writes_before"])
+        lines.append(f"replay {s['call']} in {s['function']} @ {s['at']}" + (f" under {'; '.join(s['conditions'])}" if s["conditions"] else "")
+                     + (f"; written before: {w}" if w else ""))
+    for c in rep["graph_caches"]:
+        lines.append(f"graph cache {c['cache']} in {c['function']} keyed by {c['key']} "
+                     + ("(" + "; ".join(c["key_derivation"]) + ") " if c["key_derivation"] else "")
+                     + f"insert @ {c['insert_at']}, lookups @ {', '.join(c['lookups'])}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from apxtui.analysis.checkout import capture_report
+
+    rep = capture_report(load_index(args))
+    write_output(json.dumps(rep, indent=2) if args.json else render(rep), args.output)
+    return 0

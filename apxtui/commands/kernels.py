@@ -1,0 +1,56 @@
+"""``apxtui kernels CHECKOUT [--json]``: every kernel with its launch sites, dtypes and the entries reaching it."""
+
+from __future__ import annotations
+
+import json
+
+from apxtui.commands.common import add_checkout, load_index, write_output
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("kernels", help="every __global__ kernel: launch sites, dtypes, entries that reach it",
+                       description="List every kernel: definition, template parameters, launch sites with their "
+                                   "dtypes, the entry points from which a call path reaches it, and the kernels "
+                                   "and adapters no project path reaches. Static analysis.")
+    add_checkout(p)
+    p.add_argument("--json", action="store_true", help="JSON instead of text")
+    p.add_argument("--all", action="store_true", help="include vendored kernels in the text listing")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=run)
+
+
+def render(rep: dict, include_vendored: bool) -> str:
+    from apxtui.analysis.summary import dtype_short
+
+    lines = [f"# {rep['static_analysis']}"]
+    hidden = 0
+    for k in rep["kernels"]:
+        if k["vendored"] and not include_vendored:
+            hidden += 1
+            continue
+        tp = f"<{', '.join(k['template_params'])}>" if k["template_params"] else ""
+        lines.append(f"{k['kernel']}{tp}  {k['definition']}" + ("  [vendored]" if k["vendored"] else ""))
+        for s in k["launch_sites"]:
+            ta = f"<{', '.join(s['template_args'])}>" if s["template_args"] else ""
+            d = dtype_short({"kind": "kernel", **s["dtypes"], "conversions": s["conversions"]})
+            lines.append(f"  launch{ta} in {s['caller']} @ {s['at']}: {d}"
+                         + (f"  × {' × '.join(s['loops'])}" if s["loops"] else ""))
+        if not k["launch_sites"]:
+            lines.append("  no launch site in the index")
+        for e in k["entries"][:4]:
+            lines.append(f"  reached from {e['entry']}: " + " → ".join(e["path"][1:-1][:6]) + (" …" if len(e["path"]) > 8 else ""))
+    if hidden:
+        lines.append(f"({hidden} vendored kernels not listed; --all shows them)")
+    lines.append("")
+    lines.append("not reached from any entry:")
+    for u in rep["unreached"]:
+        lines.append(f"  {u['kind']} {u['name']}  {u['definition']}" + ("  (launched, but no entry reaches the launcher)" if u["launched"] else ""))
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from apxtui.analysis.checkout import kernels_report
+
+    rep = kernels_report(load_index(args))
+    write_output(json.dumps(rep, indent=2) if args.json else render(rep, args.all), args.output)
+    return 0
