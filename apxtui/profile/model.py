@@ -147,7 +147,8 @@ class Resolved:
                 prev = table.setdefault(cdir, {}).get(key)
                 if prev is not None:  # several emission sites: OR
                     v = True if True in (prev.value, d.value) else (None if None in (prev.value, d.value) else False)
-                    table[cdir][key] = Derived(key, crate.name, v, prev.steps + d.steps, prev.assumed + d.assumed)
+                    table[cdir][key] = Derived(key, crate.name, v, prev.steps + d.steps,
+                                              list(dict.fromkeys(prev.assumed + d.assumed)))
                 else:
                     table[cdir][key] = Derived(key, crate.name, d.value, d.steps, d.assumed)
                 if em.kind == "cfg" and em.name == "feature" and em.value and d.value:

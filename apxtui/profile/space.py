@@ -125,7 +125,7 @@ def discover(root: str | Path, facts: dict[str, FileFacts] | None = None) -> Con
     space = ConfigSpace(root, crates, scripts)
     for bs in scripts.values():
         for f, ln, a in bs.arch_mentions:
-            space.archs.append((a, f, ln, "build script string"))
+            space.archs.append((a, f, ln, "build script"))
     for rel, ff in sorted((facts or {}).items()):
         _from_facts(space, rel, ff)
     seen = set()
@@ -134,6 +134,11 @@ def discover(root: str | Path, facts: dict[str, FileFacts] | None = None) -> Con
 
 
 def _from_facts(space: ConfigSpace, rel: str, ff: FileFacts) -> None:
+    if is_vendored(rel):
+        for e in ff.env_reads:
+            space.env.setdefault(e.name, []).append({"at": f"{e.file}:{e.line}", "caller": e.caller,
+                                                     "default": e.default, "text": e.text})
+        return  # vendored headers' #if arch guards and macros are not this checkout's configuration
     cfg_texts: list[tuple[str, int]] = []
     pp_texts: list[tuple[str, int]] = []
     for d in ff.defs:
