@@ -44,6 +44,8 @@ STD_METHODS = {
     "to_le_bytes", "from_le_bytes", "saturating_sub", "checked_add", "checked_mul", "pow", "abs", "sqrt",
     "exp", "powi", "powf", "div_ceil", "next_power_of_two", "for_each", "flat_map", "last_mut", "swap",
     "send", "recv", "spawn", "then", "then_some", "copy_from_slice", "fill", "extend_from_slice",
+    # raw-pointer methods: with an unknown receiver these are far likelier than a project method
+    "add", "offset", "cast", "cast_mut", "is_null", "byte_add", "wrapping_add",
 }
 _LOOP_RE = re.compile(r"^for\s+(?:\(?\s*(?:\w+\s*,\s*)?)?(?:mut\s+)?(\w+)\)?\s+in\s+(.+)$")
 
