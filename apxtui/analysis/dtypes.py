@@ -316,8 +316,8 @@ class DtypeAnalysis:
 
 
 _GEMM_ARGS = {
-    "cublasGemmEx": {"A": 8, "B": 11, "C": 15, "compute": 16},
-    "cublasGemmBatchedEx": {"A": 8, "B": 11, "C": 15, "compute": 17},
+    "cublasGemmEx": {"A": 8, "B": 11, "C": 15, "compute": 17},
+    "cublasGemmBatchedEx": {"A": 8, "B": 11, "C": 15, "compute": 18},
     "cublasGemmStridedBatchedEx": {"A": 8, "B": 12, "C": 17, "compute": 21},
 }
 _FIXED = {"cublasSgemm": "f32", "cublasHgemm": "f16", "cublasDgemm": "f64", "cublasSgemmStridedBatched": "f32",

@@ -1,0 +1,119 @@
+"""Capture regions: wrappers followed, frozen per-request scalars, hazards, host-transfer audit, commands."""
+
+from __future__ import annotations
+
+import json
+
+from test_analysis_dtypes import MiniIndex
+
+from apxtui.analysis.annotate import annotate
+from apxtui.analysis.checkout import capture_report, kernels_report
+from apxtui.cli import main
+from apxtui.trace import Tracer, find_symbol
+
+SEL = ["CudaBackend", "BF16", 'not(feature = "fp8")', "all(not(apxinf_fa2_sm80)", "else (not", "case 16"]
+
+
+def _path(idx, entry, select=()):
+    root = Tracer(idx.graph, select=list(select)).trace(find_symbol(idx.graph, entry))
+    return annotate(idx, root).path
+
+
+def test_demo_region_through_wrappers(demo_index):
+    regions = _path(demo_index, "Pi05ModelRunner::infer", SEL)["capture_regions"]
+    assert len(regions) == 1
+    r = regions[0]
+    assert r["begin"]["target"] == "apxinf_cuda::graph::begin_capture" and r["end"]["role"] == "end"
+    assert [c["call"] for c in r["body_calls"]] == ["decode_step"]
+    assert [c["target"] for c in r["instantiate"]] == ["apxinf_cuda::graph::CudaGraph::instantiate"]
+
+
+def test_demo_position_flagged_buffer_not(demo_index):
+    r = _path(demo_index, "Pi05ModelRunner::infer", SEL)["capture_regions"][0]
+    rope = [x for x in r["launches"] if x["kernel"] == "rope_kernel"]
+    assert rope
+    consts = {c["param"]: c for c in rope[0]["constants"]}
+    assert consts["pos"]["flagged"] and "per-request" in consts["pos"]["origin"]
+    assert any("tokens.len() + step" in s for s in consts["pos"]["derivation"])
+    assert not consts["theta"]["flagged"] and consts["theta"]["origin"] == ["struct field"]
+    buf = {b["param"]: b for b in rope[0]["buffers"]}
+    assert buf["x"]["allocated_before_capture"] is True and "flagged" not in buf["x"]
+
+
+def test_demo_sync_inside_capture_is_a_hazard(demo_index):
+    r = _path(demo_index, "Pi05ModelRunner::infer", SEL)["capture_regions"][0]
+    syncs = [h for h in r["hazards"] if h["kind"] == "sync"]
+    assert [(h["api"], h["via"]) for h in syncs] == [("cudaStreamSynchronize", "apxinf_cuda::stream::Stream::synchronize")]
+    assert "APXINF_SYNC_DEBUG" in syncs[0]["arms"][-1]
+
+
+def test_demo_d2h_copy_outside_capture(demo_index):
+    tr = _path(demo_index, "Pi05ModelRunner::infer", SEL)["host_transfers"]
+    d2h = [t for t in tr if t["kind"] == "copy" and t["direction"] == "D2H"]
+    assert d2h and all(t["in_capture"] is None and t["phase"] == "eager" for t in d2h)
+    assert any("Tensor::to_host" in " ".join(t["via"]) for t in d2h)
+    h2d = [t for t in tr if t["kind"] == "copy" and t["direction"] == "H2D"]
+    assert any("per step" in t["frequency"] for t in h2d)  # input_buf upload before each replay
+
+
+def test_begin_and_end_in_one_cpp_function_with_default_stream_launch():
+    src = """
+__global__ void k(float* x, int pos) { x[pos] = 0.f; }
+void step(cudaStream_t s, float* buf, int pos, cudaGraph_t* g) {
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    k<<<1, 32, 0, s>>>(buf, pos);
+    k<<<1, 32>>>(buf, 7);
+    cudaDeviceSynchronize();
+    cudaStreamEndCapture(s, g);
+}
+"""
+    idx = MiniIndex({"g.cu": ("", src)})
+    r = _path(idx, "step")["capture_regions"][0]
+    assert r["status"] == "exact" and len(r["launches"]) == 2
+    first, second = r["launches"]
+    assert {c["param"]: c["flagged"] for c in first["constants"]} == {"pos": True}
+    assert {c["param"]: c["flagged"] for c in second["constants"]} == {"pos": False}
+    kinds = sorted(h["kind"] for h in r["hazards"])
+    assert kinds == ["default stream", "sync"]
+
+
+def test_capture_report_lists_cache_and_replays(demo_index):
+    rep = capture_report(demo_index)
+    assert len(rep["regions"]) == 1
+    cache = rep["graph_caches"][0]
+    assert cache["cache"] == "self.graphs" and cache["key"] == "seq_len"
+    assert cache["key_derivation"][0].startswith("seq_len = pos + 1")
+    hit = [s for s in rep["replay_sites"] if s["conditions"] == ["Some(graph)"]][0]
+    assert [w["call"] for w in hit["stable_buffer_writes_before"]] == ["copy_from_host"]
+
+
+def test_kernels_report(demo_index):
+    rep = kernels_report(demo_index)
+    by = {k["kernel"]: k for k in rep["kernels"]}
+    rms = by["rms_norm_kernel"]
+    assert rms["template_params"] == ["T", "AccT"] and len(rms["launch_sites"]) == 3
+    bf16 = [s for s in rms["launch_sites"] if s["template_args"] == ["__nv_bfloat16", "float"]][0]
+    assert bf16["dtypes"]["accumulator"]["value"] == ["f32"]
+    assert any(e["path"][-1] == "rms_norm_kernel" for e in rms["entries"])
+
+
+def test_cli_commands(demo_index, capsys):
+    assert main(["capture", "--demo", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["regions"] and "not runtime validation" in rep["static_analysis"]
+    assert main(["kernels", "--demo"]) == 0
+    out = capsys.readouterr().out
+    assert "rms_norm_kernel<T, AccT>" in out and "launch<__nv_bfloat16, float>" in out
+
+
+def test_trace_json_and_md_carry_the_fields(demo_index, capsys):
+    assert main(["trace", "--demo", "--from", "Block::forward", "--select", "CudaBackend", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {"dtype_boundaries", "launch_totals", "host_transfers"} <= set(doc)
+    kern = [s for s in doc["stages"] if s["kind"] == "kernel" and s["name"] == "rms_norm_kernel"][0]
+    assert {"dtypes", "launches", "frequency"} <= set(kern)
+    assert kern["dtypes"]["accumulator"]["value"] == ["f32"]
+    assert any(b["kind"] == "accumulate" and b["to"] == "f32" for b in doc["dtype_boundaries"])
+    assert main(["trace", "--demo", "--from", "Block::forward", "--select", "CudaBackend", "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "| dtype | launch | frequency | capture |" in md and "## Launch totals (static)" in md
