@@ -134,6 +134,7 @@ class _Annotator:
             r["hazards"] = b["hazards"]
             r["library_calls"] = b["library_calls"]
             r["allocations_in_body"] = b["allocations_in_body"]
+            r["complete"], r["cut"] = b["complete"], b["cut"]
             sites = {(x["kernel"], x["at"]): x for x in b["launches"]}
             haz = {}
             for h in b["hazards"]:

@@ -88,8 +88,8 @@ class CaptureAnalysis:
             region["body_calls"] = [self._site(c) for c in body]
             after = [(c, r) for c, _a, r in roles if (c.via or {}).get("line", 0) > el and r in ("instantiate", "replay")
                      and _conds(c)[: len(_conds(b))] == _conds(b)]
-            region["instantiate"] = [self._site(c) for c, r in after if r == "instantiate"]
-            region["replay_after_capture"] = [self._site(c) for c, r in after if r == "replay"]
+            region["instantiate"] = _dedupe([self._site(c) for c, r in after if r == "instantiate"])
+            region["replay_after_capture"] = _dedupe([self._site(c) for c, r in after if r == "replay"])
             out.append(region)
         if ends and not begins:
             for e, ea in ends:
@@ -154,11 +154,13 @@ class CaptureAnalysis:
                 elif op["kind"] == "free":
                     h["detail"] = "free inside capture"
                 hazards.append(h)
+        cuts = sorted({f"{s.qualname} ({s.cut})" for s, _p, _a in items if s.cut in ("budget", "depth")})
         uniq: dict[tuple, dict[str, Any]] = {}
         for h in hazards:  # one entry per site and arm path
             uniq.setdefault((h["kind"], h["api"], h["at"], tuple(h["arms"]), h.get("via", "")), h)
         hazards = list(uniq.values())
         return {"launches": launches, "hazards": hazards, "library_calls": library,
+                "complete": not cuts, "cut": cuts[:20],
                 "allocations_in_body": allocs}
 
     # -- constants -------------------------------------------------------------------------
@@ -231,7 +233,7 @@ class CaptureAnalysis:
         st = chain[j]
         d = self.index.definition(st.node)
         if ident == "self":
-            return "struct field", f"`{expr}`: a field of self in {st.qualname}", None
+            return "struct field", f"`{expr}`: reads self (a field or method of the object) in {st.qualname}", None
         if d is not None:
             a = next((x for x in reversed(d.attrs.get("assigns", [])) if x["var"] == ident), None)
             if a is not None and a["value"].strip() != ident:
@@ -269,6 +271,14 @@ class CaptureAnalysis:
         loops = (nxt.via or {}).get("loops", []) if nxt is not None else []
         pat = re.compile(rf"\bfor\s*\(?\s*(?:[\w:]+\s+)?\(?[\w\s,]*\b{re.escape(ident)}\b[\w\s,]*\)?\s*(in\b|=|:)")
         return any(pat.search(lp) for lp in loops)
+
+
+def _dedupe(sites: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per call site (an ambiguous call has one stage per candidate)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for x in sites:
+        seen.setdefault(x["at"], x)
+    return list(seen.values())
 
 
 def _is_type_or_macro(ident: str) -> bool:

@@ -15,6 +15,7 @@ from apxtui.trace import CALL_EDGE_KINDS, Tracer
 FN_KINDS = ("rust_fn", "host_fn", "abi_fn", "python_fn", "device_fn")
 ENTRY_KINDS = ("python_fn", "pyo3_binding", "rust_fn", "host_fn", "abi_fn")
 CAPTURE_DEPTH = 25
+CAPTURE_BUDGET = 150000
 PATH_DEPTH = 40
 
 
@@ -51,7 +52,7 @@ def capture_report(index: Any) -> dict[str, Any]:
             if r == "replay":
                 replays.append((u, e, v))
     for u in sorted(drivers):
-        root = Tracer(g, depth=CAPTURE_DEPTH).trace(u)
+        root = Tracer(g, depth=CAPTURE_DEPTH, budget=CAPTURE_BUDGET).trace(u)
         for r in cap.regions_in(root):
             b = cap.body(root, r)
             regions.append({**{k: v for k, v in r.items() if not k.startswith("_")}, **b})

@@ -101,11 +101,14 @@ class Roles:
         return res
 
     def role(self, node: str) -> str | None:
-        """The single lifecycle role of a primitive or wrapper; None for drivers (several roles)."""
-        r = self.reach(node)
-        r = r - {"update"} if len(r) > 1 and "update" in r else r
-        if len(r) == 1:
-            return next(iter(r))
-        if r == {"instantiate", "replay"}:
+        """The lifecycle role of a primitive or wrapper; None for drivers (begin and end both reached).
+
+        A wrapper that ends capture and instantiates (``graph::end`` → EndCapture + Instantiate)
+        is an ``end``; one that instantiates and launches is a driver.
+        """
+        r = set(self.reach(node)) - {"update"}
+        if {"begin", "end"} <= r or {"instantiate", "replay"} <= r and "end" not in r:
             return None
-        return None
+        if "end" in r:
+            return "end" if r <= {"end", "instantiate"} else None
+        return next(iter(r)) if len(r) == 1 else None

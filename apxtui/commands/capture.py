@@ -28,8 +28,9 @@ def render(rep: dict) -> str:
         lines.append("  body: " + ", ".join(f"{c['call']} @ {c['at']}" for c in r["body_calls"]))
         lines.append("  instantiate: " + (", ".join(c["at"] for c in r["instantiate"]) or "-")
                      + "; replay after capture: " + (", ".join(c["at"] for c in r["replay_after_capture"]) or "-"))
-        lines.append(f"  launches in body (static, all arms): {len(r['launches'])}; library calls: {len(r['library_calls'])}"
-                     f"; allocation reachable in body: {'yes' if r['allocations_in_body'] else 'no'}")
+        lines.append(f"  kernel-launch sites in body (all arms, not a count): {len(r['launches'])}; library calls: {len(r['library_calls'])}"
+                     f"; allocation reachable in body: {'yes' if r['allocations_in_body'] else 'no'}"
+                     + ("" if r.get("complete", True) else f"; INCOMPLETE: body cut at {', '.join(r['cut'][:3])}"))
         seen = set()
         for launch in r["launches"]:
             for c in launch["constants"]:
