@@ -278,13 +278,29 @@ class Tracer:
             if any(a.selected for a in disp.arms):
                 return
         if self.select:
-            hits = [a for a in disp.arms if any(s in a.label for s in self.select)]
+            hits = [a for a in disp.arms if any(select_matches(a, s) for s in self.select)]
             if hits:
                 for a in disp.arms:
                     a.selected = a in hits
                 return
         for a in disp.arms:
             a.selected = None
+
+
+def select_matches(arm: Arm, text: str) -> bool:
+    """Does ``--select TEXT`` choose this arm?  Matched against the arm's own condition
+    (an ``else`` arm is ``else``, not the conditions it negates) and never inside a
+    negation: ``X`` does not choose ``not(X)`` or ``!X`` unless TEXT itself says ``not``."""
+    if arm.implicit and not arm.label.endswith(" (statement compiled out)"):
+        return False  # a synthesised "no call" arm is chosen by key (the TUI), not by text
+    label = "else" if arm.kind == "else" else arm.label.removesuffix(" (statement compiled out)")
+    start = label.find(text)
+    while start != -1:
+        before = label[:start]
+        if not (before.endswith("not(") or before.endswith("!")):
+            return True
+        start = label.find(text, start + 1)
+    return False
 
 
 def item_file(item: Stage | Dispatch) -> str:

@@ -11,7 +11,7 @@ from apxtui.analysis.checkout import capture_report, kernels_report
 from apxtui.cli import main
 from apxtui.trace import Tracer, find_symbol
 
-SEL = ["CudaBackend", "BF16", 'not(feature = "fp8")', "all(not(apxinf_fa2_sm80)", "else (not", "case 16"]
+SEL = ["CudaBackend", "BF16", 'not(feature = "fp8")', "all(not(apxinf_fa2_sm80)", "else", "case 16"]
 
 
 def _path(idx, entry, select=()):

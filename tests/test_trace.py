@@ -121,3 +121,16 @@ def test_symbol_lookup_errors_name_candidates(demo_index):
     assert "no symbol" in str(e.value)
     node = find_symbol(g, "crates/apxinf-cuda/src/kernels/norm.rs::rms_norm")
     assert g.nodes[node]["qualname"] == "apxinf_cuda::kernels::norm::rms_norm"
+
+
+def test_select_does_not_match_inside_negations_or_else_labels(demo_index):
+    from apxtui.trace import Arm, select_matches
+
+    assert select_matches(Arm("apxinf_fa2_sm80", "cfg", 0), "apxinf_fa2_sm80")
+    assert not select_matches(Arm("all(not(apxinf_fa2_sm80), not(x))", "cfg", 0), "apxinf_fa2_sm80")
+    assert select_matches(Arm("all(not(apxinf_fa2_sm80), not(x))", "cfg", 0), "not(apxinf_fa2_sm80)")
+    assert not select_matches(Arm("not(not(feature = \"fp8\")) (statement compiled out)", "implicit", 1),
+                              "not(feature = \"fp8\")")
+    assert not select_matches(Arm("else (not: n > 4)", "else", 1), "n > 4")
+    assert select_matches(Arm("n > 4", "if", 0), "n > 4")
+    assert not select_matches(Arm("!defined(USE_FP8)", "pp_if", 0), "defined(USE_FP8)")
