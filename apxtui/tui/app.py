@@ -33,8 +33,8 @@ class ApxApp(App):
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit apxtui (ctrl+q works everywhere)"),
         Binding("question_mark,f1", "help", "Help", key_display="?", id="app.help", tooltip="Keys and markers"),
-        Binding("colon,f2", "command_palette", "Palette", show=False, key_display=":",
-                id="app.palette_twin", tooltip="Command palette (twin of ctrl+p)"),
+        Binding("ctrl+p,colon,f2", "command_palette", "Palette", key_display="^p", id="app.palette",
+                tooltip="Command palette: jump to any symbol, switch entry, open a screen, export (twins : and F2)"),
         Binding("1", "switch_mode('explorer')", "Explorer", show=False, id="app.screen1", tooltip="Screen 1: explorer"),
         Binding("2", "switch_mode('kernels')", "Kernels", show=False, id="app.screen2", tooltip="Screen 2: kernels"),
         Binding("3", "switch_mode('capture')", "Capture", show=False, id="app.screen3", tooltip="Screen 3: capture"),
@@ -92,7 +92,8 @@ class ApxApp(App):
 
     def on_index_ready(self, msg: IndexReady) -> None:
         self.index_seconds = msg.seconds
-        self.session = Session(msg.index, checkpoint=self.checkpoint, export_dir=self.export_dir)
+        self.session = Session(msg.index, checkpoint=self.checkpoint, checkpoint_label=self.checkpoint_label(),
+                               export_dir=self.export_dir)
         for s in self._listeners:
             s.session_ready(self.session)
         n = len(msg.index.issues)
@@ -106,6 +107,13 @@ class ApxApp(App):
             if hasattr(s, "index_failed"):
                 s.index_failed(msg.error)
         self.notify(msg.error, title="Indexing failed", severity="error", timeout=15)
+
+    def checkpoint_label(self) -> str:
+        if self.checkpoint is None:
+            return ""
+        from apxtui.demo import DEMO_CHECKPOINT
+
+        return "demo checkpoint" if self.checkpoint == DEMO_CHECKPOINT else str(self.checkpoint)
 
     def action_help(self) -> None:
         from apxtui.tui.screens.help import HelpScreen

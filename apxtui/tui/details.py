@@ -72,31 +72,100 @@ def call_site(session: Session, st: Stage) -> Section | None:
     return "Call site", rows
 
 
-def dtypes(session: Session, st: Stage) -> Section:
-    return "Dtypes (storage/input/accumulator/output)", [("", NOT_ANALYSED)]
+def _status(v: dict) -> str:
+    st = v.get("status", "")
+    return f" ({st})" if st and st != "exact" else ""
 
 
-def launches(session: Session, st: Stage) -> Section:
-    return "Launches (subtree)", [("", NOT_ANALYSED)]
+def _vals(v) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={x}" for k, x in v.items())
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v)
+    return str(v)
 
 
-def capture(session: Session, st: Stage) -> Section:
-    return "Capture role", [("", NOT_ANALYSED)]
+def _pending(session: Session) -> str:
+    a = session.analysis
+    if a is None:
+        return "analysing…"
+    if a.error:
+        return f"{NOT_ANALYSED} (analysis failed: {a.error})"
+    return "not on the chosen path (choose its arm with [ / ])"
 
 
-def checkpoint(session: Session, st: Stage) -> Section:
+def dtypes(session: Session, st: Stage, ann: dict | None) -> Section:
+    title = "Dtypes"
+    if ann is None:
+        return title, [("", _pending(session))]
+    d = ann.get("dtypes")
+    if not d:
+        return title, [("", "no device work here (dtypes are read at kernels and library calls)")]
+    rows: list[Row] = []
+    for k in ("storage", "input", "accumulator", "output", "operands", "compute", "scale"):
+        v = d.get(k)
+        if isinstance(v, dict) and "value" in v:
+            rows.append((k, (_vals(v["value"]) or "unknown") + _status(v)))
+    if d.get("template_bindings"):
+        rows.append(("template", _vals(d["template_bindings"])))
+    convs = d.get("conversions") or []
+    for c in convs[:6]:
+        rows.append(("conversion", f"{c.get('from')}→{c.get('to')} {c.get('kind', '')} {c.get('call', '')} "
+                                   f"@ {c.get('where', '')}" + _status(c)))
+    if len(convs) > 6:
+        rows.append(("", f"+{len(convs) - 6} more conversions (in the report)"))
+    return title, rows or [("", "no dtype facts")]
+
+
+def launches(session: Session, st: Stage, ann: dict | None) -> Section:
+    title = "Launches"
+    if ann is None:
+        return title, [("", _pending(session))]
+    la = ann.get("launches") or {}
+    rows: list[Row] = []
+    if la.get("self"):
+        rows.append(("this call", la["self"]))
+    if la.get("multiplier"):
+        rows.append(("multiplier", str(la["multiplier"])))
+    for k, v in (la.get("subtree") or {}).items():
+        rows.append((f"subtree {k}", _vals(v.get("max", v) if isinstance(v, dict) else v)))
+    fr = ann.get("frequency") or {}
+    if fr.get("label"):
+        rows.append(("frequency", fr["label"] + _status(fr)))
+    if fr.get("phase"):
+        rows.append(("phase", fr["phase"]))
+    return title, rows or [("", "no launches below this stage")]
+
+
+def capture(session: Session, st: Stage, ann: dict | None) -> Section:
+    title = "Capture role"
+    if ann is None:
+        return title, [("", _pending(session))]
+    c = ann.get("capture")
+    if not c:
+        return title, [("", "outside any CUDA-graph capture region")]
+    if isinstance(c, dict):
+        return title, [(k, _vals(v)) for k, v in c.items() if v not in (None, "", [], {})]
+    return title, [("", _vals(c))]
+
+
+def checkpoint(session: Session, st: Stage, ann: dict | None) -> Section:
     if not session.checkpoint:
         return "Checkpoint tensors", [("", "no checkpoint given (--checkpoint PATH)")]
-    return "Checkpoint tensors", [("checkpoint", str(session.checkpoint)), ("join", NOT_ANALYSED)]
+    label = session.checkpoint_label or str(session.checkpoint)
+    return "Checkpoint tensors", [("checkpoint", label), ("join", NOT_ANALYSED)]
 
 
-STAGE_SECTIONS: list[Callable[[Session, Stage], Section | None]] = [
-    identity, call_site, dtypes, launches, capture, checkpoint,
+STAGE_SECTIONS: list[Callable[[Session, Stage, dict | None], Section | None]] = [
+    lambda s, st, a: identity(s, st), lambda s, st, a: call_site(s, st), dtypes, launches, capture, checkpoint,
 ]
 
 
-def stage_details(session: Session, st: Stage) -> list[Section]:
-    return [s for f in STAGE_SECTIONS if (s := f(session, st))]
+def stage_details(session: Session, st: Stage, key: tuple = ()) -> list[Section]:
+    """Sections for ``st``; ``key`` (its stage-key chain) finds its annotations in ``session.analysis``."""
+    a = session.analysis
+    ann = a.per_stage.get(key) if a is not None and not a.error else None
+    return [s for f in STAGE_SECTIONS if (s := f(session, st, ann))]
 
 
 def dispatch_details(disp: Dispatch, arm: Arm | None = None) -> list[Section]:

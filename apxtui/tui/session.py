@@ -6,9 +6,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from apxtui.index.build import Index
-from apxtui.trace import CALL_EDGE_KINDS, Arm, Dispatch, Stage, Tracer
+from apxtui.trace import CALL_EDGE_KINDS, Arm, Dispatch, Stage, Tracer, walk
 
 TRACE_DEPTH = 40
+
+
+def stage_key(st: Stage) -> str:
+    """A stage's identity under its parent: node id and call site."""
+    return f"{st.node}@{(st.via or {}).get('site', '')}"
+
+
+@dataclass
+class Analysis:
+    """Per-stage annotations keyed by the chain of :func:`stage_key` from the entry, plus path summaries."""
+
+    generation: int
+    per_stage: dict[tuple, dict]
+    path: dict
+    error: str = ""
 
 
 @dataclass
@@ -17,11 +32,14 @@ class Session:
 
     index: Index
     checkpoint: Path | None = None
+    checkpoint_label: str = ""  # how the UI names the checkpoint (the report gives the full path)
     export_dir: str | None = None
     entry: str | None = None
     choices: dict[str, int] = field(default_factory=dict)
     tracer: Tracer | None = None
     root: Stage | None = None
+    generation: int = 0  # bumped on every entry/arm change; stale analyses are dropped
+    analysis: Analysis | None = None
 
     # -- the tree ------------------------------------------------------------------------
 
@@ -32,6 +50,8 @@ class Session:
 
     def retrace(self) -> Stage:
         assert self.entry is not None
+        self.generation += 1
+        self.analysis = None
         self.tracer = Tracer(self.index.graph, choices=self.choices, depth=TRACE_DEPTH)
         self.root = self.tracer.stage(self.entry)
         self.tracer.expand(self.root, (self.entry,), 0)
@@ -69,6 +89,27 @@ class Session:
 
     def choose_arm(self, disp: Dispatch, arm: Arm) -> None:
         self.choices[disp.key] = arm.index
+
+    # -- analyses ------------------------------------------------------------------------
+
+    def analyse(self) -> Analysis:
+        """Annotate a full trace of the current entry and choices (thread-safe: builds its own tracer)."""
+        gen = self.generation
+        assert self.entry is not None
+        root = Tracer(self.index.graph, choices=dict(self.choices), depth=TRACE_DEPTH).trace(self.entry)
+        try:
+            from apxtui.analysis.annotate import annotate
+
+            ann = annotate(self.index, root)
+        except Exception as e:  # an analysis failure must not take the explorer down
+            return Analysis(gen, {}, {}, f"{type(e).__name__}: {e}")
+        per: dict[tuple, dict] = {}
+        keys: list[str] = []
+        for depth, st, _arms in walk(root):
+            del keys[depth:]
+            keys.append(stage_key(st))
+            per.setdefault(tuple(keys), ann.stage(st))
+        return Analysis(gen, per, ann.path, "")
 
     # -- reports -------------------------------------------------------------------------
 

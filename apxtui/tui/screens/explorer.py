@@ -132,6 +132,19 @@ class ExplorerScreen(Screen):
         tree.show_trace(self.session, root)
         tree.border_title = f"Call tree · {one_line(root.qualname, 60)}"
         self._update_for(tree.cursor_node)
+        self._analyse()
+
+    @work(thread=True, exclusive=True, group="analysis", exit_on_error=False)
+    def _analyse(self) -> None:
+        assert self.session is not None
+        result = self.session.analyse()
+        self.app.call_from_thread(self._analysed, result)
+
+    def _analysed(self, result) -> None:
+        if self.session is None or result.generation != self.session.generation:
+            return  # the entry or an arm changed meanwhile
+        self.session.analysis = result
+        self._update_for(self.query_one("#tree", CallTree).cursor_node)
 
     def jump_to(self, node: str) -> None:
         """Move to ``node`` in the built tree, or trace from it when it is not there."""
@@ -167,7 +180,7 @@ class ExplorerScreen(Screen):
                 source.show(v["file"], int(v.get("line") or 0), f"call site of {one_line(st.name, 40)}")  # type: ignore[union-attr]
             else:
                 source.show(st.file, st.line, "definition")  # type: ignore[union-attr]
-            details.show(stage_details(self.session, st))  # type: ignore[arg-type]
+            details.show(stage_details(self.session, st, item.key))  # type: ignore[arg-type]
         elif item.kind in ("dispatch", "arm"):
             disp = item.obj if item.kind == "dispatch" else item.dispatch
             source.show(disp.file, disp.line, f"{disp.construct} dispatch point")  # type: ignore[union-attr]
@@ -254,6 +267,7 @@ class ExplorerScreen(Screen):
         self.notify(f"● {one_line(label, 80)}", title=f"{disp.construct} {one_line(disp.subject, 40)}",  # type: ignore[union-attr]
                     timeout=3)
         self._update_for(tree.cursor_node)
+        self._analyse()
 
     def action_back(self) -> None:
         tree = self.query_one("#tree", CallTree)

@@ -219,7 +219,7 @@ class CheckpointScreen(TableNav, Screen):
             self.query_one("#ckpt-summary", Static).update(
                 "No checkpoint given: start with --checkpoint PATH (a .safetensors file or a directory).")
             return
-        self.query_one("#ckpt-summary", Static).update(f"reading {path}…")
+        self.query_one("#ckpt-summary", Static).update(f"reading {self.app.checkpoint_label()}…")
         self._read(path)
 
     @work(thread=True, exclusive=True, group="checkpoint", exit_on_error=False)
@@ -235,7 +235,7 @@ class CheckpointScreen(TableNav, Screen):
         for t in ckpt.tensors:
             dtypes[t.dtype] = dtypes.get(t.dtype, 0) + 1
         params = sum(t.numel for t in ckpt.tensors)
-        text = (f"{ckpt.path}: {len(ckpt.tensors):,} tensors in {len(ckpt.shards)} shard(s), {params:,} parameters, "
+        text = (f"{self.app.checkpoint_label()}: {len(ckpt.tensors):,} tensors in {len(ckpt.shards)} shard(s), {params:,} parameters, "
                 f"{ckpt.total_bytes / 1e6:,.1f} MB; dtypes " + ", ".join(f"{k} ×{v}" for k, v in sorted(dtypes.items())))
         if ckpt.problems:
             text += f"; {len(ckpt.problems)} problem(s): " + "; ".join(one_line(str(p), 100) for p in ckpt.problems[:3])

@@ -11,7 +11,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from apxtui.trace import Arm, Dispatch, Stage
-from apxtui.tui.session import Session
+from apxtui.tui.session import Session, stage_key
 from apxtui.tui.widgets.labels import arm_label, dispatch_label, stage_label
 
 CHUNK = 250  # children shown before a "+N more…" node
@@ -27,6 +27,7 @@ class Item:
     dispatch: Dispatch | None = None  # for arms
     populated: bool = False
     rest: list | None = None  # for "more" rows: the items not shown yet
+    key: tuple[str, ...] = ()  # stage_key chain (matches Session.analysis keys)
 
 
 class CallTree(Tree[Item]):
@@ -70,13 +71,18 @@ class CallTree(Tree[Item]):
         self.session = session
         self.clear()
         self.root.set_label(stage_label(root))
-        self.root.data = Item("stage", root, (root.node,))
+        self.root.data = Item("stage", root, (root.node,), key=(stage_key(root),))
         self._populate(self.root)
         self.root.expand()
         if expanded:
             self._reopen(self.root, expanded)
         target = self.find(cursor) if cursor else None
-        self.move_cursor(target or self.root)
+        # rows get their line numbers on the next refresh; move the cursor then
+        self.call_after_refresh(self._settle, target or self.root)
+
+    def _settle(self, node: TreeNode[Item]) -> None:
+        self.move_cursor(node)
+        self.scroll_to_node(node, animate=False)
 
     def _reopen(self, node: TreeNode[Item], expanded: set[tuple]) -> None:
         for child in node.children:
@@ -97,23 +103,25 @@ class CallTree(Tree[Item]):
         item.populated = True
         assert self.session is not None
         children = self.session.expand(item.obj, item.path)  # type: ignore[arg-type]
-        self._add_items(node, children, item.path)
+        self._add_items(node, children, item.path, item.key)
 
-    def _add_items(self, node: TreeNode[Item], items: list, path: tuple[str, ...]) -> None:
+    def _add_items(self, node: TreeNode[Item], items: list, path: tuple[str, ...], key: tuple[str, ...]) -> None:
         shown, rest = items[:CHUNK], items[CHUNK:]
         for it in shown:
             if isinstance(it, Stage):
                 has = self.session.has_calls(it) if self.session else False
-                node.add(stage_label(it), Item("stage", it, (*path, it.node)), allow_expand=has)
+                node.add(stage_label(it), Item("stage", it, (*path, it.node), key=(*key, stage_key(it))),
+                         allow_expand=has)
             else:
-                dn = node.add(dispatch_label(it), Item("dispatch", it, path), expand=True)
+                dn = node.add(dispatch_label(it), Item("dispatch", it, path, key=key), expand=True)
                 for arm in it.arms:
-                    an = dn.add(arm_label(arm), Item("arm", arm, path, dispatch=it),
+                    an = dn.add(arm_label(arm), Item("arm", arm, path, dispatch=it, key=key),
                                 expand=arm.selected is not False and bool(arm.children),
                                 allow_expand=bool(arm.children))
-                    self._add_items(an, arm.children, path)
+                    self._add_items(an, arm.children, path, key)
         if rest:
-            node.add_leaf(Text(f"+{len(rest)} more… (enter)", style="dim italic"), Item("more", None, path, rest=rest))
+            node.add_leaf(Text(f"+{len(rest)} more… (enter)", style="dim italic"),
+                          Item("more", None, path, rest=rest, key=key))
 
     def ensure_populated(self, node: TreeNode[Item]) -> None:
         self._populate(node)
@@ -181,10 +189,10 @@ class CallTree(Tree[Item]):
         if node.data.kind == "more":
             parent = node.parent
             rest = node.data.rest or []
-            path = node.data.path
+            path, key = node.data.path, node.data.key
             node.remove()
             if parent is not None:
-                self._add_items(parent, rest, path)
+                self._add_items(parent, rest, path, key)
             return
         if node.data.kind == "stage":
             self.post_message(self.Follow(node))

@@ -35,6 +35,7 @@ class SourceView(TextArea):
     def __init__(self, **kwargs) -> None:
         super().__init__("", language=None, theme="monokai", soft_wrap=False, read_only=True,
                          show_line_numbers=True, highlight_cursor_line=True, tab_behavior="focus", **kwargs)
+        self.cursor_blink = False  # read-only view: a steady cursor is calmer over SSH (and deterministic)
         lang = cuda_language()
         if lang is not None:
             self.register_language("cuda", lang, CUDA_HIGHLIGHTS)

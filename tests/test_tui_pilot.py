@@ -1,0 +1,239 @@
+"""Pilot tests of the explorer on the demo checkout (keys only) and on a tiny hostile checkout."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
+from apxtui.tui.app import ApxApp
+
+# Rows from the Python entry down to the BF16 RMSNorm kernel; stage rows on the way are expanded with `l`.
+TO_RMS_NORM_KERNEL = [
+    r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"Pi05ModelRunner::infer @", r"^Rust infer",
+    r"^Rust forward$", r"^Rust forward ×for layer in &self.layers", r"ambiguous B::rms_norm",
+    r"CudaBackend::rms_norm @", r"^Rust rms_norm", r"^Rust rms_norm$", r"DType::BF16$",
+    r"^FFI apxinf_rms_norm_bf16", r"^ABI apxinf_rms_norm_bf16", r"^kernel rms_norm_kernel",
+]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+def demo_app(export_dir: Path | None = None) -> ApxApp:
+    return ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT, export_dir=str(export_dir) if export_dir else None)
+
+
+async def ready(app, pilot) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def seek(pilot, tree, pattern: str, limit: int = 300):
+    """Press j until the cursor row matches ``pattern`` (starting below the cursor); expand it with l."""
+    rx = re.compile(pattern)
+    await pilot.press("j")
+    for _ in range(limit):
+        node = tree.cursor_node
+        if node is not None and rx.search(node.label.plain):
+            if node.data.kind == "stage" and node.allow_expand and not node.is_expanded:
+                await pilot.press("l")
+            await pilot.pause()
+            return node
+        await pilot.press("j")
+    raise AssertionError(f"no row below matches {pattern!r}; cursor at {tree.cursor_node.label.plain!r}")
+
+
+async def to_kernel(app, pilot, steps: list[str] = TO_RMS_NORM_KERNEL):
+    tree = app.screen.query_one("#tree")
+    for pat in steps:
+        await seek(pilot, tree, pat)
+    await ready(app, pilot)
+    return tree
+
+
+async def test_python_entry_to_kernel_by_keys_alone():
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        screen = app.screen
+        tree = screen.query_one("#tree")
+        assert tree.root.label.plain == "Py infer"
+        assert "● apxinf.policy.Pi05Policy.infer" in [o.prompt.plain for o in screen.query_one("#entries").options]
+        await to_kernel(app, pilot)
+        assert tree.cursor_node.label.plain.startswith("kernel rms_norm_kernel<__nv_bfloat16, float>")
+        crumb = screen.query_one("#crumb").plain()
+        assert crumb.startswith("Py infer → PyO3 infer → Rust infer_py")
+        assert crumb.endswith("FFI apxinf_rms_norm_bf16 → ABI apxinf_rms_norm_bf16 → kernel rms_norm_kernel")
+        src = screen.query_one("#source")
+        assert src.border_title == "crates/apxinf-cuda/adapters/norm.cu:12"
+        assert "rms_norm_kernel<__nv_bfloat16, float><<<rows, 256, 0, stream>>>" in src.selected_text
+        details = screen.query_one("#details").text()
+        assert re.search(r"kind\s+__global__ kernel", details)
+        assert re.search(r"launch\s+<<<rows, 256, 0, stream>>>", details)
+        assert re.search(r"accumulator\s+f32", details) and re.search(r"storage\s+bf16", details)
+        await pilot.press("enter")  # follow into the definition
+        await pilot.pause()
+        assert src.border_title == "crates/apxinf-cuda/kernels/rms_norm.cuh:18"
+        assert src.selected_text.startswith("__global__ void rms_norm_kernel(")
+        await pilot.press("k", "k", "backspace")  # back to the row we followed from
+        await pilot.pause()
+        assert tree.cursor_node.label.plain.startswith("kernel rms_norm_kernel")
+
+
+async def test_arm_change_at_a_dtype_match(tmp_path: Path):
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        tree = await to_kernel(app, pilot, TO_RMS_NORM_KERNEL[:12])  # down to the BF16 arm
+        row = tree.cursor_node
+        assert row.data.kind == "arm" and row.label.plain == "◦ DType::BF16"
+        await pilot.press("right_square_bracket")  # no choice yet: ] chooses the first arm
+        await ready(app, pilot)
+        assert tree.cursor_node.label.plain == "● DType::BF16"
+        await pilot.press("right_square_bracket")
+        await ready(app, pilot)
+        row = tree.cursor_node
+        assert row.data.kind == "arm" and row.label.plain == "● DType::F16"
+        labels = [c.label.plain for c in row.parent.children]
+        assert labels[:3] == ["○ DType::BF16", "● DType::F16", "○ DType::F32"]
+        assert [c.label.plain for c in row.children][0].startswith("FFI apxinf_rms_norm_f16")
+        assert app.session.choices and list(app.session.choices.values()) == [1]
+        await pilot.press("left_square_bracket")
+        await ready(app, pilot)
+        assert tree.cursor_node.label.plain == "● DType::BF16"
+        await pilot.press("right_square_bracket", "e")
+        await ready(app, pilot)
+        reports = list(tmp_path.glob("*.md"))
+        assert len(reports) == 1
+        text = reports[0].read_text()
+        assert re.search(r"`DType::F16` — chosen", text) and re.search(r"`DType::BF16` — not chosen", text)
+        assert "apxinf_rms_norm_f16" in text and "apxinf_rms_norm_bf16" not in text.split("## All stages")[1]
+
+
+async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: Path):
+    app = demo_app(tmp_path / "out")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("e")
+        await ready(app, pilot)
+        files = list((tmp_path / "out").glob("*.md"))
+        assert len(files) == 1
+        text = files[0].read_text()
+        assert text.startswith("# apxtui trace: `apxinf.policy.Pi05Policy.infer`")
+        for row in ("- **Checkout:**", "- **Revision:**", "- **Working tree:**", "- **apxtui:**",
+                    "- **Checkpoint:** " + str(DEMO_CHECKPOINT), "not runtime validation", "**Path:** Python:",
+                    "## Execution order", "## Dispatch points", "## Ambiguous and unresolved", "```mermaid"):
+            assert row in text, row
+        table = [line for line in text.splitlines() if line.startswith("| ") and "rms_norm_kernel" in line]
+        assert table, "the device table lists the RMSNorm kernel"
+        assert any("cublasLtMatmul" in line for line in text.splitlines() if line.startswith("| "))
+        notes = [n.message for n in app._notifications]
+        assert str(files[0].resolve()) in notes
+        await pilot.press("y")
+        await ready(app, pilot)
+        assert app.clipboard.startswith("# apxtui trace: `apxinf.policy.Pi05Policy.infer`")
+        assert "## Execution order" in app.clipboard
+
+
+async def test_palette_jumps_to_a_symbol_and_screens_switch():
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"attention_combine_kernel")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await ready(app, pilot)
+        tree = app.screen.query_one("#tree")
+        assert tree.root.label.plain.startswith("kernel attention_combine_kernel")
+        await pilot.press("2")
+        await ready(app, pilot)
+        table = app.screen.query_one("DataTable")
+        rows = {str(r[0]): [str(c) for c in r] for r in (table.get_row_at(i) for i in range(table.row_count))}
+        assert rows["rms_norm_kernel"][2] == "apxinf_rms_norm_bf16 +2"  # launched by three adapters
+        assert rows["rms_norm_kernel"][4] == "reached" and int(rows["rms_norm_kernel"][3]) >= 1
+        await pilot.press("4")
+        await ready(app, pilot)
+        table = app.screen.query_one("DataTable")
+        assert table.row_count > 5
+        assert any("layers.0" in str(table.get_row_at(i)[0]) for i in range(table.row_count))
+        await pilot.press("1", "i")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ProblemsScreen"
+        await pilot.press("escape", "question_mark")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpScreen"
+
+
+HOSTILE_PY = '''\
+class Policy:
+    def infer(self, x):
+        if x == "[bold]red[/] [link=https://e.x]y[/link]":
+            return self.helper("\x1b[31mRED\x1b[0m \x1b]0;pwned\x07")
+        return self.other()
+
+    def helper(self, s):
+        return s
+
+    def other(self):
+        return 1
+'''
+
+
+def hostile_checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "hostile"
+    (root / "python" / "pkg").mkdir(parents=True)
+    (root / "python" / "pkg" / "__init__.py").write_text("")
+    (root / "python" / "pkg" / "policy.py").write_text(HOSTILE_PY)
+    return root
+
+
+async def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path):
+    app = ApxApp(hostile_checkout(tmp_path), export_dir=str(tmp_path / "out"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        tree = app.screen.query_one("#tree")
+        assert tree.root.label.plain == "Py infer"
+        rows = [tree.get_node_at_line(i).label.plain for i in range(tree.last_line + 1)]
+        arm = next(r for r in rows if "[bold]" in r)
+        assert '[bold]red[/] [link=https://e.x]y[/link]' in arm
+        await seek(pilot, tree, r"^Py helper")
+        src = app.screen.query_one("#source")
+        assert "\x1b" not in src.text and "\x07" not in src.text
+        assert '"␛[31mRED␛[0m ␛]0;pwned␇"' in src.text
+        assert src.border_title == "python/pkg/policy.py:4"
+        svg = app.export_screenshot()
+        assert "[bold]red[/]" in svg.replace("&#160;", " ")
+        assert "\x1b" not in svg
+        await pilot.press("e")
+        await ready(app, pilot)
+        (report,) = (tmp_path / "out").glob("*.md")
+        assert "[bold]red[/]" in report.read_text()
+
+
+async def test_large_source_file_is_plain_and_fast(tmp_path: Path):
+    root = hostile_checkout(tmp_path)
+    big = root / "python" / "pkg" / "big.py"
+    big.write_text("".join(f"x_{i} = {i}  # [bold]{i}[/]\n" for i in range(40_000)))
+    assert big.stat().st_size > 1_000_000
+    app = ApxApp(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        src = app.screen.query_one("#source")
+        t0 = time.perf_counter()
+        src.show("python/pkg/big.py", 30_000, "test")
+        src.focus()
+        await pilot.press("j", "j", "k")
+        await pilot.pause()
+        assert time.perf_counter() - t0 < 3.0
+        assert src.plain and src.language is None
+        assert src.cursor_location[0] == 30_000  # marked line 30,000 (row 29,999), then j j k
+        assert src.document.get_line(29_999) == "x_29999 = 29999  # [bold]29999[/]"
+        assert "plain text (large file)" in src.border_subtitle

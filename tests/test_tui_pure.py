@@ -1,0 +1,91 @@
+"""The explorer's Textual-free helpers: text neutralising, entry grouping, report paths, arm cycling."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from apxtui.report.paths import default_report_path, entry_slug, unique_path
+from apxtui.trace import Arm, Dispatch
+from apxtui.tui.entries import default_entry, entry_points, filter_entries, group_of
+from apxtui.tui.text import neutralise, one_line
+
+
+def test_neutralise_replaces_escape_sequences_one_for_one():
+    raw = "a\x1b[31mred\x1b[0m\tb\r\nc\x9bd\x07"
+    out = neutralise(raw)
+    assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
+    assert out == "a␛[31mred␛[0m\tb\nc\ufffdd␇"
+    assert one_line("x\ny\x1b") == "x y␛"
+
+
+@pytest.mark.parametrize(("attrs", "group"), [
+    ({"kind": "python_fn", "qualname": "pkg.mod.Policy.infer", "file": "python/pkg/mod.py", "name": "infer",
+      "lang": "python"}, "Python"),
+    ({"kind": "python_fn", "qualname": "pkg.mod.Policy._prep", "file": "python/pkg/mod.py", "name": "_prep",
+      "lang": "python"}, None),
+    ({"kind": "python_fn", "qualname": "test_x.test_a", "file": "tests/test_x.py", "name": "test_a",
+      "lang": "python"}, None),
+    ({"kind": "pyo3_binding", "qualname": "m.Runner.infer", "file": "crates/py/src/lib.rs", "lang": "rust"},
+     "PyO3 bindings"),
+    ({"kind": "rust_fn", "qualname": "m::runner::Runner::infer", "file": "crates/app-model/src/runner.rs",
+      "visibility": "pub", "name": "infer", "lang": "rust"}, "Rust"),
+    ({"kind": "rust_fn", "qualname": "c::kernels::norm", "file": "crates/app-cuda/src/kernels.rs",
+      "visibility": "pub", "name": "norm", "lang": "rust"}, None),
+    ({"kind": "rust_fn", "qualname": "m::runner::helper", "file": "crates/app-model/src/runner.rs",
+      "visibility": "", "name": "helper", "lang": "rust"}, None),
+    ({"kind": "rust_fn", "qualname": "bench::main", "file": "crates/app-model/examples/bench.rs", "name": "main",
+      "lang": "rust"}, "Examples & binaries"),
+    ({"kind": "python_fn", "qualname": "run.<module>", "file": "scripts/run.py", "name": "<module>",
+      "lang": "python"}, "Examples & binaries"),
+    ({"kind": "python_fn", "qualname": "pkg.mod.<module>", "file": "python/pkg/mod.py", "name": "<module>",
+      "lang": "python"}, None),
+])
+def test_group_of(attrs, group):
+    assert group_of(attrs) == group
+
+
+def test_entry_points_sorted_by_group_and_default_prefers_busy_policy_infer():
+    g = nx.MultiDiGraph()
+    g.add_node("a", kind="python_fn", qualname="p.base.Policy.infer", file="p/base.py", name="infer", lang="python")
+    g.add_node("b", kind="python_fn", qualname="p.impl.Pi05Policy.infer", file="p/impl.py", name="infer",
+               lang="python")
+    g.add_node("c", kind="pyo3_binding", qualname="m.R.infer", file="crates/py/src/lib.rs", lang="rust")
+    g.add_node("x", kind="rust_fn", qualname="x", file="crates/py/src/lib.rs", lang="rust")
+    g.add_edge("b", "c", kind="binding")
+    g.add_edge("b", "x", kind="call")
+    es = entry_points(g)
+    assert [e.node for e in es] == ["a", "b", "c"]
+    assert default_entry(es, g).node == "b"
+    assert [e.node for e in filter_entries(es, "impl INFER")] == ["b"]
+
+
+def test_report_paths(tmp_path: Path):
+    now = datetime(2026, 1, 2, 3, 4, 5)
+    p = default_report_path(tmp_path, "apxinf.policy.Pi05Policy.infer", now=now)
+    assert p == tmp_path / "devlocal" / "apxinf.policy.Pi05Policy.infer" / "reports" / "20260102-030405.md"
+    assert default_report_path(tmp_path, "a::b", export_dir=tmp_path / "out", now=now) == \
+        tmp_path / "out" / "20260102-030405.md"
+    assert entry_slug("apxinf_model::runner::ModelRunner::infer") == "apxinf_model.runner.ModelRunner.infer"
+    assert entry_slug("../../etc/passwd") == "etc_passwd"
+    p.parent.mkdir(parents=True)
+    p.write_text("x")
+    assert unique_path(p).name == "20260102-030405-2.md"
+
+
+def test_session_choose_cycles_and_wraps():
+    from apxtui.tui.session import Session
+
+    s = Session.__new__(Session)
+    s.choices = {}
+    d = Dispatch("k", "match", "x", "f.rs", 1, [Arm("A", "match_arm", 0), Arm("B", "match_arm", 1),
+                                               Arm("C", "implicit", 2, implicit=True)])
+    assert s.choose(d, 1) == 0  # no choice yet: ] picks the first arm
+    assert s.choose(d, 1) == 1
+    assert s.choose(d, -1) == 0
+    assert s.choose(d, -1) == 2  # wraps
+    s.choices = {}
+    assert s.choose(d, -1) == 2  # [ with no choice picks the last arm
