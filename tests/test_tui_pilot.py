@@ -159,6 +159,17 @@ async def test_palette_jumps_to_a_symbol_and_screens_switch():
         rows = {str(r[0]): [str(c) for c in r] for r in (table.get_row_at(i) for i in range(table.row_count))}
         assert rows["rms_norm_kernel"][2] == "apxinf_rms_norm_bf16 +2"  # launched by three adapters
         assert rows["rms_norm_kernel"][4] == "reached" and int(rows["rms_norm_kernel"][3]) >= 1
+        await pilot.press("1", "n")  # back to the explorer, entries pane: open Pi05Policy.infer again
+        await pilot.press("g", "j", "j", "j", "enter")  # AutoPolicy, from_pretrained, Pi05Policy, .infer
+        await ready(app, pilot)
+        assert app.screen.query_one("#tree").root.label.plain == "Py infer"
+        await pilot.press("3")
+        await ready(app, pilot)
+        table = app.screen.query_one("DataTable")
+        cells = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        assert cells[0][0] == "region 1" and cells[0][1].startswith("apxinf_model::pi05::model_runner::Pi05")
+        assert any(r[0].strip() == "body" and r[1] == "decode_step" for r in cells)
+        assert any(r[0].strip() == "HAZARD" and r[1].startswith("cudaStreamSynchronize") for r in cells)
         await pilot.press("4")
         await ready(app, pilot)
         table = app.screen.query_one("DataTable")

@@ -33,7 +33,7 @@ class ApxApp(App):
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit apxtui (ctrl+q works everywhere)"),
         Binding("question_mark,f1", "help", "Help", key_display="?", id="app.help", tooltip="Keys and markers"),
-        Binding("ctrl+p,colon,f2", "command_palette", "Palette", key_display="^p", id="app.palette",
+        Binding("ctrl+p,colon,f2", "command_palette", "Palette", show=False, key_display="^p", id="app.palette",
                 tooltip="Command palette: jump to any symbol, switch entry, open a screen, export (twins : and F2)"),
         Binding("1", "switch_mode('explorer')", "Explorer", show=False, id="app.screen1", tooltip="Screen 1: explorer"),
         Binding("2", "switch_mode('kernels')", "Kernels", show=False, id="app.screen2", tooltip="Screen 2: kernels"),
@@ -71,6 +71,12 @@ class ApxApp(App):
             screen.session_ready(self.session)
         elif self.index_error is not None and hasattr(screen, "index_failed"):
             screen.index_failed(self.index_error)
+
+    def analysis_updated(self) -> None:
+        """The explorer finished analysing its current path: screens that show path results refresh."""
+        for s in self._listeners:
+            if hasattr(s, "refresh_rows"):
+                s.refresh_rows()
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
     def _index(self) -> None:

@@ -145,6 +145,7 @@ class ExplorerScreen(Screen):
             return  # the entry or an arm changed meanwhile
         self.session.analysis = result
         self._update_for(self.query_one("#tree", CallTree).cursor_node)
+        self.app.analysis_updated()  # type: ignore[attr-defined]
 
     def jump_to(self, node: str) -> None:
         """Move to ``node`` in the built tree, or trace from it when it is not there."""

@@ -23,9 +23,6 @@ from apxtui.tui.session import Session
 from apxtui.tui.text import one_line
 
 MAX_ROWS = 5000
-CAPTURE_APIS = ("cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate", "cudaGraphLaunch",
-                "cudaGraphExecUpdate", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpy",
-                "cudaMemcpyAsync", "cudaMalloc", "cudaFree")
 
 
 def lit(s: object, limit: int = 100) -> Text:
@@ -152,42 +149,73 @@ class KernelsScreen(TableNav, Screen):
         self.query_one("#table-filter", Input).focus()
 
 
+def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
+    """Rows (item, what, at, note) of the capture regions and host transfers of an analysed path."""
+    rows: list[tuple[str, str, str, str]] = []
+    for i, r in enumerate(path.get("capture_regions") or [], 1):
+        begin, end = r.get("begin") or {}, r.get("end") or {}
+        rows.append((f"region {i}", r.get("function", ""), begin.get("at", ""),
+                     f"{r.get('status', '')}; ends {end.get('at', '?')}"))
+        for c in r.get("body_calls") or []:
+            rows.append(("  body", c.get("call", ""), c.get("at", ""), c.get("target", "")))
+        for la in r.get("launches") or []:
+            consts = la.get("constants") or []
+            flagged = sum(1 for c in consts if c.get("flagged"))
+            rows.append(("  launch", la.get("kernel", ""), la.get("at", ""),
+                         f"{len(consts)} scalar args baked in, {flagged} flagged"))
+        for lib in r.get("library_calls") or []:
+            rows.append(("  library", str(lib.get("api") or lib.get("call") or lib), lib.get("at", ""), ""))
+        for h in r.get("hazards") or []:
+            rows.append(("  HAZARD", f"{h.get('api', '')} {h.get('direction', '')}".strip(), h.get("at", ""),
+                         h.get("detail", "")))
+    for t in path.get("host_transfers") or []:
+        where = "in capture" if t.get("in_capture") else t.get("phase", "")
+        rows.append(("transfer", f"{t.get('api', '')} {t.get('direction', t.get('kind', ''))}".strip(), t.get("at", ""),
+                     f"{where}; {t.get('frequency', '')}"))
+    return rows
+
+
 class CaptureScreen(TableNav, Screen):
-    """Capture regions need the capture analysis; until then, the raw capture/sync call sites."""
+    """Capture regions, bodies, constants and hazards of the explorer's current path (from the analysis)."""
 
+    AUTO_FOCUS = "DataTable"
     BINDINGS = list(TableNav.BINDINGS)
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.session: Session | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("3 · Capture: CUDA-graph regions, bodies, constants, hazards", classes="screen-title", markup=False)
-        yield Static(f"Capture analysis: {NOT_ANALYSED}. Below are the raw call sites of graph-capture, "
-                     "synchronisation and copy APIs found in the graph (evidence, not a verdict).",
-                     classes="note", markup=False)
+        yield Static("indexing…", id="capture-note", classes="note", markup=False)
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("API", "called in", "at")
+        self.query_one(DataTable).add_columns("item", "what", "at", "note")
         self.app.register_listener(self)  # type: ignore[attr-defined]
 
     def session_ready(self, session: Session) -> None:
-        self.session = session
-        g = session.index.graph
-        rows = []
-        for v, d in g.nodes(data=True):
-            name = d.get("name") or d.get("qualname") or ""
-            if d.get("kind") not in ("external", "vendor_api") or name not in CAPTURE_APIS:
-                continue
-            for u, _, e in g.in_edges(v, data=True):
-                rows.append((name, g.nodes[u].get("qualname", u), f"{e.get('file')}:{e.get('line')}"))
-        rows.sort()
+        self.refresh_rows()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_rows()
+
+    def refresh_rows(self) -> None:
+        session: Session | None = getattr(self.app, "session", None)
+        if session is None:
+            return
+        note = self.query_one("#capture-note", Static)
         table = self.query_one(DataTable)
         table.clear()
-        table.add_rows([(lit(a, 30), lit(b, 60), lit(c, 60)) for a, b, c in rows[:MAX_ROWS]])
-        table.border_title = f"{len(rows)} call sites"
+        a = session.analysis
+        entry = session.index.graph.nodes[session.entry].get("qualname", "") if session.entry else ""
+        if a is None or a.error:
+            why = f"analysis failed: {a.error}" if a is not None else "analysing the current path…"
+            note.update(f"Path from {entry}: {why} (static analysis, not runtime validation)")
+            return
+        rows = capture_rows(a.path)
+        regions = len(a.path.get("capture_regions") or [])
+        note.update(f"Path from {entry} with the explorer's arm choices: {regions} capture region(s), "
+                    f"{len(a.path.get('host_transfers') or [])} host transfer(s). Static analysis, not runtime validation.")
+        table.add_rows([(lit(a1, 12), lit(b, 70), lit(c, 60), lit(d, 120)) for a1, b, c, d in rows[:MAX_ROWS]])
+        table.border_title = f"{len(rows)} rows"
 
 
 class CheckpointScreen(TableNav, Screen):

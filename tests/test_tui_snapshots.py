@@ -1,0 +1,85 @@
+"""SVG snapshots of each screen on the demo (80×24 and 120×40) and of an arm change.
+
+Accept changes with ``pytest tests/test_tui_snapshots.py --snapshot-update`` after reading the
+HTML diff report.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
+from apxtui.tui.app import ApxApp
+
+SIZES = [(80, 24), (120, 40)]
+TO_BF16_ARM = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"Pi05ModelRunner::infer @", r"^Rust infer",
+               r"^Rust forward$", r"^Rust forward ×for layer", r"ambiguous B::rms_norm", r"CudaBackend::rms_norm @",
+               r"^Rust rms_norm", r"^Rust rms_norm$", r"DType::BF16$"]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+def demo_app(theme: str | None = None) -> ApxApp:
+    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT)
+    if theme:
+        app.theme = theme
+    return app
+
+
+async def settle(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    pilot.app.clear_notifications()  # the "Indexed in N s" toast carries a time
+    await pilot.pause()
+
+
+def screen_keys(key: str):
+    async def run(pilot):
+        await settle(pilot)
+        if key:
+            await pilot.press(key)
+        await settle(pilot)
+    return run
+
+
+async def to_arm(pilot) -> None:
+    await settle(pilot)
+    tree = pilot.app.screen.query_one("#tree")
+    for pattern in TO_BF16_ARM:
+        rx = re.compile(pattern)
+        await pilot.press("j")
+        for _ in range(300):
+            node = tree.cursor_node
+            if rx.search(node.label.plain):
+                if node.data.kind == "stage" and node.allow_expand and not node.is_expanded:
+                    await pilot.press("l")
+                break
+            await pilot.press("j")
+        else:
+            raise AssertionError(pattern)
+    await settle(pilot)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("key", ["", "2", "3", "4", "5"], ids=["explorer", "kernels", "capture", "checkpoint",
+                                                                "profile"])
+def test_screen(snap_compare, key, size):
+    assert snap_compare(demo_app(), run_before=screen_keys(key), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_arm_change(snap_compare, size):
+    async def run(pilot):
+        await to_arm(pilot)
+        await pilot.press("right_square_bracket", "right_square_bracket")  # BF16, then F16
+        await settle(pilot)
+    assert snap_compare(demo_app(), run_before=run, terminal_size=size)
+
+
+def test_light_theme_and_help(snap_compare):
+    assert snap_compare(demo_app("textual-light"), run_before=screen_keys("question_mark"), terminal_size=(120, 40))
