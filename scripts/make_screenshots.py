@@ -1,0 +1,97 @@
+"""Regenerate ``screenshots/*.svg``: each screen of the explorer on the demo checkout (120×40).
+
+Usage: ``python scripts/make_screenshots.py [--size 120x40] [--out screenshots]``.
+Runs the app headless (Textual's test driver), drives it by keys and saves SVGs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# From the Python entry down to the BF16 RMSNorm kernel (stage rows are expanded on the way).
+TO_KERNEL = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"Pi05ModelRunner::infer @", r"^Rust infer",
+             r"^Rust forward$", r"^Rust forward ×for layer", r"ambiguous B::rms_norm", r"CudaBackend::rms_norm @",
+             r"^Rust rms_norm", r"^Rust rms_norm$", r"DType::BF16$", r"^FFI apxinf_rms_norm_bf16",
+             r"^ABI apxinf_rms_norm_bf16", r"^kernel rms_norm_kernel"]
+
+
+async def settle(app, pilot) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    app.clear_notifications()
+    await pilot.pause()
+
+
+async def seek(pilot, tree, pattern: str) -> None:
+    rx = re.compile(pattern)
+    await pilot.press("j")
+    for _ in range(300):
+        node = tree.cursor_node
+        if rx.search(node.label.plain):
+            if node.data.kind == "stage" and node.allow_expand and not node.is_expanded:
+                await pilot.press("l")
+            return
+        await pilot.press("j")
+    raise SystemExit(f"make_screenshots: no tree row matches {pattern!r}")
+
+
+async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
+    from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
+    from apxtui.tui.app import ApxApp
+
+    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT)
+    written: list[Path] = []
+
+    def save(name: str) -> None:
+        written.append(Path(app.save_screenshot(filename=f"{name}.svg", path=str(out))))
+
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        save("1-explorer")
+        tree = app.screen.query_one("#tree")
+        for pattern in TO_KERNEL:
+            await seek(pilot, tree, pattern)
+        await settle(app, pilot)
+        save("1-explorer-kernel")
+        await pilot.press("K")  # up to the dtype match, then choose arms: BF16, then F16
+        if not tree.cursor_node.label.plain.startswith("◆ match x.dtype()"):
+            raise SystemExit(f"make_screenshots: expected the dtype match, got {tree.cursor_node.label.plain!r}")
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await settle(app, pilot)
+        save("1-explorer-arm-change")
+        for key, name in (("2", "2-kernels"), ("3", "3-capture"), ("4", "4-checkpoint"), ("5", "5-profile")):
+            await pilot.press(key)
+            await settle(app, pilot)
+            save(name)
+        await pilot.press("1", "question_mark")
+        await settle(app, pilot)
+        save("help")
+    return written
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", default="120x40", help="terminal size WxH (default 120x40)")
+    p.add_argument("--out", default=str(ROOT / "screenshots"), help="output directory")
+    args = p.parse_args()
+    w, h = (int(x) for x in args.size.lower().split("x"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["APXTUI_CACHE_DIR"] = cache
+        for path in asyncio.run(shoot(out, (w, h))):
+            print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,74 @@
+"""End-to-end: the installed ``apxtui --demo`` in a real terminal (tmux), driven by keys, read by capture-pane."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.tmux
+
+APXTUI = Path(sys.executable).with_name("apxtui")
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
+
+
+def _screen(session: str) -> str:
+    return _tmux("capture-pane", "-p", "-t", session)
+
+
+def _wait_for(session: str, text: str, timeout: float = 30.0) -> str:
+    end = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < end:
+        screen = _screen(session)
+        if text in screen:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} not on screen after {timeout}s:\n{screen}")
+
+
+@pytest.fixture
+def tmux_app(tmp_path: Path):
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (`make test` installs it); the end-to-end test needs a real terminal")
+    if not APXTUI.exists():
+        pytest.skip(f"the installed entry point {APXTUI} is missing (run `make` / pip install -e .)")
+    session = f"apxtui-test-{uuid.uuid4().hex[:8]}"
+    env = {"APXTUI_CACHE_DIR": str(tmp_path / "cache"), "TERM": "xterm-256color", "ESCDELAY": "25"}
+    exports = " ".join(f"{k}={v}" for k, v in env.items())
+    cmd = f"env {exports} {APXTUI} --demo --export-dir {tmp_path / 'reports'}; sleep 30"
+    _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
+    try:
+        yield session, tmp_path
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def test_demo_in_tmux_keys_reach_the_binding_and_export(tmux_app):
+    session, tmp = tmux_app
+    screen = _wait_for(session, "python/apxinf/policy.py:26")  # the source pane shows the entry's definition
+    assert "Entries" in screen and "Call tree" in screen and "▼ Py infer" in screen
+    for key in ("j", "j", "l", "j"):  # _prepare, the PyO3 binding, expand it, its Rust function
+        _tmux("send-keys", "-t", session, key)
+        time.sleep(0.2)
+    screen = _wait_for(session, "Py infer → PyO3 infer → Rust infer_py")
+    assert "crates/apxinf-py/src/lib.rs:27" in screen
+    _tmux("send-keys", "-t", session, "e")
+    screen = _wait_for(session, "Report written")
+    reports = list((tmp / "reports").glob("*.md"))
+    assert len(reports) == 1 and reports[0].read_text().startswith("# apxtui trace: `apxinf.policy.Pi05Policy.infer`")
+    _tmux("send-keys", "-t", session, "2")
+    _wait_for(session, "2 · Kernels")
+    _tmux("send-keys", "-t", session, "q")
+    end = time.monotonic() + 10
+    while time.monotonic() < end and "2 · Kernels" in _screen(session):
+        time.sleep(0.2)
+    assert "2 · Kernels" not in _screen(session), "q quits the app"
