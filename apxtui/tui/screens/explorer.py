@@ -94,7 +94,10 @@ class ExplorerScreen(Screen):
     def index_progress(self, done: int, total: int, current: str) -> None:
         bar = self.query_one("#progress", ProgressBar)
         bar.update(total=max(total, 1), progress=done)
-        label = f"indexing: parsed {done:,} of {total:,} files" + (f" · {one_line(current, 80)}" if current else "")
+        if done >= total:
+            label = f"indexing: parsed {total:,} files; linking the graph…"
+        else:
+            label = f"indexing: parsed {done:,} of {total:,} files" + (f" · {one_line(current, 80)}" if current else "")
         self.query_one("#progress-label", Label).update(label)
 
     def index_failed(self, error: str) -> None:

@@ -60,8 +60,9 @@ def dispatch_label(d: Dispatch) -> Text:
         t.append(one_line(d.subject, 60))
         t.append(f"  {len(d.arms)} candidates", style="dim")
         return t
-    t.append(f"◆ {d.construct} ", style="bold magenta")
-    t.append(one_line(d.subject, 60))
+    t.append(f"◆ {d.construct}", style="bold magenta")
+    if d.subject:
+        t.append(" " + one_line(d.subject, 60))
     t.append(f"  {len(d.arms)} arms", style="dim")
     return t
 
