@@ -9,6 +9,7 @@ checkout or runs anything from it (``git`` is only asked to list and describe).
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import tomllib
 from dataclasses import dataclass, field
@@ -139,7 +140,7 @@ def _walk_files(root: Path) -> list[str]:
 
 
 def is_vendored(rel: str, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> bool:
-    return any(part in vendored for part in PurePosixPath(rel).parts[:-1])
+    return any(part in vendored for part in rel.split("/")[:-1])
 
 
 def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> ScanResult:
@@ -162,15 +163,25 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
     skipped: list[Issue] = []
     other = 0
     crates = CrateMap(root)
+    root_s = str(root) + os.sep
+    pkg_dirs: dict[str, bool] = {}  # dir → has __init__.py (Python module paths)
     for rel in rels:
-        lang = EXTENSIONS.get(PurePosixPath(rel).suffix.lower())
+        dot = rel.rfind(".")
+        lang = EXTENSIONS.get(rel[dot:].lower()) if dot > rel.rfind("/") else None
         if lang is None:
             other += 1
             continue
-        full = root / rel
-        if full.is_symlink():
+        full = root_s + rel
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            continue  # tracked but deleted in the working tree (listed in git.modified)
+        except OSError as e:
+            skipped.append(Issue(rel, "unreadable", f"cannot stat: {e.strerror or e}"))
+            continue
+        if stat.S_ISLNK(st.st_mode):
             try:
-                target = full.resolve(strict=True)
+                target = Path(full).resolve(strict=True)
             except (OSError, RuntimeError):  # dangling, or a loop (RuntimeError before 3.13)
                 skipped.append(Issue(rel, "symlink", "broken symlink (dangling or a loop); not followed"))
                 continue
@@ -179,14 +190,8 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
                     Issue(rel, "symlink", "symlink outside the checkout or not a file; not followed")
                 )
                 continue
-        try:
-            st = full.stat()
-        except FileNotFoundError:
-            continue  # tracked but deleted in the working tree (listed in git.modified)
-        except OSError as e:
-            skipped.append(Issue(rel, "unreadable", f"cannot stat: {e.strerror or e}"))
-            continue
-        if not full.is_file():
+            st = target.stat()
+        elif not stat.S_ISREG(st.st_mode):
             continue
         if st.st_size > MAX_BYTES:
             skipped.append(Issue(rel, "too_large", f"{st.st_size:,} bytes (limit {MAX_BYTES:,}); not parsed"))
@@ -195,7 +200,7 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
         if lang == "rust":
             sf.module = crates.rust_module(rel)
         elif lang == "python":
-            sf.module = python_module(root, rel)
+            sf.module = python_module(root, rel, pkg_dirs)
         files.append(sf)
     return ScanResult(root, files, skipped, git, other)
 
@@ -203,14 +208,19 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
 # -- module paths ----------------------------------------------------------------------
 
 
-def python_module(root: Path, rel: str) -> str:
+def python_module(root: Path, rel: str, pkg_dirs: dict[str, bool] | None = None) -> str:
     """Dotted module of a Python file: package dirs (with __init__.py) above it + stem."""
+    pkg_dirs = {} if pkg_dirs is None else pkg_dirs
     p = PurePosixPath(rel)
     parts = [] if p.stem == "__init__" else [p.stem]
-    d = p.parent
-    while str(d) not in ("", ".") and (root / d / "__init__.py").exists():
-        parts.insert(0, d.name)
-        d = d.parent
+    d = str(p.parent)
+    while d not in ("", "."):
+        if d not in pkg_dirs:
+            pkg_dirs[d] = os.path.exists(os.path.join(root, d, "__init__.py"))
+        if not pkg_dirs[d]:
+            break
+        parts.insert(0, d.rsplit("/", 1)[-1])
+        d = d.rsplit("/", 1)[0] if "/" in d else ""
     return ".".join(parts) or p.stem
 
 
