@@ -92,13 +92,16 @@ def header(index: Index, profile: Any = None) -> dict[str, Any]:
     }
 
 
-def trace_document(index: Index, root: Stage, select: list[str], depth: int, profile: Any = None) -> dict[str, Any]:
+def trace_document(index: Index, root: Stage, select: list[str], depth: int, profile: Any = None,
+                   choices: dict[str, int] | None = None) -> dict[str, Any]:
+    """``choices``: dispatch key → chosen arm index (the explorer's ``[``/``]``), kept in the document."""
     stages = flat_stages(root)
     disp = all_dispatches(root.children)
     return add_analyses(index, root, stages, {
         **header(index, profile),
         "entry": {"node": root.node, "qualname": root.qualname, "kind": root.kind, "file": root.file, "line": root.line},
         "select": list(select),
+        "choices": dict(choices or {}),
         "depth": depth,
         "tree": stage_dict(root),
         "stages": stages,
