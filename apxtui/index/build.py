@@ -25,11 +25,15 @@ import networkx as nx
 
 from apxtui.facts import LANGS, Definition, FileFacts, Issue
 from apxtui.index.cache import FactCache
+from apxtui.index.incremental import from_plain, interface_facts, relink, to_plain
 from apxtui.index.link import Linker, link
 from apxtui.index.tables import Tables
 from apxtui.parse import content_hash, extract_file, languages
 from apxtui.parse.languages import queries_fingerprint
 from apxtui.scan import DEFAULT_VENDORED, ScanResult, SourceFile, scan
+
+#: More changed files than this: a full re-link is as quick and surely right.
+MAX_INCREMENTAL = 32
 
 #: Unresolved names never worth a search through vendored trees.
 LAZY_SKIP = {"dim3", "make_float2", "make_float4", "make_int2", "min", "max", "swap", "move", "forward"}
@@ -202,6 +206,8 @@ def build_index(
     cache = FactCache(root, queries_fingerprint()) if use_cache else None
     workers = workers or min(os.cpu_count() or 1, 8)
 
+    parsed_log: list[str] = []  # every file parsed in this run (an abandoned incremental try included)
+
     def read_hash(files: list[SourceFile]) -> tuple[dict[str, bytes], dict[str, str]]:
         data_by: dict[str, bytes] = {}
         hashes: dict[str, str] = {}
@@ -221,6 +227,7 @@ def build_index(
         if cache:
             cache.store(fresh)
         got.update({f.file: f for f in fresh})
+        parsed_log.extend(j[0] for j in jobs)
         return got, [j[0] for j in jobs]
 
     t1 = time.perf_counter()
@@ -231,7 +238,19 @@ def build_index(
         facts, graph, linker, vendored_indexed = snap
         timings["snapshot"] = time.perf_counter() - t1
         return _finish(root, sr, facts, graph, linker, issues, timings, [], vendored_indexed, cache, t0)
-    facts, parsed = load(data_by, hashes)
+    if cache:  # a few files changed: re-link only them when their interfaces did not change
+        inc = _incremental(cache, root, sources, data_by, hashes, load)
+        if inc is not None:
+            facts, graph, vendored_indexed, iface = inc
+            timings["incremental"] = time.perf_counter() - t1
+            index = _finish(root, sr, facts, graph, None, issues, timings, list(parsed_log), vendored_indexed,
+                            cache, t0)
+            cache = FactCache(root, queries_fingerprint())
+            _store_snapshot(cache, state, {r: iface[r] for r in facts}, graph, vendored_indexed,
+                            {r: facts.shas[r] for r in facts})
+            cache.close()
+            return index
+    facts, _ = load(data_by, hashes)
     timings["parse"] = time.perf_counter() - t1
     all_files = set(sources)
     vendored_set = {rel for rel, sf in sources.items() if sf.vendored}
@@ -244,18 +263,19 @@ def build_index(
     vendored_indexed: list[str] = []
     if extra:
         t4 = time.perf_counter()
-        more, parsed_more = load(*read_hash([sources[r] for r in sorted(extra)]))
+        more, _ = load(*read_hash([sources[r] for r in sorted(extra)]))
         facts.update(more)
-        parsed += parsed_more
         vendored_indexed = sorted(more)
         timings["vendored_parse"] = time.perf_counter() - t4
         t5 = time.perf_counter()
         graph, linker = link(facts, all_files, vendored_set)
         timings["link"] += time.perf_counter() - t5
-    index = _finish(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, cache, t0)
+    index = _finish(root, sr, facts, graph, linker, issues, timings, list(dict.fromkeys(parsed_log)),
+                    vendored_indexed, cache, t0)
     if use_cache:
         cache = FactCache(root, queries_fingerprint())
-        _store_snapshot(cache, state, facts, graph, linker, vendored_indexed)
+        _store_snapshot(cache, state, {r: interface_facts(f) for r, f in facts.items()}, graph, vendored_indexed,
+                        {rel: f.sha for rel, f in facts.items()})
         cache.close()
     return index
 
@@ -286,9 +306,10 @@ def _state_key(hashes: dict[str, str], sources: dict[str, SourceFile]) -> str:
     return "index:" + h.hexdigest()
 
 
-def _store_snapshot(cache: FactCache, state: str, facts, graph, linker, vendored_indexed: list[str]) -> None:
-    """Graph as marshal-able lists (fast to load) + which facts back it (loaded lazily)."""
-    shas = {rel: f.sha for rel, f in facts.items()}
+def _store_snapshot(cache: FactCache, state: str, iface: dict[str, FileFacts], graph, vendored_indexed: list[str],
+                    shas: dict[str, str]) -> None:
+    """Graph as marshal-able lists (fast to load) + which facts back it (loaded lazily), and,
+    apart, every file's interface facts for the next incremental re-link."""
     payload = (graph.graph, list(graph.nodes(data=True)), list(graph.edges(keys=True, data=True)),
                shas, vendored_indexed)
     try:
@@ -296,7 +317,58 @@ def _store_snapshot(cache: FactCache, state: str, facts, graph, linker, vendored
     except ValueError:  # an attribute marshal cannot hold: fall back to pickle
         blob = b"P" + pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
     cache.put_blob(state, zlib.compress(blob, 1))
+    plain = {rel: f if isinstance(f, dict) else to_plain(f) for rel, f in iface.items()}
+    try:
+        cache.put_blob("iface:" + state, zlib.compress(marshal.dumps(plain), 1))
+    except ValueError:  # not marshal-able (unexpected attrs): no incremental next time
+        pass
     cache.prune_blobs(prefix="index:", keep=state)
+    cache.prune_blobs(prefix="iface:", keep="iface:" + state)
+
+
+def _incremental(cache: FactCache, root: Path, sources: dict[str, SourceFile], data_by: dict[str, bytes],
+                 hashes: dict[str, str], load):
+    """Re-link from the last snapshot when only a few project files changed (see incremental.py)."""
+    hit = cache.latest_blob("index:")
+    if hit is None:
+        return None
+    key, _ = hit
+    snap = _load_snapshot(cache, key, root, sources)
+    iface_blob = cache.get_blob("iface:" + key)
+    if snap is None or iface_blob is None:
+        return None
+    old_facts, graph, _, vendored_indexed = snap
+    old = {rel: sha for rel, sha in old_facts.shas.items() if rel not in set(vendored_indexed)}
+    if set(old) != set(hashes) or any(sources[r].vendored for r in hashes):
+        return None  # files added or removed: full link
+    changed = [rel for rel in hashes if old[rel] != hashes[rel]]
+    if not changed or len(changed) > MAX_INCREMENTAL:
+        return None
+    gc_was = gc.isenabled()
+    gc.disable()  # many small objects: collection passes would dominate the load
+    try:
+        plain = marshal.loads(zlib.decompress(iface_blob))
+        iface = {rel: from_plain(d) for rel, d in plain.items()}
+    except Exception:  # noqa: BLE001 - unreadable: full link
+        return None
+    finally:
+        if gc_was:
+            gc.enable()
+    new, _ = load({r: data_by[r] for r in changed}, {r: hashes[r] for r in changed})
+    vendored_set = {rel for rel, sf in sources.items() if sf.vendored}
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        if relink(graph, iface, new, set(sources), vendored_set) is None:
+            return None
+    finally:
+        if gc_was:
+            gc.enable()
+    for rel, f in new.items():
+        plain[rel] = to_plain(interface_facts(f))
+    shas = dict(old_facts.shas)
+    shas.update({rel: f.sha for rel, f in new.items()})
+    return LazyFacts(cache.path, shas), graph, vendored_indexed, plain
 
 
 def _load_snapshot(cache: FactCache, state: str, root: Path, sources: dict[str, SourceFile]):

@@ -162,6 +162,17 @@ class FactCache:
         except sqlite3.DatabaseError as e:
             self.notices.append(f"cache {self.path}: could not store graph ({e})")
 
+    def latest_blob(self, prefix: str) -> tuple[str, bytes] | None:
+        """The (only, after pruning) blob whose key starts with ``prefix``."""
+        if self.conn is None:
+            return None
+        try:
+            row = self.conn.execute("SELECT key, value FROM blobs WHERE key LIKE ? ORDER BY rowid DESC LIMIT 1",
+                                    (prefix + "%",)).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return None if row is None else (row[0], row[1])
+
     def prune_blobs(self, prefix: str, keep: str) -> None:
         """Drop older blobs of one family (e.g. index snapshots) so the cache does not grow."""
         if self.conn is None:

@@ -69,27 +69,35 @@ def resolve_include(path: str, from_file: str, all_files: set[str], by_base: dic
 
 
 class Linker:
-    def __init__(self, facts: dict[str, FileFacts], all_files: set[str], vendored: set[str]):
+    """Builds the graph.  With ``only`` (a set of files) and ``graph``, adds just those
+    files' nodes and outgoing edges to an existing graph (see ``incremental.py``)."""
+
+    def __init__(self, facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
+                 only: set[str] | None = None, graph: nx.MultiDiGraph | None = None):
         self.facts = facts
+        self.only = only
         self.all_files = all_files
         self.vendored = vendored
         self.t = Tables()
         for f in facts.values():
             self.t.add_file(f)
         self.t.finish()
-        self.g = nx.MultiDiGraph()
+        self.g = graph if graph is not None else nx.MultiDiGraph()
         self.by_base: dict[str, list[str]] = defaultdict(list)
         for f in all_files:
             self.by_base[posixpath.basename(f)].append(f)
         self.includes: dict[str, set[str]] = defaultdict(set)
         self.pending_includes: set[str] = set()  # vendored files included but not parsed
-        self.dropped: Counter[str] = Counter()
+        self.dropped: dict[str, Counter[str]] = defaultdict(Counter)  # file → reason → count
 
     # -- nodes -------------------------------------------------------------------------
 
+    def _mine(self, file: str) -> bool:
+        return self.only is None or file in self.only
+
     def _nodes(self) -> None:
         for nid, d in self.t.defs.items():
-            if d.kind in GRAPH_NODE_KINDS:
+            if d.kind in GRAPH_NODE_KINDS and self._mine(d.file):
                 self.g.add_node(nid, **_node_attrs(d, d.file in self.vendored))
 
     def _pyo3(self) -> dict[str, str]:
@@ -115,9 +123,11 @@ class Linker:
                 name = "__new__" if b.attrs.get("constructor") else b.python_name
                 dotted = f"{prefix}.{name}"
             nid = f"pyo3:{dotted}"
+            out[dotted] = nid
+            if not self._mine(b.file):
+                continue
             self.g.add_node(nid, kind="pyo3_binding", name=dotted.rsplit(".", 1)[-1], qualname=dotted, lang="rust",
                             file=b.file, line=b.line, end_line=b.line, vendored=False, attrs=dict(b.attrs))
-            out[dotted] = nid
             targets = [i for i in self.t.by_qual.get(b.rust_qualname, []) if i in self.g]
             if not targets:
                 targets = [i for i in self.t.by_name.get(("rust", b.rust_qualname.split("::")[-1]), [])
@@ -137,6 +147,8 @@ class Linker:
                 if target is None:
                     continue
                 self.includes[f.file].add(target)
+                if not self._mine(f.file):
+                    continue
                 if target not in self.facts:
                     self.pending_includes.add(target)
                     continue
@@ -187,6 +199,8 @@ class Linker:
             if nid in self.g:
                 index[(d.file, d.qualname)].append(nid)
         for f in self.facts.values():
+            if not self._mine(f.file):
+                continue
             for call in f.calls:
                 src = self._caller(f, call, index)
                 caller = self.t.defs.get(src)
@@ -214,7 +228,7 @@ class Linker:
                         and call.kind != "launch":
                     res = Resolved(drop=True, how="vendored code: only exact links are kept")
                 if res.drop:
-                    self.dropped[res.how] += 1
+                    self.dropped[f.file][res.how] += 1
                     self.g.nodes[src]["dropped"] = self.g.nodes[src].get("dropped", 0) + 1
                     continue
                 self._add_call_edges(src, call, res)
@@ -258,7 +272,7 @@ class Linker:
 
     def _ffi(self) -> None:
         for nid, d in self.t.defs.items():
-            if d.kind != "ffi_decl" or nid not in self.g:
+            if d.kind != "ffi_decl" or nid not in self.g or not self._mine(d.file):
                 continue
             sym = d.symbol or d.name
             targets = [i for i in self.t.symbols.get(sym, []) if i in self.g and i != nid]
@@ -277,7 +291,14 @@ class Linker:
         self._includes()
         self._calls(pyo3)
         self._ffi()
-        self.g.graph["dropped"] = dict(self.dropped)
+        by_file = self.g.graph.setdefault("dropped_by_file", {})
+        for f in self.only if self.only is not None else list(by_file):
+            by_file.pop(f, None)
+        by_file.update({f: dict(c) for f, c in self.dropped.items()})
+        total: Counter[str] = Counter()
+        for c in by_file.values():
+            total.update(c)
+        self.g.graph["dropped"] = dict(total)
         return self.g
 
 
