@@ -214,3 +214,27 @@ def test_chained_calls_on_one_line_are_separate_call_sites():
     g, _ = graph_of({"x/src/lib.rs": ("x", src)})
     sites = {e["site"] for _, e in edges_from(g, "x::f", "call")}
     assert len(sites) == 2
+
+
+def test_let_bound_receivers_are_typed_through_return_types():
+    src = """
+pub struct Norm; pub struct Attn; pub struct Out;
+impl Norm { pub fn forward(&self) -> Result<Attn> { todo!() } }
+impl Attn { pub fn forward(&self) -> Out { Out } pub fn make() -> Result<Self> { todo!() } }
+impl Out { pub fn forward(&self) {} }
+pub struct Block { norm: Norm }
+impl Block {
+    pub fn run(&self) {
+        let a = self.norm.forward()?;
+        let o = a.forward();
+        o.forward();
+        let b = Attn::make()?;
+        b.forward();
+    }
+}
+"""
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    got = sorted((e["line"], t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::Block::run", "call")
+                 if e["callee"] == "forward")
+    assert got == [(9, "m::Norm::forward", "exact"), (10, "m::Attn::forward", "exact"),
+                   (11, "m::Out::forward", "exact"), (13, "m::Attn::forward", "exact")]

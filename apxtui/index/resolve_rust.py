@@ -50,6 +50,42 @@ STD_METHODS = {
 _LOOP_RE = re.compile(r"^for\s+(?:\(?\s*(?:\w+\s*,\s*)?)?(?:mut\s+)?(\w+)\)?\s+in\s+(.+)$")
 
 
+def _first_generic(args: str) -> str:
+    """``A<B, C>, E`` → ``A<B, C>`` (the first top-level generic argument)."""
+    depth = 0
+    for i, ch in enumerate(args):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return args[:i].strip()
+    return args.strip()
+
+
+def _call_head(expr: str) -> tuple[str | None, str] | None:
+    """``recv.m(args)`` → (recv, m); ``a::b(args)`` → (None, "a::b"); the outermost call only."""
+    depth = 0
+    for i in range(len(expr) - 1, -1, -1):  # find the "(" matching the final ")"
+        ch = expr[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            depth -= 1
+            if depth == 0:
+                callee = expr[:i]
+                break
+    else:
+        return None
+    callee = re.sub(r"::<.*>$", "", callee.strip())
+    m = re.match(r"^(.*)\.(\w+)$", callee)
+    if m:
+        return m.group(1), m.group(2)
+    if re.fullmatch(r"[\w:]+", callee):
+        return None, callee
+    return None
+
+
 class RustResolver:
     def __init__(self, t: Tables):
         self.t = t
@@ -250,6 +286,9 @@ class RustResolver:
                     return self._elem(p.type, indexed)
             if r in caller.locals:
                 return self._elem(caller.locals[r], indexed)
+            value = self._assigned(caller, r, call.line)
+            if value:
+                return self._expr_type(value, caller, call, depth=0)
             for ctx in call.contexts:
                 if ctx.kind == "loop":
                     m = _LOOP_RE.match(ctx.text)
@@ -262,6 +301,52 @@ class RustResolver:
                             if p.name == coll:
                                 return self._elem(p.type, True)
         return ""
+
+    @staticmethod
+    def _assigned(caller: Definition, var: str, line: int) -> str:
+        """The value text of the last `let var = …` before ``line`` (Rust extractor's assigns)."""
+        best = ""
+        for a in caller.attrs.get("assigns", ()):
+            if a.get("var") == var and a.get("line", 0) <= line:
+                best = a.get("value", "")
+        return best
+
+    def _expr_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:
+        """Type of a simple call expression through the callee's declared return type."""
+        e = re.sub(r"\.(unwrap|expect|clone|to_owned)\([^()]*\)$", "", expr.strip()).rstrip("?").strip()
+        if depth > 3 or not e.endswith(")"):
+            return ""
+        head = _call_head(e)
+        if head is None:
+            return ""
+        recv, name = head
+        ids: list[str] = []
+        if recv is None:  # a path call: Type::new(..), module::f(..), f(..)
+            segs = name.split("::")
+            if len(segs) >= 2 and segs[-2][:1].isupper() and segs[-1] in ("new", "from", "default") \
+                    and segs[-2] != "Self":
+                return segs[-2]
+            module = self._module_of(caller, call)
+            for absolute in self.expand(segs, module, caller):
+                ids, _ = self.lookup(absolute)
+                if ids:
+                    break
+        else:
+            fake = CallSite("method", name, [name], call.caller, call.file, call.line, call.col, receiver=recv,
+                            contexts=call.contexts)
+            ty = self.receiver_type(recv, caller, fake) if depth == 0 else self._receiver_type(recv, caller, fake)
+            ids = list(self.t.methods.get((ty, name), [])) if ty else []
+        types = {self._return_type(self.t.defs[i]) for i in ids}
+        types.discard("")
+        return types.pop() if len(types) == 1 else ""
+
+    def _return_type(self, d: Definition) -> str:
+        rt = d.return_type.strip()
+        m = re.match(r"^(?:[\w:]*::)?Result<(.*)>$", rt)
+        if m:
+            rt = _first_generic(m.group(1))
+        t = self._elem(rt, False)
+        return d.container if t == "Self" else t
 
     def _field_type(self, container: str, fieldname: str, indexed: bool) -> str:
         for d in self.t.types.get(container, ()):
