@@ -210,7 +210,7 @@ def _ph_expr(inner: str, macro: str, args: list[str], pos: list[int]) -> str:
 
 
 class Resolver:
-    def __init__(self, ctx: _Ctx, max_depth: int = 3):
+    def __init__(self, ctx: _Ctx, max_depth: int = 10):
         self.ctx = ctx
         self.max_depth = max_depth
 
@@ -273,10 +273,27 @@ class Resolver:
                 self.ctx.consumed.add(id(s))
                 how.append(f"{{{name}}} ← const {path}:{s['line']}")
                 return self.template(s, s.get("caller", ""), depth, how)
+        lit = self._const_in_source(name, d.file if d is not None else "")
+        if lit is not None:
+            how.append(f"{{{name}}} ← const {lit[1]} (source line; not a string fact)")
+            return [lit[0]]
         if INDEXISH.match(name):
             return [ONE]
         how.append(f"{{{name}}} unresolved: wildcard")
         return [MANY]
+
+    def _const_in_source(self, name: str, file: str) -> tuple[str, str] | None:
+        """``const NAME: &str = "…"`` / ``NAME = "…"`` in ``file`` (consts the extractor drops)."""
+        if not file or not name[:1].isupper():
+            return None
+        rx = re.compile(rf'^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:const|static)\s+{name}\s*:\s*&(?:\'static\s+)?str\s*=\s*"([^"\\]*)"'
+                        rf'|^{name}\s*(?::\s*\w+\s*)?=\s*[\'"]([^\'"\\]*)[\'"]\s*$')
+        self.ctx.source_line(file, 1)
+        for i, text in enumerate(self.ctx._lines.get(file, []), 1):
+            m = rx.match(text)
+            if m:
+                return (m.group(1) if m.group(1) is not None else m.group(2)), f"{file}:{i}"
+        return None
 
     def helper(self, name: str, args: list[str], fn: str, line: int, depth: int, how: list[str]) -> list[Tok] | None:
         """A call's returned template: the helper's one ``format`` string, its params bound to ``args``."""
@@ -440,6 +457,9 @@ def collect_patterns(facts: Mapping[str, Any], graph: Any = None, root: Path | s
     todo = []
     for path, s in ctx.strings:
         if under and not path.startswith(under):
+            continue
+        if re.search(r"(::|\.)tests?(::|\.)|(::|\.)test_\w+$", s.get("caller", "")) or "/tests/" in f"/{path}":
+            skipped["tests"] = skipped.get("tests", 0) + 1
             continue
         if s.get("macro") in MESSAGE_MACROS:
             skipped["messages"] += 1

@@ -1,0 +1,450 @@
+"""Speed of light for a traced path: a conditional bound and, apart from it, a serial estimate.
+
+Method (``seeds/model-sol-analysis-pr.txt``): anchor the counts against the checkpoint
+first (each weight pattern read on the path as often as the checkpoint has tensors
+for it), then price them on one device for a batch ``B`` of sequences of ``S`` new
+tokens each over a context of ``L`` tokens:
+
+* **bound** = max over resources of (total demand / peak rate): memory = (weight +
+  activation + KV bytes) / bandwidth; compute = Σ_dtype FLOPs / peak(dtype).  It may
+  reject a measured time below it only if the counts are irreducible and the peaks
+  are those the device really runs at.
+* **estimate** = Σ_stages max(compute, memory, launches × launch floor): serial, no
+  overlap; it may only flag a faster result, never reject one.
+
+Counted work: GEMMs (stages reading a 2-D weight, 2·T·N·K FLOPs), embeddings
+(T rows of the table), norms (1-D weights: weight + in/out activations),
+attention (4·B·heads·head_dim·causal pairs FLOPs; KV read and write).  Other
+kernels enter the estimate through their launch floor only.  A missing input
+gives ``INSUFFICIENT_EVIDENCE`` naming it; nothing is defaulted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from apxtui.checkpoint.config import dims_for, text_section
+from apxtui.checkpoint.dtypes import DTYPE_BITS
+from apxtui.checkpoint.model import Checkpoint
+
+IE = "INSUFFICIENT_EVIDENCE"
+DEVICES_FILE = Path(__file__).with_name("devices.toml")
+ANALYSIS_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "e4m3": 1, "e5m2": 1, "i8": 1, "u8": 1, "f64": 8}
+PEAK_KEY = {"bf16": "bf16", "f16": "f16", "e4m3": "fp8", "e5m2": "fp8", "i8": "int8", "f32": "f32", "tf32": "tf32"}
+_ATTN = re.compile(r"attention|attn|fmha|sdpa", re.I)
+_EMBED = re.compile(r"embed|embedding|gather|lookup", re.I)
+NOTE = ("Static analysis: FLOPs and bytes from the checkpoint shapes and the traced path, priced with datasheet "
+        "peaks; not a measurement. The bound and the estimate are different figures and are never merged.")
+
+
+# -- devices ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Device:
+    name: str
+    aliases: list[str] = field(default_factory=list)
+    bandwidth: dict[str, Any] | None = None  # {value (GB/s), source}
+    peaks: dict[str, dict[str, Any]] = field(default_factory=dict)  # dtype -> {value (TFLOPS), source}
+    launch_floor: dict[str, Any] | None = None  # {value (µs), source}
+    origin: str = ""
+
+
+def user_devices_file() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "apxtui" / "devices.toml"
+
+
+def load_devices(paths: list[Path] | None = None) -> dict[str, Device]:
+    """The packaged table, then the user's overrides (figures replaced device by device)."""
+    paths = paths if paths is not None else [DEVICES_FILE, user_devices_file()]
+    out: dict[str, Device] = {}
+    for p in paths:
+        if not p.is_file():
+            continue
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise ValueError(f"{p}: cannot read device table: {e}") from e
+        for d in data.get("device", []):
+            name = d.get("name")
+            if not name:
+                continue
+            dev = out.setdefault(name, Device(name))
+            dev.origin = str(p)
+            dev.aliases = list(dict.fromkeys([*dev.aliases, *d.get("aliases", [])]))
+            if "memory_bandwidth_GBps" in d:
+                dev.bandwidth = _figure(d["memory_bandwidth_GBps"], p)
+            if "launch_floor_us" in d:
+                dev.launch_floor = _figure(d["launch_floor_us"], p)
+            for k, v in (d.get("peak_tflops") or {}).items():
+                dev.peaks[k] = _figure(v, p)
+    return out
+
+
+def _figure(v: Any, p: Path) -> dict[str, Any]:
+    if isinstance(v, dict):
+        return {"value": float(v["value"]), "source": v.get("source") or f"{p} (no source given)"}
+    return {"value": float(v), "source": f"{p} (no source given)"}
+
+
+def find_device(name: str, devices: dict[str, Device]) -> Device:
+    key = re.sub(r"[\s_]+", "-", name.strip().lower())
+    for d in devices.values():
+        if key in (re.sub(r"[\s_]+", "-", d.name.lower()), *(a.lower() for a in d.aliases)):
+            return d
+    raise KeyError(f"unknown device {name!r}; known: {', '.join(devices)}")
+
+
+# -- demand -------------------------------------------------------------------------------------
+
+
+def _ints(text: Any) -> int | None:
+    m = re.search(r"(\d+)\s*$", str(text))
+    return int(m.group(1)) if m and re.fullmatch(r"\s*(\d+\s*\.\.\s*)?\d+\s*", str(text)) else None
+
+
+def _path_multipliers(stages: list[dict[str, Any]], bounds: dict[str, int], bind: dict[str, int]):
+    """Per stage index: (numeric multiplier, [unbound loop labels])."""
+    stack: list[tuple[int, list[dict[str, Any]]]] = []
+    out = []
+    for st in stages:
+        d = st.get("depth", 0)
+        del stack[d:]
+        stack.append((d, (st.get("launches") or {}).get("multiplier_detail", [])))
+        n, missing = 1, []
+        for _, mults in stack:
+            for m in mults:
+                v = m.get("value")
+                if v is None:
+                    v = bounds.get(m["label"])
+                if v is None:
+                    v = next((x for k, x in bind.items() if k in m["label"]), None)
+                if v is None:
+                    missing.append(m["label"])
+                else:
+                    n *= int(v)
+        out.append((n, missing))
+    return out
+
+
+def _act_dtype(comp: list[dict[str, Any]]) -> str | None:
+    for c in comp:
+        vals = c.get("input") or [(c.get("operands") or {}).get("A")]
+        for v in vals:
+            if v in ANALYSIS_BYTES:
+                return v
+    return None
+
+
+def _gemm_dtype(comp: list[dict[str, Any]]) -> str | None:
+    for c in comp:
+        if c["kind"] == "library":
+            a = (c.get("operands") or {}).get("A")
+            if a:
+                return a
+    for c in comp:
+        for v in c.get("input") or []:
+            if v in PEAK_KEY:
+                return v
+    return None
+
+
+@dataclass
+class Work:
+    stage: str
+    at: str
+    kind: str
+    mult: int
+    flops: float = 0.0
+    dtype: str | None = None  # compute dtype of the FLOPs
+    weight_bytes: float = 0.0
+    act_bytes: float = 0.0
+    kv_bytes: float = 0.0
+    launches: int = 0
+    weight: str = ""
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> float:
+        return self.weight_bytes + self.act_bytes + self.kv_bytes
+
+
+def _dims(ckpt: Checkpoint) -> tuple[dict[str, Any], str]:
+    dims = dims_for(ckpt.config) if ckpt.config else {}
+    sec = text_section(ckpt.config) if ckpt.config else "top"
+    return ({k: v for k, v in dims.get(sec, {}).items()}, sec)
+
+
+def collect_work(doc: dict[str, Any], ckpt: Checkpoint, batch: int, seq: int, context: int,
+                 bind: dict[str, int] | None = None) -> tuple[list[Work], list[str], list[dict[str, Any]]]:
+    """(work items, exclusions, anchors) for one call of the traced entry."""
+    stages = doc.get("stages", [])
+    bounds = {r["loop"]: r["value"] for r in doc.get("loop_bounds", []) if r.get("value") is not None}
+    mults = _path_multipliers(stages, bounds, bind or {})
+    dims, sec = _dims(ckpt)
+    tokens = batch * seq
+    work: list[Work] = []
+    excluded: list[str] = []
+    calls_per_pattern: dict[str, int] = {}
+    tensors_per_pattern: dict[str, int] = {}
+    attn_depth: int | None = None
+    for i, st in enumerate(stages):
+        phase = (st.get("frequency") or {}).get("phase", "eager")
+        depth = st.get("depth", 0)
+        if attn_depth is not None and depth <= attn_depth:
+            attn_depth = None
+        if phase in ("load", "capture"):
+            continue
+        v = st.get("via") or {}
+        at = f"{v.get('file', '')}:{v.get('line', 0)}"
+        mult, missing = mults[i]
+        launches = _ints((st.get("launches") or {}).get("device", "")) or 0
+        launches += _ints((st.get("launches") or {}).get("library", "")) or 0
+        rows = [r for r in st.get("weights", []) if r.get("first_at_site")]
+        if rows:
+            by_arg: dict[str, list[dict[str, Any]]] = {}
+            for r in rows:
+                by_arg.setdefault(r["arg"], []).append(r)
+            comp = st.get("weights_compute", [])
+            for arg, rs in by_arg.items():
+                if len(rs) > 1:
+                    excluded.append(f"{st['qualname']} at {at}: `{arg}` has {len(rs)} candidate weights; not priced")
+                    continue
+                r = rs[0]
+                w = _weight_work(st, at, r, comp, tokens, mult, launches)
+                w.missing += [f"unbound loop `{x}`" for x in missing]
+                work.append(w)
+                launches = 0  # the stage's launches are counted once
+                calls_per_pattern[r["pattern"]] = calls_per_pattern.get(r["pattern"], 0) + (0 if missing else mult)
+                tensors_per_pattern[r["pattern"]] = r["stored"]["tensors"]
+            continue
+        if attn_depth is None and _ATTN.search(st.get("name") or "") and st.get("kind") in ("rust_fn", "python_fn"):
+            attn_depth = depth
+            w = _attention_work(st, at, dims, sec, batch, seq, context, mult, launches, stages, i)
+            w.missing += [f"unbound loop `{x}`" for x in missing]
+            work.append(w)
+    anchors = [{"pattern": p, "checkpoint_tensors": tensors_per_pattern[p], "reads_on_path": n,
+                "consistent": n == tensors_per_pattern[p] or tensors_per_pattern[p] == 1 and n >= 1}
+               for p, n in calls_per_pattern.items()]
+    return work, excluded, anchors
+
+
+def _weight_work(st: dict[str, Any], at: str, r: dict[str, Any], comp: list[dict[str, Any]], tokens: int,
+                 mult: int, launches: int) -> Work:
+    s = r["stored"]
+    shape = s["shape"][0] if s["shape"] else []
+    w = Work(st["qualname"], at, "weight", mult, weight=r["pattern"], launches=launches)
+    per = s["bytes_per_tensor"]
+    if not s.get("uniform", True):
+        w.missing.append(f"`{r['pattern']}` tensors differ in dtype/shape")
+    act = _act_dtype(comp)
+    ab = ANALYSIS_BYTES.get(act or "")
+    name = (st.get("name") or "") + " " + r["field"]
+    if len(shape) == 2 and _EMBED.search(name):
+        w.kind = "embedding"
+        rows, cols = shape
+        elt = per / max(1, rows * cols)
+        w.weight_bytes = min(per, tokens * cols * elt)
+        if ab is None:
+            w.missing.append(f"activation dtype at {st['qualname']} not established")
+        else:
+            w.act_bytes = tokens * cols * ab
+    elif len(shape) == 2:
+        w.kind = "gemm"
+        n_out, k_in = shape
+        elt_bits = DTYPE_BITS.get((s["dtype"] or ["?"])[0])
+        if elt_bits and per * 8 != n_out * k_in * elt_bits:
+            w.missing.append(f"`{r['pattern']}` is packed ({s['dtype']}): logical GEMM shape not established")
+        w.weight_bytes = per
+        w.flops = 2.0 * tokens * n_out * k_in
+        w.dtype = _gemm_dtype(comp)
+        if w.dtype is None:
+            w.missing.append(f"compute dtype at {st['qualname']} not established")
+        if ab is None:
+            w.missing.append(f"activation dtype at {st['qualname']} not established")
+        else:
+            w.act_bytes = tokens * (n_out + k_in) * ab
+    else:
+        w.kind = "elementwise"
+        width = shape[0] if shape else 0
+        w.weight_bytes = per
+        if ab is None:
+            w.missing.append(f"activation dtype at {st['qualname']} not established")
+        else:
+            w.act_bytes = 2 * tokens * width * ab
+    return w
+
+
+def _attention_work(st: dict[str, Any], at: str, dims: dict[str, Any], sec: str, batch: int, seq: int, ctx: int,
+                    mult: int, launches: int, stages: list[dict[str, Any]], i: int) -> Work:
+    w = Work(st["qualname"], at, "attention", mult, launches=launches)
+    need = {k: dims.get(k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim")}
+    for k, d in need.items():
+        if d is None:
+            w.missing.append(f"config {sec}.{k}")
+    dt = None
+    depth = st.get("depth", 0)
+    for s2 in stages[i + 1:]:
+        if s2.get("depth", 0) <= depth:
+            break
+        d = s2.get("dtypes") or {}
+        if d.get("kind") == "kernel":
+            dt = next((x for x in d["input"]["value"] if x in ANALYSIS_BYTES), None)
+            if dt:
+                break
+    if dt is None:
+        w.missing.append(f"KV/activation dtype under {st['qualname']} not established")
+    if w.missing:
+        return w
+    h, kvh, hd = (need[k].value for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    pairs = seq * (ctx - seq) + seq * (seq + 1) / 2  # causal: new token j sees ctx - seq + j keys
+    w.flops = 4.0 * batch * h * hd * pairs
+    w.dtype = dt
+    b = ANALYSIS_BYTES[dt]
+    w.kv_bytes = batch * (ctx + seq) * 2 * kvh * hd * b  # read the context's K,V; write the new tokens'
+    w.act_bytes = 2 * batch * seq * h * hd * b  # Q in, O out
+    return w
+
+
+# -- pricing ------------------------------------------------------------------------------------
+
+
+def kv_cache(ckpt: Checkpoint, dtype_bytes: int | None, batch: int, context: int) -> dict[str, Any]:
+    dims, sec = _dims(ckpt)
+    need = ("num_hidden_layers", "num_key_value_heads", "head_dim")
+    miss = [f"config {sec}.{k}" for k in need if k not in dims]
+    if dtype_bytes is None:
+        miss.append("KV dtype (attention kernel input dtype not established)")
+    if miss:
+        return {"status": IE, "missing": miss}
+    lay, kvh, hd = (dims[k].value for k in need)
+    per_tok = 2 * lay * kvh * hd * dtype_bytes
+    return {"status": "ok", "bytes_per_token": per_tok, "bytes_at_context": per_tok * context * batch,
+            "formula": "2 (K,V) × layers × kv_heads × head_dim × dtype bytes",
+            "fields": {k: dims[k].source for k in need}, "context": context, "batch": batch}
+
+
+def speed_of_light(doc: dict[str, Any], ckpt: Checkpoint, device: Device, batch: int, seq: int,
+                   context: int | None = None, launch_floor_us: float | None = None,
+                   bind: dict[str, int] | None = None) -> dict[str, Any]:
+    """Bound and estimate for one call of the traced entry (pure; see the module docstring)."""
+    if batch < 1 or seq < 1:
+        raise ValueError("batch and seq must be at least 1")
+    ctx = context if context is not None else seq
+    if ctx < seq:
+        raise ValueError("context must be at least seq")
+    work, excluded, anchors = collect_work(doc, ckpt, batch, seq, ctx, bind)
+    floor = ({"value": launch_floor_us, "source": "user (--launch-floor-us)"} if launch_floor_us is not None
+             else device.launch_floor)
+    bw = device.bandwidth
+    missing_inputs = sorted({m for w in work for m in w.missing})
+    priced = [w for w in work if not w.missing]
+    flops_by: dict[str, float] = {}
+    for w in priced:
+        if w.flops:
+            flops_by[w.dtype or "?"] = flops_by.get(w.dtype or "?", 0.0) + w.flops * w.mult
+    demand = {
+        "weight_bytes": sum(w.weight_bytes * w.mult for w in priced),
+        "activation_bytes": sum(w.act_bytes * w.mult for w in priced),
+        "kv_bytes": sum(w.kv_bytes * w.mult for w in priced),
+        "flops_by_dtype": flops_by,
+    }
+    total_bytes = demand["weight_bytes"] + demand["activation_bytes"] + demand["kv_bytes"]
+    terms: dict[str, Any] = {}
+    missing_figs: list[str] = []
+    if bw is None:
+        missing_figs.append(f"{device.name}: memory bandwidth")
+    else:
+        terms["memory"] = total_bytes / (bw["value"] * 1e9)
+    comp_t, comp_ok = 0.0, True
+    for dt, f in flops_by.items():
+        pk = device.peaks.get(PEAK_KEY.get(dt, dt))
+        if pk is None:
+            missing_figs.append(f"{device.name}: peak for {PEAK_KEY.get(dt, dt)} (stage compute dtype {dt})")
+            comp_ok = False
+        else:
+            comp_t += f / (pk["value"] * 1e12)
+    if flops_by and comp_ok:
+        terms["compute"] = comp_t
+    bound: dict[str, Any]
+    if not terms:
+        bound = {"status": IE, "missing": missing_figs + missing_inputs}
+    else:
+        lim = max(terms, key=lambda k: terms[k])
+        partial = bool(missing_figs or missing_inputs or excluded)
+        bound = {"status": "partial" if partial else "ok", "seconds": terms[lim], "limiter": lim, "terms": terms,
+                 "missing": missing_figs + missing_inputs,
+                 "meaning": "no run of this path on this device at these sizes can be faster, if the counts are "
+                            "irreducible and the device runs at the datasheet peaks"
+                            + ("; partial: computed over the resources and stages with evidence only" if partial
+                               else "")}
+    estimate = _estimate(work, device, bw, floor, doc, missing_figs, missing_inputs)
+    act = next((w.dtype for w in priced if w.kind == "attention"), None)
+    return {
+        "device": device.name, "device_table": device.origin,
+        "inputs": {"batch": batch, "seq": seq, "context": ctx, "tokens": batch * seq,
+                   "context_note": "context = seq (no --context given)" if context is None else "given",
+                   "bind": bind or {}},
+        "figures": {"memory_bandwidth_GBps": bw, "peaks_tflops": {k: device.peaks.get(PEAK_KEY.get(k, k))
+                                                                  for k in flops_by},
+                    "launch_floor_us": floor},
+        "anchors": anchors, "demand": demand, "bound": bound, "estimate": estimate,
+        "kv_cache": kv_cache(ckpt, ANALYSIS_BYTES.get(act or ""), batch, ctx),
+        "stages": [{"stage": w.stage, "at": w.at, "kind": w.kind, "weight": w.weight, "mult": w.mult,
+                    "flops": w.flops, "dtype": w.dtype, "bytes": w.bytes, "launches": w.launches,
+                    "missing": w.missing} for w in work],
+        "excluded": excluded, "static_analysis": NOTE,
+    }
+
+
+def _estimate(work: list[Work], device: Device, bw: dict[str, Any] | None, floor: dict[str, Any] | None,
+              doc: dict[str, Any], missing_figs: list[str], missing_inputs: list[str]) -> dict[str, Any]:
+    miss = list(missing_figs) + list(missing_inputs)
+    if floor is None:
+        miss.append(f"{device.name}: launch floor (no datasheet figure; add launch_floor_us or pass "
+                    "--launch-floor-us)")
+    other = _other_launches(doc, work)
+    if other is None:
+        miss.append("total launch count of the path is symbolic (bind the loop, e.g. --bind num_steps=N)")
+    if miss:
+        return {"status": IE, "missing": miss}
+    total = 0.0
+    per: list[dict[str, Any]] = []
+    for w in work:
+        c = w.flops / (device.peaks[PEAK_KEY.get(w.dtype or "", w.dtype or "")]["value"] * 1e12) if w.flops else 0.0
+        m = w.bytes / (bw["value"] * 1e9)  # type: ignore[index]
+        lt = w.launches * floor["value"] * 1e-6  # type: ignore[index]
+        t = max(c, m, lt)
+        total += t * w.mult
+        per.append({"stage": w.stage, "at": w.at, "compute_s": c, "memory_s": m, "launch_s": lt,
+                    "limiter": ("compute", "memory", "launch")[[c, m, lt].index(t)], "mult": w.mult})
+    o = other * floor["value"] * 1e-6  # type: ignore[index]
+    total += o
+    return {"status": "ok", "seconds": total, "per_stage": per,
+            "other_launches": other, "other_launches_s": o,
+            "meaning": "serial sum of per-stage maxima with no overlap; may flag a faster run, never reject it; "
+                       "kernels without modelled traffic enter by their launch floor only; a library call "
+                       "counts as one launch"}
+
+
+def _other_launches(doc: dict[str, Any], work: list[Work]) -> int | None:
+    """Device launches + library calls of the path not attributed to a priced stage (None: symbolic)."""
+    lt = (doc.get("launch_totals_bound") or {}).get("by_phase") or {}
+    total = 0
+    for ph, kinds in lt.items():
+        if ph in ("load", "capture"):
+            continue
+        for k in ("device", "library"):
+            c = kinds.get(k)
+            if c is None:
+                continue
+            if not c["numeric"]:
+                return None
+            total += int(c["value"])
+    return max(0, total - sum(w.launches * w.mult for w in work))

@@ -1,0 +1,216 @@
+"""Checkpoint facts on a traced path: the weight each operator reads, and loop bounds.
+
+Both work on the trace document (``report.model.trace_document``) and a join result,
+so the exporters and the TUI can call them without the index:
+
+* :func:`stage_weights` — a stage whose call passes a struct field (``&self.q_proj``)
+  is matched to the loader pattern that names it (the field is a segment of the
+  pattern, or the loader line initialises a field of that name).  Always ``heuristic``.
+  The stored dtype/shape/bytes are shown beside the compute dtypes the analysis
+  found below the stage: two facts, never merged.
+* :func:`bind_loops` — loop multipliers over the model's layers/blocks bound to the
+  config's layer count, naming the config field used; other loops stay symbolic.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from apxtui.checkpoint.config import dims_for, text_section
+from apxtui.checkpoint.join import JoinResult, PatternMatch
+from apxtui.checkpoint.model import Checkpoint
+
+GENERIC = {"weight", "weights", "bias", "w", "b", "data", "ptr", "tensor", "model", "layers", "layer", "blocks",
+           "self_attn", "mlp", "attn", "cfg", "config", "stream", "handle", "scratch", "s", "x", "input", "out",
+           "output", "hidden", "kv", "cache", "kv_cache", "params", "state", "inner", "buf"}
+_FIELD = re.compile(r"(?:^|[.\]])\s*([A-Za-z_]\w*)\s*$")
+_LAYER_LOOP = re.compile(r"\b(layers|blocks|decoder_layers|encoder_layers|h|num_hidden_layers|num_layers|n_layers|"
+                         r"n_layer|depth)\b|_layers\b")
+_VISION = re.compile(r"vision|visual|vit|siglip|image|patch", re.I)
+STORAGE_TO_ANALYSIS = {"BF16": "bf16", "F16": "f16", "F32": "f32", "F8_E4M3": "e4m3", "F8_E5M2": "e5m2",
+                       "I8": "i8", "U8": "u8", "I32": "i32", "F64": "f64"}
+
+
+_OWNER = re.compile(r"^(self|w|weights?|layer|block|params|model|m)\b")
+
+
+def _field(arg: str) -> str | None:
+    """The field an argument reads when its receiver can own weights (``self.x``, ``w.x``)."""
+    a = re.sub(r"^(&mut\s+|&|\*)+", "", arg.strip())
+    a = re.sub(r"(\.clone\(\)|\.as_ref\(\)|\?)+$", "", a)
+    if "." not in a or "(" in a or not _OWNER.match(a):
+        return None
+    m = _FIELD.search(a)
+    return m.group(1) if m and m.group(1) not in GENERIC else None
+
+
+def weight_for_field(name: str, join: JoinResult) -> tuple[list[PatternMatch], str]:
+    """Matched patterns for a field name, best rule first: (candidates, how)."""
+    matched = join.matched
+    rules = (
+        ("field name is a segment of the loader's tensor name", lambda m: name in m.pattern.segments),
+        ("the loader line initialises a field of this name", lambda m: any(s.field == name for s in m.pattern.sources)),
+        ("field name starts a segment of the tensor name", lambda m: len(name) >= 4 and any(
+            seg.startswith(name + "_") for seg in m.pattern.segments)),
+    )
+    for how, rule in rules:
+        hits = [m for m in matched if rule(m)]
+        if hits:
+            return hits, how
+    return [], ""
+
+
+def _compute_below(stages: list[dict[str, Any]], i: int) -> list[dict[str, Any]]:
+    depth = stages[i].get("depth", 0)
+    out = []
+    for st in stages[i + 1:]:
+        if st.get("depth", 0) <= depth:
+            break
+        d = st.get("dtypes") or {}
+        if d.get("kind") == "kernel":
+            out.append({"stage": st["qualname"], "kind": "kernel", "input": d["input"]["value"],
+                        "accumulator": d["accumulator"]["value"], "output": d["output"]["value"],
+                        "status": d["input"]["status"]})
+        elif d.get("kind") == "library":
+            ops = d["operands"]["value"] or {}
+            out.append({"stage": st["qualname"], "kind": "library", "operands": ops,
+                        "compute": (d.get("compute") or {}).get("value"), "status": d["operands"]["status"]})
+        if len(out) >= 3:
+            break
+    return out
+
+
+def _weight_row(arg: str, name: str, m: PatternMatch, how: str, n_cands: int) -> dict[str, Any]:
+    ts = m.tensors
+    shapes = sorted({t.shape for t in ts})
+    return {
+        "arg": arg, "field": name, "pattern": m.pattern.text,
+        "sources": [s.at for s in m.pattern.sources],
+        "stored": {"dtype": sorted({t.dtype for t in ts}), "shape": [list(s) for s in shapes[:3]],
+                   "bytes_per_tensor": (m.nbytes // len(ts)) if ts else 0, "tensors": len(ts),
+                   "bytes_all_tensors": m.nbytes, "uniform": len(shapes) == 1 and len({t.dtype for t in ts}) == 1},
+        "status": "heuristic", "how": how + (f" (one of {n_cands} candidates)" if n_cands > 1 else ""),
+    }
+
+
+def stage_weights(doc: dict[str, Any], join: JoinResult) -> int:
+    """Add ``weights`` (stored, from the checkpoint) and ``weights_compute`` to stages; return how many."""
+    stages = doc.get("stages", [])
+    n = 0
+    seen: set[tuple[int, str, int, str]] = set()
+    stack: list[int] = []
+    for i, st in enumerate(stages):
+        via = st.get("via") or {}
+        depth = st.get("depth", 0)
+        del stack[depth:]
+        parent = stack[-1] if stack else -1
+        stack.append(i)
+        rows = []
+        for arg in via.get("args", []):
+            name = _field(arg)
+            if not name:
+                continue
+            cands, how = weight_for_field(name, join)
+            if not cands or len(cands) > 3:
+                continue
+            key = (parent, via.get("file", ""), via.get("line", 0), name)
+            first = key not in seen
+            seen.add(key)
+            for m in cands:
+                row = _weight_row(arg, name, m, how, len(cands))
+                row["first_at_site"] = first  # alternatives at one call site read the same weight
+                rows.append(row)
+        if rows:
+            st["weights"] = rows
+            comp = _compute_below(stages, i)
+            st["weights_compute"] = comp
+            for r in rows:
+                stored = {STORAGE_TO_ANALYSIS.get(d, d.lower()) for d in r["stored"]["dtype"]}
+                ins = {x for c in comp for x in (c.get("input") or list((c.get("operands") or {}).values()))}
+                r["stored_vs_compute"] = ("same" if stored and stored <= ins else "differs" if ins else
+                                          "compute dtype not established")
+            n += 1
+    return n
+
+
+# -- loop bounds ---------------------------------------------------------------------------------
+
+
+def _loops(doc: dict[str, Any]) -> dict[str, str]:
+    """Symbolic loop label -> qualname of a stage under it (for the section choice)."""
+    out: dict[str, str] = {}
+    for st in doc.get("stages", []):
+        for m in (st.get("launches") or {}).get("multiplier_detail", []):
+            if m.get("value") is None:
+                out.setdefault(m["label"], st.get("qualname", ""))
+    for ph in ((doc.get("launch_totals") or {}).get("by_phase") or {}).values():
+        for k in ph.values():
+            for t in k.get("terms", []):
+                for lab in t.get("per", []):
+                    out.setdefault(lab, "")
+    return out
+
+
+def bind_loops(doc: dict[str, Any], ckpt: Checkpoint, bind: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """Bind layer/block loops to the config's layer count; return one record per symbolic loop.
+
+    ``bind``: user values by header substring (``{"num_steps": 10}``), applied first.
+    """
+    dims = dims_for(ckpt.config) if ckpt.config else {}
+    with_layers = {sec: d["num_hidden_layers"] for sec, d in dims.items() if "num_hidden_layers" in d}
+    out = []
+    for label, qual in _loops(doc).items():
+        rec: dict[str, Any] = {"loop": label, "value": None, "config_field": None, "status": "symbolic"}
+        given = next(((k, v) for k, v in (bind or {}).items() if k in label), None)
+        if given is not None:
+            rec.update(value=int(given[1]), status="given", reason=f"bound by the user (--bind {given[0]}={given[1]})")
+        elif not _LAYER_LOOP.search(label):
+            rec["reason"] = "not a loop over the model's layers/blocks: left symbolic"
+        elif not with_layers:
+            rec["reason"] = "INSUFFICIENT_EVIDENCE: the config states no layer count" if ckpt.config else \
+                "INSUFFICIENT_EVIDENCE: no config.json beside the checkpoint"
+        else:
+            want = "vision" if _VISION.search(label + " " + qual) else "text"
+            secs = [s for s in with_layers if (_VISION.search(s) is not None) == (want == "vision")]
+            sec = text_section(ckpt.config) if want == "text" and text_section(ckpt.config) in with_layers else \
+                (secs[0] if len(secs) == 1 else None)
+            if sec is None and len(with_layers) == 1:
+                sec = next(iter(with_layers))
+            if sec is None:
+                rec["reason"] = f"INSUFFICIENT_EVIDENCE: several sections state a layer count ({', '.join(with_layers)})"
+            else:
+                dim = with_layers[sec]
+                rec.update(value=dim.value, config_field=dim.source, status="heuristic",
+                           reason=f"loop over layers/blocks bound to {dim.source} = {dim.value}"
+                           + (f" ({want} section chosen by name)" if len(with_layers) > 1 else ""))
+        out.append(rec)
+    doc["loop_bounds"] = out
+    _bound_totals(doc, {r["loop"]: r["value"] for r in out if r["value"] is not None})
+    return out
+
+
+def _bound_totals(doc: dict[str, Any], values: dict[str, int]) -> None:
+    """``launch_totals_bound``: the static totals with bound loops substituted (rest symbolic)."""
+    lt = (doc.get("launch_totals") or {}).get("by_phase") or {}
+    res: dict[str, dict[str, Any]] = {}
+    for ph, kinds in lt.items():
+        for kind, c in kinds.items():
+            num, left_terms = 0, {}
+            for t in c.get("terms", []):
+                factor, left = t["count"], []
+                for lab in t["per"]:
+                    if lab in values:
+                        factor *= values[lab]
+                    else:
+                        left.append(lab)
+                if left:
+                    left_terms[tuple(left)] = left_terms.get(tuple(left), 0) + factor
+                else:
+                    num += factor
+            sym = [f"{n} × " + " × ".join(f"[{x}]" for x in k) for k, n in left_terms.items()]
+            if num or sym:
+                res.setdefault(ph, {})[kind] = {"value": " + ".join([str(num)] * bool(num) + sym),
+                                                "numeric": not sym, "exact_min_max": c.get("exact", False)}
+    doc["launch_totals_bound"] = {"scope": "max of the static counts, loops over layers bound to the config",
+                                  "by_phase": res}
