@@ -97,7 +97,8 @@ def join(patterns: list[NamePattern], ckpt: Checkpoint) -> JoinResult:
         status = PARTIAL
     else:
         status = CLEAN
-    matches.sort(key=lambda m: (m.status != "matched", m.pattern.sources[0].at if m.pattern.sources else ""))
+    matches.sort(key=lambda m: (m.status != "matched", *((m.pattern.sources[0].file, m.pattern.sources[0].line)
+                                                           if m.pattern.sources else ("", 0))))
     return JoinResult(status, matches, unclaimed, dup, ignored, tensors=len(tensors))
 
 

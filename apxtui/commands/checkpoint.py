@@ -29,16 +29,17 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("path", metavar="PATH", help=".safetensors file, index JSON, or directory of shards")
     p.add_argument("--json", action="store_true", help="print the documented JSON dict instead of text")
-    # Weight join (checkpoint tensors <-> loader code in a checkout): to be built; see run().
-    p.add_argument("--code", metavar="CHECKOUT", help="join weights with the loader code in CHECKOUT (not built yet)")
+    p.add_argument("--code", metavar="CHECKOUT",
+                   help="join the checkpoint's tensors with the tensor names the code in CHECKOUT asks for")
+    p.add_argument("--under", action="append", default=[], metavar="DIR",
+                   help="with --code: only names asked for in files under DIR (relative; repeatable)")
+    p.add_argument("--no-cache", action="store_true", help="with --code: ignore the fact cache")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.code:
-        # WEIGHT JOIN: not implemented yet. Replace this block when the join exists.
-        print("weight join: not implemented yet", file=sys.stderr)
-        return 1
+        return run_join(args)
     try:
         ckpt = read_checkpoint(args.path)
     except CheckpointError as e:
@@ -58,6 +59,68 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(render_text(ckpt, summarize(ckpt), check_shapes(ckpt)))
     return 0
+
+
+def run_join(args: argparse.Namespace) -> int:
+    """``--code CHECKOUT``: the weight join, as text or JSON; exit 1 when nothing was joined."""
+    from apxtui.checkpoint.join import CLEAN, PARTIAL, join_dict, join_index
+    from apxtui.index.build import build_index
+    from apxtui.scan import ScanError
+
+    try:
+        ckpt = read_checkpoint(args.path)
+    except CheckpointError as e:
+        raise UserError(str(e)) from None
+    try:
+        idx = build_index(args.code, use_cache=not args.no_cache)
+    except (ScanError, ValueError, FileNotFoundError) as e:
+        raise UserError(str(e)) from e
+    j = join_index(idx, ckpt, args.under)
+    d = join_dict(j)
+    d["checkpoint"], d["checkout"] = str(ckpt.path), str(idx.root)
+    if args.json:
+        json.dump(d, sys.stdout, indent=1, default=str)
+        print()
+    else:
+        print(render_join(d))
+    return 0 if j.status in (CLEAN, PARTIAL) else 1
+
+
+def render_join(d: dict[str, Any]) -> str:
+    """The join as text: counts, then matched / unmatched / prefix patterns, unclaimed, duplicates."""
+    c = d["counts"]
+    out = [
+        f"weight join  {d.get('checkpoint', '')}  ↔  {d.get('checkout', '')}",
+        f"status       {d['status_text']}",
+        f"tensors      {c['tensors']:,}: {c['claimed']:,} claimed, {c['unclaimed']:,} unclaimed, "
+        f"{c['duplicate_claims']:,} claimed by more than one pattern",
+        f"patterns     {c['patterns']:,}: {c['matched_patterns']:,} matched, {c['unmatched_patterns']:,} match "
+        f"nothing, {c['prefix_patterns']:,} name only a prefix; {c['ignored_non_loader_strings']:,} name-like "
+        "strings outside loaders ignored",
+        d["static_analysis"],
+    ]
+
+    def src(p: dict[str, Any]) -> str:
+        s = p["sources"]
+        return s[0]["at"] + (f" (+{len(s) - 1})" if len(s) > 1 else "")
+
+    out += _section("Matched", ["pattern", "tensors", "dtype", "bytes", "source"],
+                    [[p["pattern"], str(p["tensors"]), ",".join(p["dtypes"]), _bytes(p["bytes"]), src(p)]
+                     for p in d["matched"]] or [["-", "-", "-", "-", "no pattern matched"]])
+    if d["unmatched"]:
+        out += _section("Asked for by the code, not in the checkpoint", ["pattern", "source", "written"],
+                        [[p["pattern"], src(p), p["sources"][0]["written"]] for p in d["unmatched"]])
+    if d["prefixes"]:
+        out += _section("Prefixes only (no tensor of that exact name)", ["pattern", "source"],
+                        [[p["pattern"], src(p)] for p in d["prefixes"]])
+    if d["unclaimed"]:
+        out += _section("In the checkpoint, claimed by no pattern", ["tensors", "count", "dtype", "bytes"],
+                        [[u["pattern"], str(u["count"]), ",".join(u["dtypes"]), _bytes(u["bytes"])]
+                         for u in d["unclaimed"]])
+    if d["duplicates"]:
+        out += _section("Claimed by more than one pattern", ["tensor", "patterns"],
+                        [[x["tensor"], " | ".join(x["patterns"])] for x in d["duplicates"]])
+    return "\n".join(out)
 
 
 def render_text(ckpt: Checkpoint, s: Summary, findings: list[Finding]) -> str:
