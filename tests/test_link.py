@@ -238,3 +238,14 @@ impl Block {
                  if e["callee"] == "forward")
     assert got == [(9, "m::Norm::forward", "exact"), (10, "m::Attn::forward", "exact"),
                    (11, "m::Out::forward", "exact"), (13, "m::Attn::forward", "exact")]
+
+
+def test_shadowed_let_chains_terminate():
+    src = """
+pub struct T;
+impl T { pub fn f(&self) -> T { T } pub fn g(&self) {} }
+pub fn run(xs: &T) { let xs = xs.f(); let xs = xs.f(); let xs = xs.f(); let xs = xs.f(); xs.g(); }
+"""
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    got = {(t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::run", "call")}
+    assert ("m::T::g", "exact") in got or ("m::T::g", "heuristic") in got

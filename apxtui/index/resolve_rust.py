@@ -258,14 +258,14 @@ class RustResolver:
                 return Resolved(decl, HEURISTIC, f"generic {param}: trait method without impl in the checkout")
         return res
 
-    def receiver_type(self, recv: str, caller: Definition | None, call: CallSite) -> str:
+    def receiver_type(self, recv: str, caller: Definition | None, call: CallSite, depth: int = 0) -> str:
         """Short type name of a method receiver expression, or '' when unknown."""
-        ty = self._receiver_type(recv, caller, call)
+        ty = self._receiver_type(recv, caller, call, depth)
         if ty == "Self" and caller is not None:
             return caller.container
         return ty
 
-    def _receiver_type(self, recv: str, caller: Definition | None, call: CallSite) -> str:
+    def _receiver_type(self, recv: str, caller: Definition | None, call: CallSite, depth: int = 0) -> str:
         r = recv.strip()
         for p in ("&mut ", "&", "*"):
             r = r.removeprefix(p)
@@ -286,9 +286,12 @@ class RustResolver:
                     return self._elem(p.type, indexed)
             if r in caller.locals:
                 return self._elem(caller.locals[r], indexed)
-            value = self._assigned(caller, r, call.line)
-            if value:
-                return self._expr_type(value, caller, call, depth=0)
+            value, line = self._assigned(caller, r, call.line)
+            if value and depth < 3:
+                # the value is evaluated before its own `let` (shadowing: `let xs = xs.f()`)
+                at = CallSite(call.kind, call.callee, call.path, call.caller, call.file, line - 1 if
+                              line < call.line else line, call.col, contexts=call.contexts)
+                return self._expr_type(value, caller, at, depth + 1)
             for ctx in call.contexts:
                 if ctx.kind == "loop":
                     m = _LOOP_RE.match(ctx.text)
@@ -303,12 +306,12 @@ class RustResolver:
         return ""
 
     @staticmethod
-    def _assigned(caller: Definition, var: str, line: int) -> str:
-        """The value text of the last `let var = …` before ``line`` (Rust extractor's assigns)."""
-        best = ""
+    def _assigned(caller: Definition, var: str, line: int) -> tuple[str, int]:
+        """The value text and line of the last `let var = …` at or before ``line``."""
+        best = ("", 0)
         for a in caller.attrs.get("assigns", ()):
             if a.get("var") == var and a.get("line", 0) <= line:
-                best = a.get("value", "")
+                best = (a.get("value", ""), a.get("line", 0))
         return best
 
     def _expr_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:
@@ -334,7 +337,7 @@ class RustResolver:
         else:
             fake = CallSite("method", name, [name], call.caller, call.file, call.line, call.col, receiver=recv,
                             contexts=call.contexts)
-            ty = self.receiver_type(recv, caller, fake) if depth == 0 else self._receiver_type(recv, caller, fake)
+            ty = self.receiver_type(recv, caller, fake, depth)
             ids = list(self.t.methods.get((ty, name), [])) if ty else []
         types = {self._return_type(self.t.defs[i]) for i in ids}
         types.discard("")
