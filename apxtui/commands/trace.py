@@ -23,12 +23,25 @@ def add_parser(sub) -> None:
     p.add_argument("--format", choices=("text", "md", "json"), default="text")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     add_profile_args(p)
+    g = p.add_argument_group("checkpoint and speed of light")
+    g.add_argument("--checkpoint", metavar="PATH", help="join the checkpoint's weights with the code; stored "
+                   "weights per stage, layer loops bound to config.json")
+    g.add_argument("--weights-under", action="append", default=[], metavar="DIR",
+                   help="only tensor names asked for under DIR (relative; repeatable)")
+    g.add_argument("--sol", metavar="DEVICE", help="speed of light on DEVICE (see apxtui/checkpoint/devices.toml)")
+    g.add_argument("--batch", type=int, metavar="B", help="sequences per call (with --sol)")
+    g.add_argument("--seq", type=int, metavar="S", help="new tokens per sequence per call (with --sol)")
+    g.add_argument("--context", type=int, metavar="L", help="context length incl. the new tokens (default: S)")
+    g.add_argument("--launch-floor-us", type=float, metavar="US", help="launch floor for the serial estimate")
+    g.add_argument("--bind", action="append", default=[], metavar="TEXT=N",
+                   help="bind a symbolic loop whose header contains TEXT to N iterations (repeatable)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     if args.depth < 1:
         raise UserError("--depth must be at least 1")
+    ckpt, bind = _checkpoint_args(args)
     idx = load_index(args)
     try:
         entry = find_symbol(idx.graph, args.entry)
@@ -40,6 +53,8 @@ def run(args) -> int:
     from apxtui.report.model import trace_document
 
     doc = trace_document(idx, root, args.select, args.depth, profile)
+    if ckpt is not None:
+        _add_checkpoint(args, doc, idx, ckpt, bind)
     if args.format == "json":
         text = json.dumps(doc, indent=2)
     elif args.format == "md":
@@ -52,3 +67,31 @@ def run(args) -> int:
         text = f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n" + render_summary(doc)
     write_output(text, args.output)
     return 0
+
+
+def _checkpoint_args(args):
+    """(Checkpoint or None, loop bindings) after checking the --checkpoint/--sol flags."""
+    if getattr(args, "sol", None) is not None and (not args.checkpoint or not args.batch or not args.seq):
+        raise UserError("--sol needs --checkpoint PATH, --batch B and --seq S")
+    if getattr(args, "checkpoint", None) is None:
+        return None, {}
+    from apxtui.checkpoint import CheckpointError, read_checkpoint
+    from apxtui.checkpoint.ontrace import parse_bind
+
+    try:
+        bind = parse_bind(args.bind)
+        ckpt = read_checkpoint(args.checkpoint)
+    except (CheckpointError, ValueError) as e:
+        raise UserError(str(e)) from None
+    return ckpt, bind
+
+
+def _add_checkpoint(args, doc, idx, ckpt, bind) -> None:
+    from apxtui.checkpoint.ontrace import add_checkpoint, add_sol
+
+    add_checkpoint(doc, idx, ckpt, args.weights_under, bind)
+    if args.sol:
+        try:
+            add_sol(doc, ckpt, args.sol, args.batch, args.seq, args.context, args.launch_floor_us)
+        except (KeyError, ValueError) as e:
+            raise UserError(str(e).strip("'\"")) from None

@@ -162,6 +162,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         v = s.get("via") or {}
         out.append(f"- unresolved {code(s['qualname'])} called at {_site(s)} ({esc(v.get('how', ''))})")
     out += analysis_sections(doc)
+    out += checkpoint_sections(doc)
     out += ["", "## Graph", "", mermaid(stages), ""]
     return "\n".join(out)
 
@@ -236,4 +237,109 @@ def analysis_sections(doc: dict[str, Any]) -> list[str]:
             out.append("| " + " | ".join([esc(t["kind"]), code(t["api"]), esc(ds), code((t.get("via") or [""])[0]),
                                           esc(t["phase"]), "yes" if t.get("in_capture") else "no",
                                           esc(t["frequency"]), esc(t["at"])]) + " |")
+    return out
+
+
+def checkpoint_sections(doc: dict[str, Any]) -> list[str]:
+    """Weight join, stored weights per stage, loop bounds and speed of light (``trace --checkpoint``)."""
+    cj = doc.get("checkpoint_join")
+    if not cj:
+        return []
+    j = cj["join"]
+    c = j["counts"]
+    out = ["", "## Checkpoint weight join", "", f"**{esc(j['status_text'])}**", "",
+           f"- tensors: {c['tensors']} ({c['claimed']} claimed, {c['unclaimed']} unclaimed, "
+           f"{c['duplicate_claims']} claimed by more than one pattern)",
+           f"- code patterns: {c['patterns']} ({c['matched_patterns']} matched, {c['unmatched_patterns']} match "
+           f"nothing, {c['prefix_patterns']} prefixes only)", f"- {esc(j['static_analysis'])}", ""]
+    rows = [(p, "matched") for p in j["matched"]] + [(p, "not in checkpoint") for p in j["unmatched"]]
+    if rows:
+        out += ["| pattern | status | tensors | dtype | bytes | source |", "|---|---|---|---|---|---|"]
+        for p, st in rows:
+            out.append("| " + " | ".join([code(p["pattern"]), esc(st), str(p["tensors"]), esc(",".join(p["dtypes"])),
+                                          str(p["bytes"]), esc(", ".join(x["at"] for x in p["sources"][:3]))]) + " |")
+    for u in j["unclaimed"]:
+        out.append(f"- unclaimed: {code(u['pattern'])} ×{u['count']} ({esc(','.join(u['dtypes']))})")
+    for d in j["duplicates"]:
+        out.append(f"- claimed twice: {code(d['tensor'])} by " + ", ".join(code(x) for x in d["patterns"]))
+    out += ["", "## Stored weights per stage (heuristic)", "", f"> {esc(cj['weights_note'])}", ""]
+    ws = [(s, w) for s in doc["stages"] for w in s.get("weights", []) if w.get("first_at_site")]
+    if not ws:
+        out.append("No traced operator reads a weight whose tensor name is known.")
+    else:
+        out += ["| stage | call site | argument | tensor pattern | stored dtype | shape | bytes/tensor | compute "
+                "dtypes (analysis) | stored vs compute | how |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for s, w in ws:
+            comp = "; ".join(_compute_short(x) for x in s.get("weights_compute", [])) or "not established"
+            st = w["stored"]
+            out.append("| " + " | ".join([
+                code(s["qualname"]), esc(_site(s)), code(w["arg"]), code(w["pattern"]), esc(",".join(st["dtype"])),
+                esc(" | ".join(str(x) for x in st["shape"])), str(st["bytes_per_tensor"]), esc(comp),
+                esc(w.get("stored_vs_compute", "")), esc(w["how"])]) + " |")
+    lb = doc.get("loop_bounds") or []
+    if lb:
+        out += ["", "## Loop bounds", "", "| loop | value | config field | status | reason |", "|---|---|---|---|---|"]
+        for r in lb:
+            out.append("| " + " | ".join([code(r["loop"][:80]), esc(r["value"] if r["value"] is not None else "—"),
+                                          esc(r["config_field"] or "—"), esc(r["status"]),
+                                          esc(r.get("reason", ""))]) + " |")
+        for ph, kinds in ((doc.get("launch_totals_bound") or {}).get("by_phase") or {}).items():
+            out.append(f"- {esc(ph)}: " + ", ".join(f"{esc(k)} {esc(v['value'])}" for k, v in kinds.items()))
+    sol = doc.get("speed_of_light")
+    if sol:
+        out += sol_markdown(sol)
+    return out
+
+
+def _compute_short(c: dict[str, Any]) -> str:
+    name = c["stage"].split("::")[-1]
+    if c["kind"] == "library":
+        ops = c.get("operands") or {}
+        return f"{name}: " + " ".join(f"{k} {v}" for k, v in ops.items()) + f", compute {c.get('compute') or '?'}"
+    return (f"{name}: in {','.join(c.get('input') or []) or '?'}, acc {','.join(c.get('accumulator') or []) or '—'}"
+            f", out {','.join(c.get('output') or []) or '?'}")
+
+
+def _secs(x: float) -> str:
+    return f"{x * 1e6:.3f} µs" if x < 1e-3 else f"{x * 1e3:.3f} ms" if x < 1 else f"{x:.3f} s"
+
+
+def sol_markdown(sol: dict[str, Any]) -> list[str]:
+    """The speed-of-light section: inputs, figures with sources, bound, estimate, KV cache."""
+    i = sol["inputs"]
+    out = ["", f"## Speed of light on {esc(sol['device'])}", "", f"> {esc(sol['static_analysis'])}", "",
+           f"- batch {i['batch']}, seq {i['seq']}, context {i['context']} ({esc(i['context_note'])})"]
+    f = sol["figures"]
+    if f.get("memory_bandwidth_GBps"):
+        out.append(f"- memory bandwidth {f['memory_bandwidth_GBps']['value']:g} GB/s — "
+                   f"{esc(f['memory_bandwidth_GBps']['source'])}")
+    for k, v in f.get("peaks_tflops", {}).items():
+        out.append(f"- peak for {esc(k)}: " + (f"{v['value']:g} TFLOPS dense — {esc(v['source'])}" if v else
+                                               "INSUFFICIENT_EVIDENCE (not in the device table)"))
+    if f.get("launch_floor_us"):
+        out.append(f"- launch floor {f['launch_floor_us']['value']:g} µs — {esc(f['launch_floor_us']['source'])}")
+    d = sol["demand"]
+    out.append(f"- demand per call: weights {d['weight_bytes']:,.0f} B, activations {d['activation_bytes']:,.0f} B, "
+               f"KV {d['kv_bytes']:,.0f} B, FLOPs " + (", ".join(f"{k} {v:,.0f}" for k, v in
+                                                              d["flops_by_dtype"].items()) or "none counted"))
+    bad = [a for a in sol.get("anchors", []) if not a["consistent"]]
+    out.append(f"- anchors: {len(sol.get('anchors', []))} weight patterns checked against the checkpoint, "
+               f"{len(bad)} inconsistent" + "".join(f"; {code(a['pattern'])} {a['reads_on_path']} reads vs "
+                                                     f"{a['checkpoint_tensors']} tensors" for a in bad))
+    b, e = sol["bound"], sol["estimate"]
+    out += ["", "| figure | value | status | detail |", "|---|---|---|---|"]
+    out.append("| conditional bound | " + (_secs(b["seconds"]) if "seconds" in b else "—") + f" | {esc(b['status'])} | "
+               + esc("; ".join([*([f"limited by {b['limiter']}"] if "limiter" in b else []), *b.get("missing", [])]))
+               + " |")
+    out.append("| serial estimate | " + (_secs(e["seconds"]) if "seconds" in e else "—") + f" | {esc(e['status'])} | "
+               + esc("; ".join(e.get("missing", [])) or e.get("meaning", "")) + " |")
+    kv = sol.get("kv_cache") or {}
+    if kv.get("status") == "ok":
+        out.append(f"\n- KV cache: {kv['bytes_per_token']:,} B per token ({esc(kv['formula'])}; "
+                   f"{esc(', '.join(kv['fields'].values()))}); {kv['bytes_at_context']:,} B at context "
+                   f"{kv['context']} × batch {kv['batch']}")
+    elif kv:
+        out.append("\n- KV cache: INSUFFICIENT_EVIDENCE: " + esc("; ".join(kv.get("missing", []))))
+    for x in sol.get("excluded", []):
+        out.append(f"- not priced: {esc(x)}")
     return out

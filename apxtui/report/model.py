@@ -133,3 +133,15 @@ def add_analyses(index: Index, root: Stage, stages: list[dict[str, Any]], doc: d
         d.update(ann.stage(st))
     doc.update(ann.path)
     return doc
+
+
+def add_checkpoint_facts(doc: dict[str, Any], index: Index, ckpt: Any, under: list[str] | None = None,
+                         bind: dict[str, int] | None = None, sol: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Weight join, stored weights per stage, bound layer loops and (``sol``: device/batch/seq/context/
+    launch_floor_us) the speed of light, added to ``doc`` (see :mod:`apxtui.checkpoint.ontrace`)."""
+    from apxtui.checkpoint.ontrace import add_checkpoint, add_sol
+
+    add_checkpoint(doc, index, ckpt, under, bind)
+    if sol:
+        add_sol(doc, ckpt, **sol)
+    return doc
