@@ -249,3 +249,23 @@ pub fn run(xs: &T) { let xs = xs.f(); let xs = xs.f(); let xs = xs.f(); let xs =
     g, _ = graph_of({"m/src/lib.rs": ("m", src)})
     got = {(t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::run", "call")}
     assert ("m::T::g", "exact") in got or ("m::T::g", "heuristic") in got
+
+
+def test_chained_receivers_fold_fields_and_return_types():
+    src = """
+pub struct Vb; pub struct Mlp; pub struct Layer { mlp: Mlp } pub struct Model { layers: Vec<Layer>, vb: Vb }
+impl Vb { pub fn pp(&self, s: &str) -> Vb { Vb } pub fn get(&self) {} }
+impl Mlp { pub fn merge(&self) {} }
+impl Model {
+    pub fn run(&self, i: usize) {
+        self.vb.pp("a").pp("b").get();
+        self.layers[i].mlp.merge();
+        Builder::new().with(1).merge();
+    }
+}
+"""
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    got = sorted((e["line"], t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::Model::run", "call")
+                 if e["callee"] in ("get", "merge"))
+    # a chain through a type outside the checkout is never linked to a same-named project method
+    assert got == [(7, "m::Vb::get", "exact"), (8, "m::Mlp::merge", "exact"), (9, "Builder…::merge", "unresolved")]

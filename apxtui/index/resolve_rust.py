@@ -63,6 +63,29 @@ def _first_generic(args: str) -> str:
     return args.strip()
 
 
+def _split_chain(expr: str) -> list[str]:
+    """``a.b(x.y).c[i]`` → ``["a", "b(x.y)", "c[i]"]`` (dots inside brackets kept)."""
+    parts, depth, cur = [], 0, ""
+    for ch in expr:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "." and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p.strip().rstrip("?") for p in parts if p.strip()]
+
+
+def _strip_index(part: str) -> tuple[str, bool]:
+    if part.endswith("]") and "[" in part:
+        return part[: part.index("[")], True
+    return part, False
+
+
 def _call_head(expr: str) -> tuple[str | None, str] | None:
     """``recv.m(args)`` → (recv, m); ``a::b(args)`` → (None, "a::b"); the outermost call only."""
     depth = 0
@@ -303,7 +326,39 @@ class RustResolver:
                         for p in caller.params:
                             if p.name == coll:
                                 return self._elem(p.type, True)
+            return ""
+        if depth < 3:
+            return self._chain_type(r, caller, call, depth + 1, indexed)
         return ""
+
+    def _chain_type(self, expr: str, caller: Definition, call: CallSite, depth: int, indexed: bool) -> str:
+        """Type of ``a.b[i].c(x).d`` by folding field types and method return types left to right."""
+        parts = _split_chain(" ".join(expr.split()))
+        if not parts:
+            return ""
+        first = parts[0]
+        if first.endswith(")"):  # Type::new(..) / f(..)
+            ty = self._expr_type(first, caller, call, depth)
+        else:
+            base, idx = _strip_index(first)
+            ty = self._receiver_type(base, caller, call, depth)
+            if ty and idx:
+                ty = ""  # indexing a non-field value: element type unknown
+        for part in parts[1:]:
+            if not ty:
+                return ""
+            if ty.endswith("…") or (ty not in self.t.types and ty not in self.t.containers):
+                # a chain through a type defined outside the checkout stays outside it
+                return ty if ty.endswith("…") else ty + "…"
+            name, idx = _strip_index(part)
+            if name.endswith(")"):
+                mname = name[: name.index("(")].split("::<")[0]
+                ids = self.t.methods.get((ty, mname), [])
+                types = {self._return_type(self.t.defs[i]) for i in ids} - {""}
+                ty = types.pop() if len(types) == 1 else ""
+            else:
+                ty = self._field_type(ty, name, idx)
+        return ty if not indexed else ""
 
     @staticmethod
     def _assigned(caller: Definition, var: str, line: int) -> tuple[str, int]:
