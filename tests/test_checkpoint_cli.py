@@ -1,4 +1,4 @@
-"""``apxtui checkpoint``: text and JSON output, exit codes, the --code placeholder."""
+"""``apxtui checkpoint``: text and JSON output, exit codes, --code without a loader."""
 
 from __future__ import annotations
 
@@ -81,7 +81,9 @@ def test_missing_path_is_user_error(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
-def test_code_flag_is_honestly_unimplemented(tmp_path, capsys):
+def test_code_flag_with_no_loader_is_not_a_clean_join(tmp_path, capsys):
+    # --code now runs the weight join (tests/test_checkpoint_join.py); a checkout with no
+    # tensor names is reported as such and exits 1.
     assert main(["checkpoint", str(_write(tmp_path)), "--code", str(tmp_path)]) == 1
     cap = capsys.readouterr()
-    assert "weight join: not implemented yet" in cap.err and cap.out == ""
+    assert "NO PATTERNS" in cap.out
