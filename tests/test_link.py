@@ -269,3 +269,17 @@ impl Model {
                  if e["callee"] in ("get", "merge"))
     # a chain through a type outside the checkout is never linked to a same-named project method
     assert got == [(7, "m::Vb::get", "exact"), (8, "m::Mlp::merge", "exact"), (9, "Builder…::merge", "unresolved")]
+
+
+def test_dyn_trait_receiver_resolves_to_the_trait_impls():
+    src = """
+pub trait Mapper { fn map(&self); }
+pub struct A; pub struct B;
+impl Mapper for A { fn map(&self) {} }
+impl Mapper for B { fn map(&self) {} }
+pub struct Other; impl Other { pub fn map(&self) {} }
+pub fn run(m: &dyn Mapper) { m.map(); }
+"""
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    got = sorted((t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::run", "call"))
+    assert got == [("m::A::map", "ambiguous"), ("m::B::map", "ambiguous")]  # never Other::map

@@ -435,6 +435,8 @@ class RustResolver:
         if ty:
             if caller is not None and ty in caller.generic_bounds:
                 return self._generic(ty, name, caller.generic_bounds[ty])
+            if any(d.attrs.get("kind") == "trait" for d in self.t.types.get(ty, ())):
+                return self._generic(ty, name, [ty])  # `&dyn Trait` / `impl Trait`: its impls
             ids = self.t.methods.get((ty, name), [])
             if not ids:
                 for trait, types in self.t.trait_impls.items():
