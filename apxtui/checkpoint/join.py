@@ -38,6 +38,7 @@ class JoinResult:
     unclaimed: list[TensorInfo]
     duplicates: dict[str, list[str]]  # tensor -> pattern texts
     ignored_patterns: int = 0  # name-like strings outside loaders that match nothing
+    too_generic: int = 0  # patterns of mostly wildcards, not used as claims
     skipped: dict[str, int] = field(default_factory=dict)
     tensors: int = 0
 
@@ -70,7 +71,11 @@ def join(patterns: list[NamePattern], ckpt: Checkpoint) -> JoinResult:
     claims: dict[str, list[str]] = {}
     matches: list[PatternMatch] = []
     ignored = 0
+    generic = 0
     for p in patterns:
+        if _too_generic(p):
+            generic += 1
+            continue
         rx = p.regex()
         last = p.text.rsplit(".", 1)[-1]
         pool = by_last.get(last, []) if "{" not in last else tensors
@@ -99,7 +104,15 @@ def join(patterns: list[NamePattern], ckpt: Checkpoint) -> JoinResult:
         status = CLEAN
     matches.sort(key=lambda m: (m.status != "matched", *((m.pattern.sources[0].file, m.pattern.sources[0].line)
                                                            if m.pattern.sources else ("", 0))))
-    return JoinResult(status, matches, unclaimed, dup, ignored, tensors=len(tensors))
+    res = JoinResult(status, matches, unclaimed, dup, ignored, tensors=len(tensors))
+    res.too_generic = generic
+    return res
+
+
+def _too_generic(p: NamePattern) -> bool:
+    """Mostly wildcards (``{**}.layers.{**}.{**}``): claims anything, so it is no evidence."""
+    segs = [s for s in p.segments if not s.isdigit()]
+    return p.wildcards > 0 and (len(segs) < p.wildcards or sum(len(s) for s in segs) < 6)
 
 
 def _is_prefix(p: NamePattern, tensors: list[TensorInfo]) -> bool:
@@ -141,6 +154,7 @@ def join_dict(j: JoinResult, limit: int = 200) -> dict[str, Any]:
                    "patterns": len(j.matches), "matched_patterns": len(j.matched),
                    "unmatched_patterns": len(j.unmatched), "prefix_patterns": len(j.prefixes),
                    "duplicate_claims": len(j.duplicates), "ignored_non_loader_strings": j.ignored_patterns,
+                   "too_generic_patterns": j.too_generic,
                    **{f"skipped_{k}": v for k, v in j.skipped.items()}},
         "matched": [pat(m) for m in j.matched[:limit]],
         "unmatched": [pat(m) for m in j.unmatched[:limit]],

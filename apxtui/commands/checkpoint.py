@@ -96,7 +96,8 @@ def render_join(d: dict[str, Any]) -> str:
         f"{c['duplicate_claims']:,} claimed by more than one pattern",
         f"patterns     {c['patterns']:,}: {c['matched_patterns']:,} matched, {c['unmatched_patterns']:,} match "
         f"nothing, {c['prefix_patterns']:,} name only a prefix; {c['ignored_non_loader_strings']:,} name-like "
-        "strings outside loaders ignored",
+        f"strings outside loaders ignored; {c.get('too_generic_patterns', 0):,} mostly-wildcard patterns not "
+        "used as claims",
         d["static_analysis"],
     ]
 

@@ -65,6 +65,8 @@ def run(args) -> int:
         from apxtui.report.text import render_summary, render_tree
 
         text = f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n" + render_summary(doc)
+        if "checkpoint_join" in doc:
+            text += "\n" + _checkpoint_text(doc)
     write_output(text, args.output)
     return 0
 
@@ -95,3 +97,20 @@ def _add_checkpoint(args, doc, idx, ckpt, bind) -> None:
             add_sol(doc, ckpt, args.sol, args.batch, args.seq, args.context, args.launch_floor_us)
         except (KeyError, ValueError) as e:
             raise UserError(str(e).strip("'\"")) from None
+
+
+def _checkpoint_text(doc) -> str:
+    """Short plain-text summary of the checkpoint facts (full detail: --format md/json)."""
+    j = doc["checkpoint_join"]["join"]
+    out = [f"checkpoint join: {j['status_text']}",
+           f"stages reading a known weight: {doc['checkpoint_join']['stages_with_weights']} (heuristic)"]
+    out += [f"loop `{r['loop'][:60]}`: {r['value']} from {r['config_field'] or r['status']}"
+            for r in doc.get("loop_bounds", []) if r["value"] is not None]
+    sol = doc.get("speed_of_light")
+    if sol:
+        for name in ("bound", "estimate"):
+            r = sol[name]
+            val = f"{r['seconds'] * 1e6:.3f} µs" if "seconds" in r else "—"
+            out.append(f"speed of light on {sol['device']}: {name} {val} [{r['status']}]"
+                       + (f" missing: {'; '.join(r['missing'])}" if r.get("missing") else ""))
+    return "\n".join(out)
