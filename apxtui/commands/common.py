@@ -42,6 +42,10 @@ def load_index(args: argparse.Namespace, quiet: bool = False):
 
 
 def write_output(text: str, out: str | None) -> None:
+    """Write CLI output; control characters from the analysed source are made visible."""
+    from apxtui.report.safe import visible_controls
+
+    text = visible_controls(text)
     if out:
         Path(out).write_text(text, encoding="utf-8")
     else:
