@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -238,12 +237,10 @@ async def test_large_source_file_is_plain_and_fast(tmp_path: Path):
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         src = app.screen.query_one("#source")
-        t0 = time.perf_counter()
-        src.show("python/pkg/big.py", 30_000, "test")
+        src.show("python/pkg/big.py", 30_000, "test")  # speed: benchmarks/tui_latency.py (no timing asserts)
         src.focus()
         await pilot.press("j", "j", "k")
         await pilot.pause()
-        assert time.perf_counter() - t0 < 3.0
         assert src.plain and src.language is None
         assert src.cursor_location[0] == 30_000  # marked line 30,000 (row 29,999), then j j k
         assert src.document.get_line(29_999) == "x_29999 = 29999  # [bold]29999[/]"

@@ -6,6 +6,7 @@ import argparse
 
 from apxtui import __version__
 from apxtui.commands.common import add_checkout
+from apxtui.profile import add_profile_args
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", metavar="PATH", help="a .safetensors file or a checkpoint directory")
     p.add_argument("--export-dir", metavar="DIR", help="where `e` writes reports (default CHECKOUT/devlocal/<entry>/reports)")
     p.add_argument("--no-mouse", action="store_true", help="leave the mouse to the terminal (text selection)")
+    add_profile_args(p)
     return p
 
 

@@ -14,9 +14,11 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 
+from apxtui.profile.model import Profile
 from apxtui.tui.messages import IndexFailed, IndexProgress, IndexReady
 from apxtui.tui.screens.explorer import ExplorerScreen
-from apxtui.tui.screens.others import CaptureScreen, CheckpointScreen, KernelsScreen, ProfileScreen
+from apxtui.tui.screens.others import CaptureScreen, CheckpointScreen, KernelsScreen
+from apxtui.tui.screens.profile import ProfileScreen
 from apxtui.tui.session import Session
 
 
@@ -44,7 +46,8 @@ class ApxApp(App):
     ]
 
     def __init__(self, root: Path, *, demo: bool = False, checkpoint: Path | None = None,
-                 export_dir: str | None = None, use_cache: bool = True, jobs: int | None = None) -> None:
+                 export_dir: str | None = None, use_cache: bool = True, jobs: int | None = None,
+                 profile: Profile | None = None) -> None:
         super().__init__()
         self.root = root
         self.demo = demo
@@ -52,6 +55,7 @@ class ApxApp(App):
         self.export_dir = export_dir
         self.use_cache = use_cache
         self.jobs = jobs
+        self.profile = profile  # from the command line; screen 5 changes the session's
         self.session: Session | None = None
         self.index_error: str | None = None
         self.index_seconds = 0.0
@@ -86,26 +90,39 @@ class ApxApp(App):
         try:
             idx = build_index(self.root, use_cache=self.use_cache, workers=self.jobs,
                               progress=lambda d, t, f: self.post_message(IndexProgress(d, t, f)))
+            session = Session(idx, checkpoint=self.checkpoint, checkpoint_label=self.checkpoint_label(),
+                              export_dir=self.export_dir)
+            if self.profile is not None:
+                self.post_message(IndexProgress(1, 1, "", "indexing: evaluating the profile…"))
+                session.set_profile(self.profile, session.bind(self.profile))
         except Exception as e:  # shown in the UI, not a crash
             self.post_message(IndexFailed(f"{type(e).__name__}: {e}"))
             return
-        self.post_message(IndexReady(idx, time.perf_counter() - t0))
+        self.post_message(IndexReady(idx, time.perf_counter() - t0, session))
 
     def on_index_progress(self, msg: IndexProgress) -> None:
         for s in self._listeners:
             if hasattr(s, "index_progress"):
-                s.index_progress(msg.done, msg.total, msg.current)
+                s.index_progress(msg.done, msg.total, msg.current, msg.label)
 
     def on_index_ready(self, msg: IndexReady) -> None:
         self.index_seconds = msg.seconds
-        self.session = Session(msg.index, checkpoint=self.checkpoint, checkpoint_label=self.checkpoint_label(),
-                               export_dir=self.export_dir)
+        self.session = msg.session
         for s in self._listeners:
             s.session_ready(self.session)
         n = len(msg.index.issues)
         more = f"; {n} index problem{'s' if n != 1 else ''} (key i)" if n else ""
         self.notify(f"{msg.index.graph.number_of_nodes():,} symbols in {msg.seconds:.1f} s{more}",
                     title="Indexed", timeout=4)
+        rp = self.session.resolved
+        for w in rp.warnings if rp is not None else []:
+            self.notify(w, title="Profile", severity="warning", timeout=8)
+
+    def profile_changed(self) -> None:
+        """Screen 5 switched the session's profile: every screen re-traces or refreshes."""
+        for s in self._listeners:
+            if hasattr(s, "profile_changed"):
+                s.profile_changed()
 
     def on_index_failed(self, msg: IndexFailed) -> None:
         self.index_error = msg.error
@@ -147,9 +164,15 @@ def make_app(args: argparse.Namespace) -> ApxApp:
         checkpoint = DEMO_CHECKPOINT
     else:
         checkpoint = None
+    from apxtui.profile.cli import ProfileError, profile_from_args
+
+    try:
+        profile = profile_from_args(args, root)
+    except ProfileError as e:
+        raise UserError(str(e)) from e
     return ApxApp(root, demo=bool(getattr(args, "demo", False)), checkpoint=checkpoint,
                   export_dir=getattr(args, "export_dir", None), use_cache=not getattr(args, "no_cache", False),
-                  jobs=getattr(args, "jobs", None))
+                  jobs=getattr(args, "jobs", None), profile=profile)
 
 
 def run_app(args: argparse.Namespace) -> int:

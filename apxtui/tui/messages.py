@@ -10,18 +10,18 @@ from apxtui.index.build import Index
 class IndexProgress(Message):
     """Files parsed so far (coalesced: only the newest waits in the queue)."""
 
-    def __init__(self, done: int, total: int, current: str) -> None:
+    def __init__(self, done: int, total: int, current: str, label: str = "") -> None:
         super().__init__()
-        self.done, self.total, self.current = done, total, current
+        self.done, self.total, self.current, self.label = done, total, current, label
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, IndexProgress)
 
 
 class IndexReady(Message):
-    def __init__(self, index: Index, seconds: float) -> None:
+    def __init__(self, index: Index, seconds: float, session) -> None:
         super().__init__()
-        self.index, self.seconds = index, seconds
+        self.index, self.seconds, self.session = index, seconds, session
 
 
 class IndexFailed(Message):

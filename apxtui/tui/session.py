@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from apxtui.index.build import Index
+from apxtui.profile.model import Profile, Resolved
 from apxtui.trace import CALL_EDGE_KINDS, Arm, Dispatch, Stage, Tracer, walk
 
 TRACE_DEPTH = 40
@@ -24,6 +27,20 @@ class Analysis:
     per_stage: dict[tuple, dict]
     path: dict
     error: str = ""
+    device: list[tuple[str, str]] = field(default_factory=list)  # (kind, qualname | library:api) on the path
+
+
+class _Defs:
+    """``node id → Definition`` on demand (what ``Resolved.defs`` needs: #else chains, __host__)."""
+
+    def __init__(self, index: Index):
+        self.index = index
+
+    def get(self, node: str):
+        return self.index.definition(node)
+
+    def __bool__(self) -> bool:
+        return True
 
 
 @dataclass
@@ -36,10 +53,45 @@ class Session:
     export_dir: str | None = None
     entry: str | None = None
     choices: dict[str, int] = field(default_factory=dict)
-    tracer: Tracer | None = None
+    lazy: Tracer | None = None  # the explorer's lazily expanded trace
     root: Stage | None = None
     generation: int = 0  # bumped on every entry/arm change; stale analyses are dropped
     analysis: Analysis | None = None
+    profile: Profile | None = None  # None: no profile, every configuration shown
+    resolved: Resolved | None = None  # ``profile`` bound to the checkout's configuration space
+    _space: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    # -- the profile ---------------------------------------------------------------------
+
+    def config_space(self):
+        """The checkout's configuration space (discovered once; slow on big checkouts: call from a worker)."""
+        with self._lock:
+            if self._space is None:
+                from apxtui.profile.space import discover
+
+                self._space = discover(self.index.root, self.index.facts)
+            return self._space
+
+    def bind(self, profile: Profile | None) -> Resolved | None:
+        """``profile`` evaluated against the configuration space (worker thread); None/empty → None."""
+        if profile is None or (profile.is_empty() and profile.assume_host):
+            return None
+        rp = Resolved(profile, self.config_space())
+        rp.defs = _Defs(self.index)
+        return rp
+
+    def set_profile(self, profile: Profile | None, resolved: Resolved | None) -> None:
+        """Switch profile (``resolved`` from :meth:`bind`); the caller re-traces."""
+        self.profile, self.resolved = (profile, resolved) if resolved is not None else (None, None)
+
+    def profile_text(self) -> str:
+        from apxtui.report.model import NO_PROFILE
+
+        return self.resolved.describe() if self.resolved is not None else NO_PROFILE
+
+    def tracer(self, depth: int = TRACE_DEPTH) -> Tracer:
+        return Tracer(self.index.graph, choices=dict(self.choices), depth=depth, profile=self.resolved)
 
     # -- the tree ------------------------------------------------------------------------
 
@@ -52,16 +104,16 @@ class Session:
         assert self.entry is not None
         self.generation += 1
         self.analysis = None
-        self.tracer = Tracer(self.index.graph, choices=self.choices, depth=TRACE_DEPTH)
-        self.root = self.tracer.stage(self.entry)
-        self.tracer.expand(self.root, (self.entry,), 0)
+        self.lazy = Tracer(self.index.graph, choices=self.choices, depth=TRACE_DEPTH, profile=self.resolved)
+        self.root = self.lazy.stage(self.entry)
+        self.lazy.expand(self.root, (self.entry,), 0)
         return self.root
 
     def expand(self, stage: Stage, path: tuple[str, ...]) -> list[Stage | Dispatch]:
         """Children of ``stage`` reached along ``path`` (node ids from the entry to ``stage``)."""
-        assert self.tracer is not None
+        assert self.lazy is not None
         if not stage.cut:
-            self.tracer.expand(stage, path, len(path) - 1)
+            self.lazy.expand(stage, path, len(path) - 1)
         return stage.children
 
     def has_calls(self, stage: Stage) -> bool:
@@ -96,20 +148,22 @@ class Session:
         """Annotate a full trace of the current entry and choices (thread-safe: builds its own tracer)."""
         gen = self.generation
         assert self.entry is not None
-        root = Tracer(self.index.graph, choices=dict(self.choices), depth=TRACE_DEPTH).trace(self.entry)
+        root = self.tracer().trace(self.entry)
+        device = [(st.kind, st.node.removeprefix("vendor:") if st.kind == "vendor_api" else st.qualname)
+                  for _, st, _ in walk(root) if st.kind in ("kernel", "vendor_api")]
         try:
             from apxtui.analysis.annotate import annotate
 
             ann = annotate(self.index, root)
         except Exception as e:  # an analysis failure must not take the explorer down
-            return Analysis(gen, {}, {}, f"{type(e).__name__}: {e}")
+            return Analysis(gen, {}, {}, f"{type(e).__name__}: {e}", device)
         per: dict[tuple, dict] = {}
         keys: list[str] = []
         for depth, st, _arms in walk(root):
             del keys[depth:]
             keys.append(stage_key(st))
             per.setdefault(tuple(keys), ann.stage(st))
-        return Analysis(gen, per, ann.path, "")
+        return Analysis(gen, per, ann.path, "", device)
 
     # -- reports -------------------------------------------------------------------------
 
@@ -118,10 +172,9 @@ class Session:
         from apxtui.report.model import trace_document
 
         assert self.entry is not None
-        root = Tracer(self.index.graph, choices=self.choices, depth=TRACE_DEPTH).trace(self.entry)
-        doc = trace_document(self.index, root, [], TRACE_DEPTH)
+        root = self.tracer().trace(self.entry)
+        doc = trace_document(self.index, root, [], TRACE_DEPTH, self.resolved, choices=dict(self.choices))
         doc["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
-        doc["choices"] = dict(self.choices)
         return doc
 
     def report(self) -> str:

@@ -22,6 +22,7 @@ from apxtui.tui.widgets.breadcrumb import Breadcrumb
 from apxtui.tui.widgets.call_tree import CallTree, Item, row_key
 from apxtui.tui.widgets.details_pane import DetailsPane
 from apxtui.tui.widgets.entry_list import EntryList
+from apxtui.tui.widgets.profile_bar import ProfileBar
 from apxtui.tui.widgets.source_view import SourceView
 
 HISTORY = 100
@@ -65,6 +66,7 @@ class ExplorerScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="crumb")
+        yield ProfileBar(id="profile-bar")
         with Vertical(id="loading"):
             yield Label("indexing: scanning the checkout…", id="progress-label")
             yield ProgressBar(id="progress", show_eta=False)
@@ -91,12 +93,12 @@ class ExplorerScreen(Screen):
 
     # -- loading -------------------------------------------------------------------------
 
-    def index_progress(self, done: int, total: int, current: str) -> None:
+    def index_progress(self, done: int, total: int, current: str, label: str = "") -> None:
         bar = self.query_one("#progress", ProgressBar)
         bar.update(total=max(total, 1), progress=done)
-        if done >= total:
+        if not label and done >= total:
             label = f"indexing: parsed {total:,} files; linking the graph…"
-        else:
+        elif not label:
             label = f"indexing: parsed {done:,} of {total:,} files" + (f" · {one_line(current, 80)}" if current else "")
         self.query_one("#progress-label", Label).update(label)
 
@@ -107,6 +109,7 @@ class ExplorerScreen(Screen):
 
     def session_ready(self, session: Session) -> None:
         self.session = session
+        self._show_profile()
         self.query_one("#loading").add_class("-done")
         for pane in ("#entries", "#tree"):
             self.query_one(pane).loading = False
@@ -123,6 +126,17 @@ class ExplorerScreen(Screen):
         self.set_entry(first.node)
 
     # -- state changes -------------------------------------------------------------------
+
+    def _show_profile(self) -> None:
+        if self.session is not None:
+            self.query_one("#profile-bar", ProfileBar).set_profile(self.session.profile_text(),
+                                                                   self.session.resolved is not None)
+
+    def profile_changed(self) -> None:
+        """The session's profile changed (screen 5): re-trace, keeping the open rows and the cursor."""
+        self._show_profile()
+        if self.session is not None and self.session.entry is not None:
+            self._retrace()
 
     def set_entry(self, node: str) -> None:
         assert self.session is not None
@@ -262,14 +276,22 @@ class ExplorerScreen(Screen):
             return
         disp = row.data.obj  # type: ignore[union-attr]
         chosen = self.session.choose(disp, step)  # type: ignore[arg-type]
-        expanded = tree.expanded_keys()
         key = row_key(row)
         on_arm = tree.cursor_node is not row
-        root = self.session.retrace()
-        tree.show_trace(self.session, root, expanded, (*key, f"a:{chosen}") if on_arm else key)
+        self._retrace((*key, f"a:{chosen}") if on_arm else key)
         label = next(a.label for a in disp.arms if a.index == chosen)  # type: ignore[union-attr]
         self.notify(f"● {one_line(label, 80)}", title=f"{disp.construct} {one_line(disp.subject, 40)}",  # type: ignore[union-attr]
                     timeout=3)
+
+    def _retrace(self, cursor: tuple | None = None) -> None:
+        """Trace the current entry again (arm or profile change); open rows and the cursor survive."""
+        assert self.session is not None
+        tree = self.query_one("#tree", CallTree)
+        expanded = tree.expanded_keys()
+        if cursor is None and tree.cursor_node is not None:
+            cursor = row_key(tree.cursor_node)
+        root = self.session.retrace()
+        tree.show_trace(self.session, root, expanded, cursor)
         self._update_for(tree.cursor_node)
         self._analyse()
 

@@ -285,14 +285,3 @@ class CheckpointScreen(TableNav, Screen):
 
     def action_filter(self) -> None:
         self.query_one("#table-filter", Input).focus()
-
-
-class ProfileScreen(Screen):
-    """The active build/run profile (arch, features, env) once profiles exist."""
-
-    def compose(self) -> ComposeResult:
-        yield Static("5 · Profile: the active build/run configuration", classes="screen-title", markup=False)
-        yield Static(f"Profiles: {NOT_ANALYSED}. Every trace currently covers all configurations "
-                     "(every #[cfg], #if and env arm is shown; choose arms with [ and ] in the explorer).",
-                     classes="note", markup=False)
-        yield Footer()

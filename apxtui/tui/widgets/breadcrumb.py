@@ -8,14 +8,16 @@ from textual.widget import Widget
 from apxtui.trace import Stage
 from apxtui.tui.text import one_line
 from apxtui.tui.widgets.labels import tag
+from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
 
 
 class Breadcrumb(Widget):
     """One line; when it is too long the head is elided so the current stage stays visible."""
 
+    COMPONENT_CLASSES = ROLE_CLASSES
     DEFAULT_CSS = """
     Breadcrumb { height: 1; padding: 0 1; background: $boost; }
-    """
+    """ + role_css("Breadcrumb")
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -41,6 +43,9 @@ class Breadcrumb(Widget):
         return t
 
     def render(self) -> Text:
+        return themed(self._fit(), self)
+
+    def _fit(self) -> Text:
         width = max(10, self.size.width - 2)
         full = self._full()
         if full.cell_len <= width:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
+from textual.widgets._tree import TOGGLE_STYLE
 from textual.widgets.tree import TreeNode
 
 from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.tui.session import Session, stage_key
 from apxtui.tui.widgets.labels import arm_label, dispatch_label, stage_label
+from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
 
 CHUNK = 250  # children shown before a "+N more…" node
 
@@ -32,6 +35,9 @@ class Item:
 
 class CallTree(Tree[Item]):
     """Stages, dispatch points and arms; ``[``/``]`` handled by the screen through :meth:`dispatch_at`."""
+
+    COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | ROLE_CLASSES
+    DEFAULT_CSS = role_css("CallTree")
 
     BINDINGS = [
         Binding("enter", "follow", "Follow", id="tree.follow", tooltip="Open the callee's definition and expand it"),
@@ -63,6 +69,16 @@ class CallTree(Tree[Item]):
         self.guide_depth = 2
         self.auto_expand = False
 
+    def render_label(self, node: TreeNode[Item], base_style: Style, style: Style) -> Text:
+        """As Tree's, with the label's role words in theme colours (re-done after a theme change)."""
+        label = themed(node._label, self) if self.is_mounted else node._label.copy()
+        label.stylize(style)
+        if node._allow_expand:
+            prefix = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE, base_style + TOGGLE_STYLE)
+        else:
+            prefix = ("", base_style)
+        return Text.assemble(prefix, label)
+
     # -- building ------------------------------------------------------------------------
 
     def show_trace(self, session: Session, root: Stage, expanded: set[tuple] | None = None,
@@ -76,7 +92,11 @@ class CallTree(Tree[Item]):
         self.root.expand()
         if expanded:
             self._reopen(self.root, expanded)
-        target = self.find(cursor) if cursor else None
+        target = None
+        for n in range(len(cursor or ()), 0, -1):  # the row itself, else its nearest surviving ancestor
+            target = self.find(cursor[:n])  # type: ignore[index]
+            if target is not None:
+                break
         # rows get their line numbers on the next refresh; move the cursor then
         self.call_after_refresh(self._settle, target or self.root)
 

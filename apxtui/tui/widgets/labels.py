@@ -1,4 +1,7 @@
-"""Rich ``Text`` labels for tree items: built from parts, never parsed as markup."""
+"""Rich ``Text`` labels for tree items: built from parts, never parsed as markup.
+
+Colours are role words (``ct-kernel``) that the widgets map to theme variables (see ``roles.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +11,10 @@ from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.tui.text import one_line
 
 KIND_TAG = {
-    "python_fn": ("Py", "cyan"), "python_class": ("Py", "cyan"), "pyo3_binding": ("PyO3", "magenta"),
-    "rust_fn": ("Rust", "dark_orange"), "ffi_decl": ("FFI", "yellow"), "abi_fn": ("ABI", "yellow"),
-    "host_fn": ("host", "green"), "device_fn": ("dev", "green"), "kernel": ("kernel", "bold green"),
-    "vendor_api": ("lib", "bold blue"), "external": ("ext", "red"),
+    "python_fn": ("Py", "ct-py"), "python_class": ("Py", "ct-py"), "pyo3_binding": ("PyO3", "ct-pyo3"),
+    "rust_fn": ("Rust", "ct-rust"), "ffi_decl": ("FFI", "ct-ffi"), "abi_fn": ("ABI", "ct-ffi"),
+    "host_fn": ("host", "ct-host"), "device_fn": ("dev", "ct-host"), "kernel": ("kernel", "bold ct-kernel"),
+    "vendor_api": ("lib", "bold ct-lib"), "external": ("ext", "ct-ext"),
 }
 DEVICE_KINDS = ("kernel", "vendor_api")
 
@@ -38,14 +41,14 @@ def stage_label(st: Stage) -> Text:
         t.append("<" + one_line(", ".join(v["template_args"]), 40) + ">", style="dim")
     res = v.get("resolution", "")
     if res == "unresolved":
-        t.append("  unresolved", style="red")
+        t.append("  unresolved", style="ct-unresolved")
     elif res == "ambiguous":
-        t.append("  ambiguous", style="yellow")
+        t.append("  ambiguous", style="ct-ambiguous")
     elif res == "heuristic":
         t.append("  ~", style="dim")
     loops = _loops(v.get("loops") or [])
     if loops:
-        t.append(loops, style="bold cyan")
+        t.append(loops, style="bold ct-loop")
     if st.cut == "recursion":
         t.append("  ↻ shown above", style="dim")
     elif st.cut:
@@ -56,11 +59,11 @@ def stage_label(st: Stage) -> Text:
 def dispatch_label(d: Dispatch) -> Text:
     t = Text()
     if d.construct == "candidates":
-        t.append("◆ ambiguous ", style="bold yellow")
+        t.append("◆ ambiguous ", style="bold ct-ambiguous")
         t.append(one_line(d.subject, 60))
         t.append(f"  {len(d.arms)} candidates", style="dim")
         return t
-    t.append(f"◆ {d.construct}", style="bold magenta")
+    t.append(f"◆ {d.construct}", style="bold ct-dispatch")
     if d.subject:
         t.append(" " + one_line(d.subject, 60))
     t.append(f"  {len(d.arms)} arms", style="dim")
@@ -68,7 +71,7 @@ def dispatch_label(d: Dispatch) -> Text:
 
 
 def arm_label(a: Arm) -> Text:
-    mark, style = {True: ("● ", "bold green"), False: ("○ ", "dim"), None: ("◦ ", "")}[a.selected]
+    mark, style = {True: ("● ", "bold ct-chosen"), False: ("○ ", "dim"), None: ("◦ ", "")}[a.selected]
     t = Text(mark, style=style)
     t.append(one_line(a.label, 90), style=style if a.selected is not None else "")
     if a.env:

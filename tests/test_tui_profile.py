@@ -1,0 +1,121 @@
+"""The explorer's profile: the bar, the CLI flags, screen 5's rows and edits that re-trace at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from apxtui.demo import DEMO_CHECKOUT
+from apxtui.profile.model import Profile
+from apxtui.tui import profile_rows as pr
+from apxtui.tui.app import ApxApp
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+async def ready(app, pilot) -> None:
+    for _ in range(3):  # bind → re-trace → analyse run as successive workers
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def kernels(app) -> set[str]:
+    return {q.rpartition("::")[2] for k, q in app.session.analysis.device if k == "kernel"}
+
+
+def libraries(app) -> set[str]:
+    return {q for k, q in app.session.analysis.device if k == "vendor_api"}
+
+
+def test_cli_flags_reach_the_app():
+    from apxtui.commands.tui import build_parser
+    from apxtui.tui.app import make_app
+
+    args = build_parser().parse_args(["--demo", "--arch", "90", "--cfg", "x", "--env", "A=1"])
+    app = make_app(args)
+    assert app.profile is not None
+    assert (app.profile.arch, app.profile.cfg_on, app.profile.env) == ("sm_90", ["x"], {"A": "1"})
+    assert make_app(build_parser().parse_args(["--demo"])).profile is None
+    from apxtui.cli import UserError
+
+    with pytest.raises(UserError):
+        make_app(build_parser().parse_args(["--demo", "--arch", "ampere"]))
+
+
+async def test_profile_bar_and_trace_follow_the_cli_profile():
+    app = ApxApp(DEMO_CHECKOUT, demo=True, profile=Profile(arch="sm_80"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        bar = app.screen.query_one("#profile-bar").plain()
+        assert bar.startswith("profile: arch sm_80")
+        assert "flash_attn:run_mha_fwd" in libraries(app)  # FlashAttention-2 (vendored) on sm_8x
+        assert "attention_kernel" not in kernels(app) and "rms_norm_kernel" in kernels(app)
+        assert "cutlass:run" not in libraries(app)
+
+
+async def test_profile_screen_edits_retrace_at_once(tmp_path):
+    app = ApxApp(DEMO_CHECKOUT, demo=True, export_dir=str(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        assert app.screen.query_one("#profile-bar").plain().startswith("no profile: all configurations")
+        assert "attention_kernel" in kernels(app) and "flash_attn:run_mha_fwd" in libraries(app)  # every cfg alternative
+        await pilot.press("5")
+        await ready(app, pilot)
+        screen = app.screen
+        rows = screen.rows
+        assert all(r.state == pr.NO_PROFILE_STATE for r in rows)
+        cfg = next(r for r in rows if r.name == "apxinf_fa2_sm80")
+        assert any("build.rs:45" in d and "arch >= 80 && arch < 90" in d for d in cfg.detail)
+        # move to the sm_100 row by keys and make it the target
+        target = next(i for i, r in enumerate(rows) if r.kind == "arch" and r.name == "sm_100")
+        await pilot.press("g", *["j"] * target, "space")
+        await ready(app, pilot)
+        assert app.session.resolved is not None and app.session.profile.arch == "sm_100"
+        assert screen.query_one("#profile-bar").plain().startswith("profile: arch sm_100")
+        fmha = next(r for r in screen.rows if r.name == "apxinf_cutlass_fmha")
+        assert fmha.state == "on (derived)" and any("`arch >= 100` = true" in d for d in fmha.detail)
+        assert "cutlass:run" in libraries(app)
+        assert "flash_attn:run_mha_fwd" not in libraries(app) and "attention_kernel" not in kernels(app)
+        assert "cutlass" in str(screen.query_one("#profile-path").render())
+        # an env value through the prompt: the split-k gate needs no fa2/cutlass cfg → drop the arch first
+        await pilot.press("x")
+        await ready(app, pilot)
+        assert app.session.resolved is None
+        assert screen.query_one("#profile-bar").plain().startswith("no profile")
+        env = next(i for i, r in enumerate(screen.rows) if r.name == "APXINF_ATTN_SPLITK")
+        await pilot.press("g", *["j"] * env, "enter")
+        await pilot.pause()
+        await pilot.press(*"1", "enter")
+        await ready(app, pilot)
+        assert app.session.profile.env == {"APXINF_ATTN_SPLITK": "1"}
+        assert next(r for r in screen.rows if r.name == "APXINF_ATTN_SPLITK").state == "= '1'"
+        ks = kernels(app)
+        assert "attention_split_kernel" in ks and "attention_kernel" not in ks
+        # the explorer re-traced too, and the report says which profile
+        await pilot.press("1", "e")
+        await ready(app, pilot)
+        (report,) = tmp_path.glob("*.md")
+        assert "- **Profile:** profile: env APXINF_ATTN_SPLITK=1" in report.read_text()
+
+
+def test_rows_show_undecided_names_and_edits_are_pure(demo_index):
+    from apxtui.tui.session import Session
+
+    s = Session(demo_index)
+    space = s.config_space()
+    # a feature-only profile: the arch-derived cfg names stay undecided, and say so
+    rp = s.bind(Profile(features=["apxinf-model/fp8"]))
+    rows = {r.name: r for r in pr.rows(space, rp)}
+    assert rows["apxinf_fa2_sm80"].undecided and rows["apxinf_fa2_sm80"].state == "UNDECIDED"
+    assert any("arch >= 80 && arch < 90" in d and "undecided" in d for d in rows["apxinf_fa2_sm80"].detail)
+    assert rows["apxinf-cuda/fp8"].state == "on" and rows["apxinf-py/fp8"].state == "off"
+    p = pr.toggle(None, rows["apxinf_fa2_sm80"])
+    assert p is not None and p.cfg_on == ["apxinf_fa2_sm80"]
+    p2 = pr.toggle(p, rows["apxinf_fa2_sm80"])
+    assert p2.cfg_on == [] and p2.cfg_off == ["apxinf_fa2_sm80"] and p.cfg_on == ["apxinf_fa2_sm80"]
+    assert pr.toggle(p2, rows["apxinf_fa2_sm80"]) is None  # back to no profile at all
+    rp2 = s.bind(p)
+    assert {r.name: r for r in pr.rows(space, rp2)}["apxinf_fa2_sm80"].state == "on (--cfg)"
+    assert pr.set_env(None, "A", "1").env == {"A": "1"} and pr.set_env(pr.set_env(None, "A", "1"), "A", None) is None
