@@ -107,6 +107,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"- **Checkpoint:** {doc.get('checkpoint') or 'none given'}",
         f"- **Profile:** {doc['profile']}",
         f"- **Selection:** {', '.join(code(s) for s in doc['select']) or 'none (every arm shown)'}",
+        *choice_lines(doc),
         f"- **apxtui:** {doc['apxtui']}",
         "",
         f"> {doc['static_analysis']}",
@@ -118,19 +119,20 @@ def render_markdown(doc: dict[str, Any]) -> str:
     ]
     rows = device_rows(stages)
     if rows:
-        out += ["| # | Python/entry | Rust | ABI/adapter | kernel or library call | template args | conditions | loops | resolution | source | dtype | launch | frequency | capture |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        out += ["| stage | Python/Rust entry | Rust operator | ABI/adapter | kernel or library call | template arguments "
+                "| dtypes | launches | frequency | capture role | source |",
+                "|---|---|---|---|---|---|---|---|---|---|---|"]
         for i, r in enumerate(rows, 1):
             s = r["stage"]
             v = s.get("via") or {}
             what = s["qualname"] + (" (library call)" if s["kind"] == "vendor_api" else "") + (
                 " (external)" if s["kind"] == "external" else "")
+            res = v.get("resolution", "")
+            dt, la, fr, cap = analysis_cells(s)
             out.append("| " + " | ".join([
-                str(i), code(r["entry"]), code(r["rust"]), code(r["abi"]), code(what),
-                esc(", ".join(v.get("template_args", []))),
-                esc("; ".join([*v.get("conditions", []), *s.get("arms", [])][-3:])),
-                esc(" × ".join(v.get("loops", []))), esc(v.get("resolution", "")), esc(_site(s) or _loc(s)),
-                *analysis_cells(s),
+                str(i), code(r["entry"] or e["qualname"]), code(r["rust"]), code(r["abi"]),
+                code(what) + (f" ({esc(res)})" if res and res != "exact" else ""),
+                esc(", ".join(v.get("template_args", []))), dt, la, fr, cap, esc(_site(s) or _loc(s)),
             ]) + " |")
     else:
         out.append("No kernel launch or library call is reached on this path.")
@@ -165,6 +167,17 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out += checkpoint_sections(doc)
     out += ["", "## Graph", "", mermaid(stages), ""]
     return "\n".join(out)
+
+
+def choice_lines(doc: dict[str, Any]) -> list[str]:
+    """The explorer's arm choices (``[``/``]``) by dispatch point, in path order."""
+    chosen = doc.get("choices") or {}
+    if not chosen:
+        return []
+    picks = [f"{code(d['subject'] or d['construct'])} at {d['file']}:{d['line']} → "
+             + ", ".join(code(a["label"][:60]) for a in d["arms"] if a["selected"])
+             for d in doc["dispatch_points"] if d["key"] in chosen]
+    return [f"- **Arm choices:** {'; '.join(dict.fromkeys(picks)) or 'none on this path'}"]
 
 
 def analysis_cells(s: dict[str, Any]) -> list[str]:
@@ -244,7 +257,9 @@ def checkpoint_sections(doc: dict[str, Any]) -> list[str]:
     """Weight join, stored weights per stage, loop bounds and speed of light (``trace --checkpoint``)."""
     cj = doc.get("checkpoint_join")
     if not cj:
-        return []
+        why = (f"checkpoint {code(doc['checkpoint'])} given but not joined" if doc.get("checkpoint")
+               else "No checkpoint given (`--checkpoint PATH`).")
+        return ["", "## Checkpoint weight join", "", why]
     j = cj["join"]
     c = j["counts"]
     out = ["", "## Checkpoint weight join", "", f"**{esc(j['status_text'])}**", "",
