@@ -112,6 +112,7 @@ async def test_arm_change_at_a_dtype_match(tmp_path: Path):
         assert len(reports) == 1
         text = reports[0].read_text()
         assert re.search(r"`DType::F16` — chosen", text) and re.search(r"`DType::BF16` — not chosen", text)
+        assert re.search(r"- \*\*Arm choices:\*\* `x.dtype\(\)` at \S+norm.rs:\d+ → `DType::F16`", text)
         assert "apxinf_rms_norm_f16" in text and "apxinf_rms_norm_bf16" not in text.split("## All stages")[1]
 
 
@@ -127,8 +128,12 @@ async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: P
         assert text.startswith("# apxtui trace: `apxinf.policy.Pi05Policy.infer`")
         for row in ("- **Checkout:**", "- **Revision:**", "- **Working tree:**", "- **apxtui:**",
                     "- **Checkpoint:** " + str(DEMO_CHECKPOINT), "not runtime validation", "**Path:** Python:",
-                    "## Execution order", "## Dispatch points", "## Ambiguous and unresolved", "```mermaid"):
+                    "## Execution order", "## Dispatch points", "## Ambiguous and unresolved", "```mermaid",
+                    "## Dtype boundaries", "## Launch totals (static)", "## CUDA Graph capture",
+                    "## Checkpoint weight join", "- **Profile:** no profile: all configurations"):
             assert row in text, row
+        assert ("| stage | Python/Rust entry | Rust operator | ABI/adapter | kernel or library call | template arguments "
+                "| dtypes | launches | frequency | capture role | source |") in text
         table = [line for line in text.splitlines() if line.startswith("| ") and "rms_norm_kernel" in line]
         assert table, "the device table lists the RMSNorm kernel"
         assert any("cublasLtMatmul" in line for line in text.splitlines() if line.startswith("| "))
@@ -225,7 +230,9 @@ async def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path):
         await pilot.press("e")
         await ready(app, pilot)
         (report,) = (tmp_path / "out").glob("*.md")
-        assert "[bold]red[/]" in report.read_text()
+        text = report.read_text()
+        assert "[bold]red[/]" in text
+        assert "## Checkpoint weight join\n\nNo checkpoint given" in text
 
 
 async def test_large_source_file_is_plain_and_fast(tmp_path: Path):

@@ -60,6 +60,7 @@ class Session:
     profile: Profile | None = None  # None: no profile, every configuration shown
     resolved: Resolved | None = None  # ``profile`` bound to the checkout's configuration space
     _space: Any = field(default=None, repr=False)
+    _ckpt: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- the profile ---------------------------------------------------------------------
@@ -175,7 +176,26 @@ class Session:
         root = self.tracer().trace(self.entry)
         doc = trace_document(self.index, root, [], TRACE_DEPTH, self.resolved, choices=dict(self.choices))
         doc["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
+        ckpt = self.read_checkpoint()
+        if ckpt is not None:
+            from apxtui.report.model import add_checkpoint_facts
+
+            try:
+                add_checkpoint_facts(doc, self.index, ckpt)
+            except Exception as e:  # noqa: BLE001 - the report is still worth writing
+                doc["checkpoint_error"] = f"{type(e).__name__}: {e}"
         return doc
+
+    def read_checkpoint(self):
+        """The checkpoint (read once, headers only), or None."""
+        if self.checkpoint is None:
+            return None
+        with self._lock:
+            if self._ckpt is None:
+                from apxtui.checkpoint.reader import read_checkpoint
+
+                self._ckpt = read_checkpoint(self.checkpoint)
+            return self._ckpt
 
     def report(self) -> str:
         from apxtui.report.markdown import render_markdown
