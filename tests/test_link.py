@@ -283,3 +283,16 @@ pub fn run(m: &dyn Mapper) { m.map(); }
     g, _ = graph_of({"m/src/lib.rs": ("m", src)})
     got = sorted((t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::run", "call"))
     assert got == [("m::A::map", "ambiguous"), ("m::B::map", "ambiguous")]  # never Other::map
+
+
+def test_private_trait_impls_resolve_to_the_trait_in_scope():
+    files = {
+        "k/src/lib.rs": ("k", "pub mod a;\npub mod b;\npub struct Qkv;\n"),
+        "k/src/a.rs": ("k::a", "use crate::Qkv;\ntrait Views { fn key(&self); }\n"
+                                "impl Views for Qkv { fn key(&self) {} }\npub fn run(q: &Qkv) { q.key(); }\n"),
+        "k/src/b.rs": ("k::b", "use crate::Qkv;\ntrait Views { fn key(&self); }\n"
+                                "impl Views for Qkv { fn key(&self) {} }\n"),
+    }
+    g, _ = graph_of(files)
+    assert [(t["qualname"], e["resolution"]) for t, e in edges_from(g, "k::a::run", "call")] == [
+        ("k::a::Qkv::key", "exact")]

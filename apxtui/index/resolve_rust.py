@@ -442,6 +442,15 @@ class RustResolver:
                 for trait, types in self.t.trait_impls.items():
                     if ty in types:
                         ids = ids + self.t.trait_methods.get((trait, name), [])
+            if len(ids) > 1 and caller is not None:
+                # impls of a trait only in scope where the trait is: prefer the caller's module's
+                module = self._module_of(caller, call)
+                scoped = [i for i in ids if self.t.defs[i].trait
+                          and self.t.defs[i].qualname.rsplit("::", 2)[0] == module
+                          and any(d.qualname == f"{module}::{short_type(self.t.defs[i].trait)}"
+                                  for d in self.t.types.get(short_type(self.t.defs[i].trait), ()))]
+                if scoped:
+                    return Resolved.of(scoped, f"method of {ty} via the trait in scope in {module}")
             if ids:
                 return Resolved.of(list(ids), f"method of {ty} (receiver `{call.receiver}`)")
             # The receiver's type is known: never fall back to a same-named method elsewhere.
