@@ -16,7 +16,7 @@ import tree_sitter as ts
 
 from apxtui.facts import Binding, CallSite, Context, Definition, EnvRead, FileFacts, Import, Issue, Param
 from apxtui.parse import languages
-from apxtui.parse.util import line, one_line, pos_key, text
+from apxtui.parse.util import SourceText, line, one_line, pos_key, text
 
 ARG_LIMIT = 120
 TEXT_LIMIT = 200
@@ -41,6 +41,11 @@ def split_path(path: str) -> tuple[list[str], list[str]]:
 
     ``Foo::<u8>::new`` -> (["Foo", "new"], ["<u8>"]); ``<T as Tr>::f`` -> (["<T as Tr>", "f"], []).
     """
+    if "<" not in path:  # no generics: a plain split gives the same segments
+        segs = [s.strip() for s in path.split("::")]
+        if segs[0] == "" and len(segs) > 1:
+            segs = segs[1:]
+        return segs, []
     segs: list[str] = []
     depth = 0
     cur: list[str] = []
@@ -113,11 +118,29 @@ def _is_tensorish(s: str) -> bool:
 
 # -- the extractor --------------------------------------------------------------------------
 
+_BUCKETS = (
+    "definition.function", "definition.method", "definition.class", "definition.interface",
+    "ffi.decl", "import", "import.mod", "reference.call", "reference.method",
+    "reference.indirect", "reference.macro", "env.read", "binding.register", "local", "string",
+)  # fmt: skip
+_ROUTES: dict[tuple[str, ...], tuple[str, bool]] = {}  # capture names of a match -> _route
+
+
+def _route(names: tuple[str, ...]) -> tuple[str, bool]:
+    """(bucket of a match with these capture names or "", whether it carries attribute flags)."""
+    bucket = next((k for k in _BUCKETS if k in names), "")
+    attr = any((n.startswith("attr.") or n.startswith("binding.pyo3.")) and n != "attr.value" for n in names)
+    return bucket, attr
+
+
 
 class _Extractor:
     def __init__(self, facts: FileFacts, src: bytes) -> None:
         self.f = facts
         self.src = src
+        st = SourceText(src)
+        self.t = st.text  # node text
+        self.tl = st.line  # one_line(node text)
         self.module = facts.module
         self.crate = facts.module.split("::", 1)[0] if facts.module else ""
         self._parent: dict[int, ts.Node | None] = {}
@@ -131,11 +154,14 @@ class _Extractor:
         self.pyfunctions: dict[str, str] = {}  # fn name -> python name
         self.pymodules: dict[int, str] = {}  # fn node id -> python module name
         self._pymod_attrs: list[ts.Node] = []
+        self._flagged: list[ts.Node] = []  # attribute items with flags, in match order
+        self._attrs_before: dict[int, list[ts.Node]] = {}  # item id -> flagged attributes preceding it
+        self._attrs_inside: dict[int, list[ts.Node]] = {}  # match arm / field init id -> its attributes
+        self._fn_memo: dict[int, ts.Node | None] = {}  # node id -> enclosing function_item
+        self._ctx_memo: dict[int, tuple[Context, ...]] = {}  # node id -> contexts above it (shared)
 
     # -- tree navigation -------------------------------------------------------------------
 
-    def t(self, node: ts.Node | None, limit: int = 0) -> str:
-        return text(node, self.src, limit)
 
     def parent(self, n: ts.Node) -> ts.Node | None:
         k = n.id
@@ -152,10 +178,23 @@ class _Extractor:
             p = self.parent(p)
 
     def enclosing_fn(self, n: ts.Node) -> ts.Node | None:
-        for a in self.ancestors(n):
-            if a.type == "function_item":
-                return a
-        return None
+        memo = self._fn_memo
+        seen: list[int] = []
+        cur = n
+        while True:
+            k = cur.id
+            if k in memo:
+                fn = memo[k]
+                break
+            seen.append(k)
+            p = self.parent(cur)
+            if p is None or p.type == "function_item":
+                fn = p
+                break
+            cur = p
+        for k in seen:
+            memo[k] = fn
+        return fn
 
     def caller_of(self, n: ts.Node, fn: ts.Node | None = None) -> str:
         fn = fn if fn is not None else self.enclosing_fn(n)
@@ -165,15 +204,30 @@ class _Extractor:
     def item_attrs(self, item: ts.Node) -> list[tuple[str, str]]:
         """Flags of the attribute items preceding ``item`` (and inside it for match arms)."""
         out: list[tuple[str, str]] = []
-        s = item.prev_named_sibling
-        while s is not None and s.type in _ITEM_PREFIX:
-            out[:0] = self.attr_flags.get(s.id, [])
-            s = s.prev_named_sibling
+        flags = self.attr_flags
+        for a in self._attrs_before.get(item.id, ()):
+            out.extend(flags[a.id])
         if item.type in _ATTR_CHILD:
-            for c in item.named_children:
-                if c.type == "attribute_item":
-                    out.extend(self.attr_flags.get(c.id, []))
+            for a in self._attrs_inside.get(item.id, ()):
+                out.extend(flags[a.id])
         return out
+
+    def _place_attrs(self) -> None:
+        """Map each flagged attribute to the item it precedes (comments and other attributes
+        in between) and, inside a match arm / field initializer, to that holder."""
+        seen: set[int] = set()
+        for a in sorted(self._flagged, key=lambda n: n.start_byte):
+            if a.id in seen:
+                continue
+            seen.add(a.id)
+            s = a.next_named_sibling
+            while s is not None and s.type in _ITEM_PREFIX:
+                s = s.next_named_sibling
+            if s is not None:
+                self._attrs_before.setdefault(s.id, []).append(a)
+            p = self.parent(a)
+            if p is not None and p.type in _ATTR_CHILD:
+                self._attrs_inside.setdefault(p.id, []).append(a)
 
     def own_cfg(self, item: ts.Node) -> list[str]:
         cfg = [v for k, v in self.item_attrs(item) if k == "attr.cfg"]
@@ -212,15 +266,15 @@ class _Extractor:
     def run(self, root: ts.Node) -> None:
         buckets: dict[str, list[dict[str, list[ts.Node]]]] = defaultdict(list)
         for _, caps in languages.matches("rust", root):
-            self._collect_attr(caps)
-            for key in (
-                "definition.function", "definition.method", "definition.class", "definition.interface",
-                "ffi.decl", "import", "import.mod", "reference.call", "reference.method",
-                "reference.indirect", "reference.macro", "env.read", "binding.register", "local", "string",
-            ):  # fmt: skip
-                if key in caps:
-                    buckets[key].append(caps)
-                    break
+            names = tuple(caps)
+            route = _ROUTES.get(names)
+            if route is None:
+                route = _ROUTES[names] = _route(names)
+            if route[1]:
+                self._collect_attr(caps)
+            if route[0]:
+                buckets[route[0]].append(caps)
+        self._place_attrs()
         g = self._guarded
         for key in (
             "definition.function",
@@ -280,6 +334,8 @@ class _Extractor:
                 if target is not None and name == "attr.cfg":
                     self.inner_cfg[target.id].append(value)
                 continue
+            if item.id not in self.attr_flags:
+                self._flagged.append(item)
             self.attr_flags.setdefault(item.id, []).append((name, value))
             if name == "binding.pyo3.module":
                 self._pymod_attrs.append(item)
@@ -295,10 +351,10 @@ class _Extractor:
                 d.params.append(Param("self", kind))
             elif p.type == "parameter":
                 pat = self.t(p.child_by_field_name("pattern")).removeprefix("mut ").strip()
-                d.params.append(Param(one_line(pat), one_line(self.t(p.child_by_field_name("type")))))
+                d.params.append(Param(one_line(pat), self.tl(p.child_by_field_name("type"))))
             elif p.type == "variadic_parameter":
                 d.params.append(Param("...", "..."))
-        d.return_type = one_line(self.t(node.child_by_field_name("return_type")))
+        d.return_type = self.tl(node.child_by_field_name("return_type"))
         bounds: dict[str, list[str]] = {}
         for holder in ([container] if container is not None else []) + [node]:
             names = self._generics(holder, bounds)
@@ -306,7 +362,7 @@ class _Extractor:
                 d.template_params = names
         d.generic_bounds = bounds
         vis = next((c for c in node.named_children if c.type == "visibility_modifier"), None)
-        d.visibility = one_line(self.t(vis))
+        d.visibility = self.tl(vis)
         mods = next((c for c in node.named_children if c.type == "function_modifiers"), None)
         if mods is not None:
             for c in mods.children:
@@ -332,7 +388,7 @@ class _Extractor:
         wc = next((c for c in holder.named_children if c.type == "where_clause"), None)
         for wp in wc.named_children if wc else []:
             if wp.type == "where_predicate":
-                left = one_line(self.t(wp.child_by_field_name("left")))
+                left = self.tl(wp.child_by_field_name("left"))
                 if not left.startswith("'"):
                     self._add_bounds(bounds, left, wp.child_by_field_name("bounds"))
         return names
@@ -343,7 +399,7 @@ class _Extractor:
         for b in tb.named_children:
             if b.type not in ("lifetime", "line_comment", "block_comment"):
                 lst = bounds.setdefault(name, [])
-                bt = one_line(self.t(b))
+                bt = self.tl(b)
                 if bt not in lst:
                     lst.append(bt)
 
@@ -423,7 +479,7 @@ class _Extractor:
         d.attrs["kind"] = {"struct_item": "struct", "enum_item": "enum", "union_item": "union",
                            "type_item": "type_alias", "trait_item": "trait"}[node.type]  # fmt: skip
         vis = next((c for c in node.named_children if c.type == "visibility_modifier"), None)
-        d.visibility = one_line(self.t(vis))
+        d.visibility = self.tl(vis)
         d.template_params = self._generics(node, d.generic_bounds)
         body = node.child_by_field_name("body")
         if node.type in ("struct_item", "union_item") and body is not None:
@@ -432,12 +488,12 @@ class _Extractor:
             d.attrs["variants"] = [self.t(v.child_by_field_name("name")) for v in body.named_children
                                    if v.type == "enum_variant"]  # fmt: skip
         elif node.type == "type_item":
-            d.attrs["aliased"] = one_line(self.t(node.child_by_field_name("type")))
+            d.attrs["aliased"] = self.tl(node.child_by_field_name("type"))
         elif node.type == "trait_item":
             sup = node.child_by_field_name("bounds")
             if sup is not None:
                 d.attrs["supertraits"] = [
-                    one_line(self.t(b)) for b in sup.named_children if b.type != "lifetime"
+                    self.tl(b) for b in sup.named_children if b.type != "lifetime"
                 ]
             if body is not None:
                 d.attrs["methods"] = [self.t(c.child_by_field_name("name")) for c in body.named_children
@@ -459,11 +515,11 @@ class _Extractor:
         out: dict[str, str] = {}
         if body.type == "ordered_field_declaration_list":
             for i, c in enumerate(c for c in body.children_by_field_name("type")):
-                out[str(i)] = one_line(self.t(c))
+                out[str(i)] = self.tl(c)
             return out
         for c in body.named_children:
             if c.type == "field_declaration":
-                out[self.t(c.child_by_field_name("name"))] = one_line(self.t(c.child_by_field_name("type")))
+                out[self.t(c.child_by_field_name("name"))] = self.tl(c.child_by_field_name("type"))
         return out
 
     # -- PyO3 --------------------------------------------------------------------------------
@@ -548,7 +604,7 @@ class _Extractor:
                 if node is None:
                     continue
                 if what == "class":
-                    path = one_line(self.t(node))
+                    path = self.tl(node)
                 else:  # token tree of wrap_pyfunction!(path, m) / wrap_pymodule!(path)
                     path = "".join(self.t(node)[1:-1].split(",", 1)[0].split())
                 short = strip_generics(path).rsplit("::", 1)[-1]
@@ -659,7 +715,7 @@ class _Extractor:
             name = literal_content(arg, self.src)
         else:
             # a same-file const, else the expression in <…> (not a literal name)
-            name = self.consts.get(self.t(arg).lstrip("&"), f"<{one_line(self.t(arg))}>")
+            name = self.consts.get(self.t(arg).lstrip("&"), f"<{self.tl(arg)}>")
         # the method chain applied to the read: `.unwrap_or(..)`, `.is_ok()`, `?`
         cur = read
         while True:
@@ -718,10 +774,10 @@ class _Extractor:
             return
         if value is not None:  # `let x = v;` value text (analyses follow per-request scalars)
             d.attrs.setdefault("assigns", []).append(
-                {"var": var, "value": one_line(self.t(value))[:200], "line": let.start_point[0] + 1})
+                {"var": var, "value": self.tl(value)[:200], "line": let.start_point[0] + 1})
         ty = let.child_by_field_name("type")
         if ty is not None:
-            d.locals[var] = one_line(self.t(ty))
+            d.locals[var] = self.tl(ty)
         elif value is not None:
             inferred = self._value_type(value)
             if inferred:
@@ -771,7 +827,7 @@ class _Extractor:
         argsn = caps["args"][0]
         fn = self.enclosing_fn(node)
         cs = CallSite(kind="call", callee="", path=[], caller=self.caller_of(node, fn), file=self.f.file,
-                      line=line(node), col=node.start_point[1], text=one_line(self.t(node), TEXT_LIMIT))  # fmt: skip
+                      line=line(node), col=node.start_point[1], text=self.tl(node, TEXT_LIMIT))  # fmt: skip
         if key == "reference.macro":
             segs = split_path(self.t(callee_node))[0]
             cs.kind = "macro"
@@ -780,20 +836,20 @@ class _Extractor:
             cs.args = self._tt_args(argsn)
             cs.attrs["wrapped_calls"] = self._wrapped_calls(argsn)
         else:
-            cs.args = [one_line(self.t(a), ARG_LIMIT) for a in argsn.named_children
+            cs.args = [self.tl(a, ARG_LIMIT) for a in argsn.named_children
                        if a.type not in _ITEM_PREFIX]  # fmt: skip
             if "type_args" in caps:
                 ta = caps["type_args"][0]
                 cs.template_args = [
-                    one_line(self.t(a)) for a in ta.named_children if a.type not in _ITEM_PREFIX
+                    self.tl(a) for a in ta.named_children if a.type not in _ITEM_PREFIX
                 ]
             if key == "reference.method":
                 cs.kind = "method"
                 cs.callee = self.t(callee_node)
                 cs.path = [cs.callee]
-                cs.receiver = one_line(self.t(caps["receiver"][0]), ARG_LIMIT)
+                cs.receiver = self.tl(caps["receiver"][0], ARG_LIMIT)
             elif key == "reference.indirect":
-                cs.callee = one_line(self.t(callee_node), ARG_LIMIT)
+                cs.callee = self.tl(callee_node, ARG_LIMIT)
                 cs.path = [cs.callee]
                 cs.attrs["indirect"] = True
             else:
@@ -853,53 +909,73 @@ class _Extractor:
         return list(dict.fromkeys(out))
 
     def contexts(self, node: ts.Node, fn: ts.Node | None) -> list[Context]:
-        """Enclosing branch/loop/closure/cfg/macro constructs of ``node`` up to its fn, outermost first."""
-        out: list[Context] = []
-        child = node
-        for p in self.ancestors(node):
-            if fn is not None and p.id == fn.id:
+        """Enclosing branch/loop/closure/cfg/macro constructs of ``node`` up to its fn, outermost first.
+
+        ``fn`` is ``node``'s enclosing fn.  The constructs above each node are memoised, so
+        calls in one block share the walk and the :class:`Context` objects.
+        """
+        memo = self._ctx_memo
+        pending: list[tuple[ts.Node, ts.Node]] = []  # (node, parent) without a memo, innermost first
+        cur = node
+        while True:
+            got = memo.get(cur.id)
+            if got is not None:
+                above = got
                 break
-            pt = p.type
-            if pt == "if_expression":
-                self._if_context(out, child, p, fn)
-            elif pt == "match_arm":
-                val = p.child_by_field_name("value")
-                if val is not None and val.id == child.id:
-                    out.append(self._arm_context(p, fn))
-                out.extend(self._cfg_contexts(p))
-            elif pt in _LOOPS:
-                body = p.child_by_field_name("body")
-                if body is not None and body.id == child.id:
-                    head = one_line(self.src[p.start_byte : body.start_byte].decode("utf-8", "replace"))
-                    cond = p.child_by_field_name("condition") or p.child_by_field_name("value")
-                    env = self.env_in(cond, fn) if cond is not None else []
-                    out.append(Context("loop", head, line(p), pos_key(p), -1, env=env))
-            elif pt == "closure_expression":
-                body = p.child_by_field_name("body")
-                if body is not None and body.id == child.id:
-                    head = one_line(self.src[p.start_byte : body.start_byte].decode("utf-8", "replace"))
-                    out.append(Context("closure", head, line(p), pos_key(p), -1))
-            elif pt == "macro_invocation" and child.type == "token_tree":
-                name = self.t(p.child_by_field_name("macro")) + "!"
-                out.append(Context("macro", name, line(p), pos_key(p), -1))
-            elif pt == "block":
-                out.extend(self._cfg_contexts(child))
-            elif pt == "field_initializer":
-                out.extend(self._cfg_contexts(p))
-            child = p
-        out.reverse()
+            p = self.parent(cur)
+            if p is None or (fn is not None and p.id == fn.id):
+                above = memo[cur.id] = ()
+                break
+            pending.append((cur, p))
+            cur = p
+        for child, p in reversed(pending):
+            step = self._context_step(child, p, fn)
+            if step:
+                step.reverse()
+                above = above + tuple(step)
+            memo[child.id] = above
+        return list(above)
+
+    def _context_step(self, child: ts.Node, p: ts.Node, fn: ts.Node | None) -> list[Context]:
+        """Contexts that parent ``p`` puts around its ``child``, innermost first."""
+        out: list[Context] = []
+        pt = p.type
+        if pt == "if_expression":
+            self._if_context(out, child, p, fn)
+        elif pt == "match_arm":
+            val = p.child_by_field_name("value")
+            if val is not None and val.id == child.id:
+                out.append(self._arm_context(p, fn))
+            out.extend(self._cfg_contexts(p))
+        elif pt in _LOOPS:
+            body = p.child_by_field_name("body")
+            if body is not None and body.id == child.id:
+                head = one_line(self.src[p.start_byte : body.start_byte].decode("utf-8", "replace"))
+                cond = p.child_by_field_name("condition") or p.child_by_field_name("value")
+                env = self.env_in(cond, fn) if cond is not None else []
+                out.append(Context("loop", head, line(p), pos_key(p), -1, env=env))
+        elif pt == "closure_expression":
+            body = p.child_by_field_name("body")
+            if body is not None and body.id == child.id:
+                head = one_line(self.src[p.start_byte : body.start_byte].decode("utf-8", "replace"))
+                out.append(Context("closure", head, line(p), pos_key(p), -1))
+        elif pt == "macro_invocation" and child.type == "token_tree":
+            name = self.t(p.child_by_field_name("macro")) + "!"
+            out.append(Context("macro", name, line(p), pos_key(p), -1))
+        elif pt == "block":
+            out.extend(self._cfg_contexts(child))
+        elif pt == "field_initializer":
+            out.extend(self._cfg_contexts(p))
         return out
 
     def _cfg_contexts(self, item: ts.Node) -> list[Context]:
         """cfg contexts of the attributes on ``item`` (a statement in a block or a match arm), innermost first."""
         if item.type in _ATTR_CHILD:
-            attrs = [c for c in item.named_children if c.type == "attribute_item"]
+            attrs = self._attrs_inside.get(item.id, ())
         else:
-            attrs = []
-            s = item.prev_named_sibling
-            while s is not None and s.type in _ITEM_PREFIX:
-                attrs.insert(0, s)
-                s = s.prev_named_sibling
+            attrs = self._attrs_before.get(item.id, ())
+        if not attrs:
+            return []
         out = [
             Context("cfg", v, line(a), pos_key(a), 0)
             for a in attrs
@@ -915,7 +991,7 @@ class _Extractor:
         if cons is not None and cons.id == child.id:
             chain = self._if_chain(p)
             cond = p.child_by_field_name("condition")
-            ctext = one_line(self.t(cond))
+            ctext = self.tl(cond)
             out.append(
                 Context("if", ctext, line(p), pos_key(chain[0]), len(chain) - 1, env=self.env_in(cond, fn))
             )
@@ -926,7 +1002,7 @@ class _Extractor:
             conds = [c.child_by_field_name("condition") for c in chain]
             env = [e for c in conds for e in self.env_in(c, fn)]
             out.append(Context("else", "else", line(alt), pos_key(chain[0]), len(chain),
-                               negated=[one_line(self.t(c)) for c in conds], env=list(dict.fromkeys(env))))  # fmt: skip
+                               negated=[self.tl(c) for c in conds], env=list(dict.fromkeys(env))))  # fmt: skip
 
     def _if_chain(self, p: ts.Node) -> list[ts.Node]:
         """The ifs of the else-if chain ending at ``p``, first if first."""
@@ -959,8 +1035,8 @@ class _Extractor:
         env = (self.env_in(subj, fn) if subj is not None else []) + (
             self.env_in(pat, fn) if pat is not None else []
         )
-        return Context("match_arm", one_line(self.t(pat)), line(arm), pos_key(match or arm), idx,
-                       subject=one_line(self.t(subj)), env=list(dict.fromkeys(env)))  # fmt: skip
+        return Context("match_arm", self.tl(pat), line(arm), pos_key(match or arm), idx,
+                       subject=self.tl(subj), env=list(dict.fromkeys(env)))  # fmt: skip
 
     # -- strings -------------------------------------------------------------------------------
 

@@ -28,3 +28,45 @@ def line(node: ts.Node) -> int:
 def pos_key(node: ts.Node) -> str:
     """Stable id of a construct within its file ("line:col", 1-based line)."""
     return f"{node.start_point[0] + 1}:{node.start_point[1]}"
+
+
+class SourceText:
+    """Text of nodes of one file: ``text``/``one_line`` results, computed cheaply.
+
+    ASCII files (most source) are sliced as ``str`` (byte offsets are char offsets);
+    others decode the byte range with replacement, as :func:`text` does.  ``line``
+    of a long node collapses only a prefix when that already decides the result.
+    """
+
+    __slots__ = ("src", "s")
+
+    def __init__(self, src: bytes) -> None:
+        self.src = src
+        self.s = src.decode("ascii") if src.isascii() else None
+
+    def slice(self, start: int, end: int) -> str:
+        if self.s is not None:
+            return self.s[start:end]
+        return self.src[start:end].decode("utf-8", "replace")
+
+    def text(self, node: ts.Node | None, limit: int = 0) -> str:
+        """Same as :func:`text`."""
+        if node is None:
+            return ""
+        s = self.slice(node.start_byte, node.end_byte)
+        if limit and len(s) > limit:
+            s = s[: limit - 1] + "…"
+        return s
+
+    def line(self, node: ts.Node | None, limit: int = 200) -> str:
+        """Same as ``one_line(text(node), limit)``."""
+        if node is None:
+            return ""
+        a, b = node.start_byte, node.end_byte
+        if b - a > 4 * limit + 16:
+            # whitespace-collapsing a prefix gives a prefix of the collapsed whole; its last
+            # few characters may be cut (or a cut multi-byte char), so keep a margin
+            head = " ".join(self.slice(a, a + 4 * limit + 16).split())
+            if len(head) >= limit + 2:
+                return head[: limit - 1] + "…"
+        return one_line(self.slice(a, b), limit)
