@@ -280,6 +280,9 @@ def _macro_args(src: bytes, pos: int) -> tuple[list[str] | None, int]:
     return None, pos
 
 
+#: Capture families whose patterns name a callee: kept only where the name is a call's
+#: called name (see queries/cuda.scm), so they run on call function expressions only.
+_CALLEE_FAMILIES = ("launch.api.", "call.vendor.")
 _API_CAPTURE = re.compile(r"launch\.api\.kernel(\d+)\.config([\d_]*)$")
 
 
@@ -318,15 +321,16 @@ class _Extractor:
 
     def run(self, root: Node) -> None:
         seen: set[tuple[str, int]] = set()
-        for _, caps in languages.matches("cuda", root):
-            for name, nodes in caps.items():
-                if name.startswith("_"):
-                    continue
-                key, settings = _capture_settings(name)
-                for n in nodes:
-                    if (key, n.id) not in seen:  # several patterns may capture one node
-                        seen.add((key, n.id))
-                        self.caps[key].append((n, settings))
+        rest, callee_names = languages.split_query("cuda", _CALLEE_FAMILIES)
+        self._collect(ts.QueryCursor(rest).matches(root), seen)
+        if callee_names is not None:
+            # callee-name patterns only count where the name is the called one: run them on
+            # each call's function expression, not on every identifier of the file
+            cursor = ts.QueryCursor(callee_names)
+            for call, _ in self.caps["reference.call"]:
+                fexpr = _field(call, "function")
+                if fexpr is not None:
+                    self._collect(cursor.matches(fexpr), seen)
         for mark in ("definition.kernel", "definition.device", "definition.host"):
             for n, _ in self.caps[mark]:
                 self.marks[n.id].add(mark)
@@ -359,6 +363,17 @@ class _Extractor:
         self.facts.defs.sort(key=lambda d: (d.line, d.name))
         self.facts.calls.sort(key=lambda c: (c.line, c.col))
         self.facts.imports.sort(key=lambda i: i.line)
+
+    def _collect(self, matches: list[tuple[int, dict[str, list[Node]]]], seen: set[tuple[str, int]]) -> None:
+        for _, caps in matches:
+            for name, nodes in caps.items():
+                if name.startswith("_"):
+                    continue
+                key, settings = _capture_settings(name)
+                for n in nodes:
+                    if (key, n.id) not in seen:  # several patterns may capture one node
+                        seen.add((key, n.id))
+                        self.caps[key].append((n, settings))
 
     def _collect_namespaces(self, root: Node) -> None:
         """Namespace names seen in the file (``void detail::f()`` has no class container)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from functools import cache
 from pathlib import Path
 
@@ -64,6 +65,31 @@ def query(lang: str) -> ts.Query:
         return ts.Query(language(lang), query_source(lang))
     except Exception as e:  # tree-sitter raises QueryError subclasses
         raise ValueError(f"{query_path(lang)}: invalid query: {e}") from e
+
+
+_CAPTURE_RE = re.compile(r"@([A-Za-z_][\w.]*)")
+
+
+@cache
+def split_query(lang: str, families: tuple[str, ...]) -> tuple[ts.Query, ts.Query | None]:
+    """The language's query as (the other patterns, the patterns whose every capture
+    not starting with ``_`` starts with one of ``families``); the second is None when
+    no pattern is of that kind.  Lets an extractor run narrow name patterns on chosen
+    subtrees only instead of testing their predicates on every node of the file."""
+    full = query(lang)
+    raw = query_source(lang).encode("utf-8")
+    picked = set()
+    for i in range(full.pattern_count):
+        body = raw[full.start_byte_for_pattern(i) : full.end_byte_for_pattern(i)].decode("utf-8", "replace")
+        names = [c for c in _CAPTURE_RE.findall(body) if not c.startswith("_")]
+        if names and all(c.startswith(families) for c in names):
+            picked.add(i)
+    if not picked:
+        return full, None
+    rest, sub = ts.Query(language(lang), query_source(lang)), ts.Query(language(lang), query_source(lang))
+    for i in range(full.pattern_count):
+        (rest if i in picked else sub).disable_pattern(i)
+    return rest, sub
 
 
 def queries_fingerprint() -> str:
