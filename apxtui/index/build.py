@@ -41,6 +41,9 @@ LAZY_SKIP = {"dim3", "make_float2", "make_float4", "make_int2", "min", "max", "s
 
 Progress = Callable[[int, int, str], None]  # (done, total, current file)
 
+#: Batches at least this big go to worker processes (workers > 1) and are frozen out of the GC after.
+FREEZE_MIN_FILES = 32
+
 
 @dataclass
 class Index:
@@ -135,14 +138,24 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _parse_all(jobs: list[tuple[str, bytes, str, str]], workers: int, progress: Progress | None) -> list[FileFacts]:
+    """Facts of ``jobs``, over ``workers`` processes for big batches.
+
+    After a big batch the process's objects (the new facts above all) are moved to the
+    GC's permanent generation (``gc.freeze``): they are acyclic and live as long as the
+    index, and otherwise every later full collection during caching and linking walks
+    them all again (on mistral.rs that costs several seconds).  Refcounting still frees them.
+    """
     with _gc_paused():
-        return _parse_all_gc_paused(jobs, workers, progress)
+        out = _parse_all_gc_paused(jobs, workers, progress)
+    if len(jobs) >= FREEZE_MIN_FILES:
+        gc.freeze()
+    return out
 
 
 def _parse_all_gc_paused(jobs: list[tuple[str, bytes, str, str]], workers: int,
                          progress: Progress | None) -> list[FileFacts]:
     total = len(jobs)
-    if workers <= 1 or total < 32:
+    if workers <= 1 or total < FREEZE_MIN_FILES:
         out = []
         for i, j in enumerate(jobs):
             if progress:
