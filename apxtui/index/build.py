@@ -28,6 +28,7 @@ from apxtui.facts import LANGS, Definition, FileFacts, Issue
 from apxtui.index.cache import FactCache
 from apxtui.index.incremental import from_plain, interface_facts, relink, to_plain
 from apxtui.index.link import Linker, link
+from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD
 from apxtui.index.tables import Tables
 from apxtui.parse import content_hash, extract_file, languages
 from apxtui.parse.languages import queries_fingerprint
@@ -181,20 +182,40 @@ def _parse_all_gc_paused(jobs: list[tuple[str, bytes, str, str]], workers: int,
     return out
 
 
+def _unresolved_names(facts: dict[str, FileFacts], linker: Linker) -> set[str]:
+    """Names project C/C++ code calls or launches, and C symbols Rust declares, that no
+    indexed definition provides: what a vendored tree might define.  Tables only, no linking."""
+    t = linker.t
+    names: set[str] = set()
+    for f in facts.values():
+        if f.lang != "cuda" or f.file in linker.vendored:
+            continue
+        for c in f.calls:
+            if c.kind not in ("call", "launch"):
+                continue
+            name = c.callee.split("::")[-1]
+            if (not name or name.startswith("__") or _RUNTIME_RE.match(name) or name in CPP_STD
+                    or c.callee.startswith("std::")):
+                continue
+            kinds = ("kernel",) if c.kind == "launch" else ("host_fn", "abi_fn", "device_fn", "kernel")
+            if any(t.defs[i].kind in kinds and not t.defs[i].attrs.get("decl_only")
+                   for i in t.by_name.get(("cuda", name), ())):
+                continue
+            names.add(name)
+    for d in t.defs.values():
+        sym = d.symbol or d.name
+        if d.kind == "ffi_decl" and d.file not in linker.vendored and not t.symbols.get(sym) \
+                and not _RUNTIME_RE.match(sym):
+            names.add(sym)
+    return names
+
+
 def _lazy_vendored(idx_files: dict[str, FileFacts], linker: Linker, sources: dict[str, SourceFile],
                    root: Path, cache: FactCache | None) -> set[str]:
     """Vendored files a path leads into: included by indexed code, or defining an unresolved name."""
+    linker._includes()  # resolves #include paths (and notes included vendored files not parsed)
     wanted = {f for f in linker.pending_includes if f in sources and sources[f].vendored}
-    names = set()
-    for u, v, d in linker.g.edges(data=True):
-        if d.get("kind") not in ("call", "launch", "ffi") or linker.g.nodes[v].get("kind") != "external":
-            continue
-        ext_kind = linker.g.nodes[v].get("external_kind")
-        if linker.g.nodes[u].get("vendored") or not (
-            ext_kind == "abi" or (ext_kind == "external" and linker.g.nodes[u].get("lang") == "cuda")
-        ):
-            continue
-        names.add(d.get("callee", "").split("::")[-1])
+    names = _unresolved_names(idx_files, linker)
     names = {n for n in names if re.fullmatch(r"[A-Za-z_]\w{2,}", n) and n not in LAZY_SKIP}
     if names:
         # a definition of one of the names: `name(params) {` (calls end in `;`, so they do not match)
@@ -288,11 +309,8 @@ def build_index(
     timings["parse"] = time.perf_counter() - t1
     all_files = set(sources)
     vendored_set = {rel for rel, sf in sources.items() if sf.vendored}
-    t2 = time.perf_counter()
-    graph, linker = link(facts, all_files, vendored_set)
-    timings["link"] = time.perf_counter() - t2
     t3 = time.perf_counter()
-    extra = _lazy_vendored(facts, linker, sources, root, cache)
+    extra = _lazy_vendored(facts, Linker(facts, all_files, vendored_set), sources, root, cache)
     timings["vendored_search"] = time.perf_counter() - t3
     vendored_indexed: list[str] = []
     if extra:
@@ -301,9 +319,9 @@ def build_index(
         facts.update(more)
         vendored_indexed = sorted(more)
         timings["vendored_parse"] = time.perf_counter() - t4
-        t5 = time.perf_counter()
-        graph, linker = link(facts, all_files, vendored_set)
-        timings["link"] += time.perf_counter() - t5
+    t5 = time.perf_counter()
+    graph, linker = link(facts, all_files, vendored_set)
+    timings["link"] = time.perf_counter() - t5
     index = _finish(root, sr, facts, graph, linker, issues, timings, list(dict.fromkeys(parsed_log)),
                     vendored_indexed, cache, t0)
     if use_cache:
