@@ -116,4 +116,4 @@ def test_trace_json_and_md_carry_the_fields(demo_index, capsys):
     assert any(b["kind"] == "accumulate" and b["to"] == "f32" for b in doc["dtype_boundaries"])
     assert main(["trace", "--demo", "--from", "Block::forward", "--select", "CudaBackend", "--format", "md"]) == 0
     md = capsys.readouterr().out
-    assert "| dtype | launch | frequency | capture |" in md and "## Launch totals (static)" in md
+    assert "| dtypes | launches | frequency | capture role | source |" in md and "## Launch totals (static)" in md
