@@ -26,6 +26,8 @@ _LOOPS = ("for_expression", "while_expression", "loop_expression")
 _NAME_RE = re.compile(r'\bname\s*=\s*"([^"]*)"')
 _LIFETIME_RE = re.compile(r"'\w+\s*")
 _NOT_WRAPPED = {"Some", "Ok", "Err"}
+_CFG_SCOPES = ("impl_item", "trait_item", "mod_item", "foreign_mod_item", "function_item", "source_file")
+_UNSEEN: Any = object()  # parent not looked up yet (None is a real answer: the root)
 
 
 def extract(facts: FileFacts, tree: ts.Tree, src: bytes) -> None:
@@ -159,17 +161,16 @@ class _Extractor:
         self._attrs_inside: dict[int, list[ts.Node]] = {}  # match arm / field init id -> its attributes
         self._fn_memo: dict[int, ts.Node | None] = {}  # node id -> enclosing function_item
         self._ctx_memo: dict[int, tuple[Context, ...]] = {}  # node id -> contexts above it (shared)
+        self._scope_memo: dict[int, tuple[str, tuple[str, ...]]] = {}  # node id -> _scope_above of its child
 
     # -- tree navigation -------------------------------------------------------------------
 
-
     def parent(self, n: ts.Node) -> ts.Node | None:
         k = n.id
-        try:
-            return self._parent[k]
-        except KeyError:
+        p = self._parent.get(k, _UNSEEN)
+        if p is _UNSEEN:
             p = self._parent[k] = n.parent
-            return p
+        return p
 
     def ancestors(self, n: ts.Node):
         p = self.parent(n)
@@ -235,22 +236,37 @@ class _Extractor:
 
     def cfg_chain(self, item: ts.Node) -> list[str]:
         """cfg predicates on the item and on its enclosing items, outermost first."""
-        chain = [self.own_cfg(item)]
-        for a in self.ancestors(item):
-            if a.type in (
-                "impl_item",
-                "trait_item",
-                "mod_item",
-                "foreign_mod_item",
-                "function_item",
-                "source_file",
-            ):
-                chain.append(self.own_cfg(a))
-        return [c for group in reversed(chain) for c in group]
+        return [*self._scope_above(item)[1], *self.own_cfg(item)]
 
     def module_of(self, n: ts.Node) -> str:
-        names = [self.t(a.child_by_field_name("name")) for a in self.ancestors(n) if a.type == "mod_item"]
-        return "::".join(p for p in [self.module, *reversed(names)] if p)
+        return self._scope_above(n)[0]
+
+    def _scope_above(self, n: ts.Node) -> tuple[str, tuple[str, ...]]:
+        """(module path, cfg predicates of the enclosing items outermost first) of the
+        ancestors of ``n``; memoised per node."""
+        memo = self._scope_memo
+        pending: list[ts.Node] = []  # ancestors without a memo, innermost first
+        cur = self.parent(n)
+        got = None
+        while cur is not None:
+            got = memo.get(cur.id)
+            if got is not None:
+                break
+            pending.append(cur)
+            cur = self.parent(cur)
+        if got is None:
+            got = (self.module, ())
+        # the memo of a node covers the node itself: its name (mod) and its own cfg
+        for a in reversed(pending):
+            mod, cfg = got
+            at = a.type
+            if at == "mod_item":
+                name = self.t(a.child_by_field_name("name"))
+                mod = f"{mod}::{name}" if mod and name else mod or name
+            if at in _CFG_SCOPES:
+                cfg = cfg + tuple(self.own_cfg(a))
+            got = memo[a.id] = (mod, cfg)
+        return got
 
     def container_of(self, n: ts.Node) -> ts.Node | None:
         """The impl/trait item whose body directly holds ``n``."""
@@ -825,8 +841,9 @@ class _Extractor:
         node = caps[key][0]
         callee_node = caps["callee"][0]
         argsn = caps["args"][0]
-        fn = self.enclosing_fn(node)
-        cs = CallSite(kind="call", callee="", path=[], caller=self.caller_of(node, fn), file=self.f.file,
+        fn, contexts = self.fn_and_contexts(node)
+        d = self.fn_defs.get(fn.id) if fn is not None else None
+        cs = CallSite(kind="call", callee="", path=[], caller=d.qualname if d else "", file=self.f.file,
                       line=line(node), col=node.start_point[1], text=self.tl(node, TEXT_LIMIT))  # fmt: skip
         if key == "reference.macro":
             segs = split_path(self.t(callee_node))[0]
@@ -858,7 +875,7 @@ class _Extractor:
                 cs.callee = "::".join(segs)
                 if generics:
                     cs.attrs["path_type_args"] = generics
-        cs.contexts = self.contexts(node, fn)
+        cs.contexts = list(contexts)
         self.f.calls.append(cs)
 
     def _tt_segments(self, tt: ts.Node) -> list[tuple[int, int]]:
@@ -908,23 +925,25 @@ class _Extractor:
             prev = ty
         return list(dict.fromkeys(out))
 
-    def contexts(self, node: ts.Node, fn: ts.Node | None) -> list[Context]:
-        """Enclosing branch/loop/closure/cfg/macro constructs of ``node`` up to its fn, outermost first.
-
-        ``fn`` is ``node``'s enclosing fn.  The constructs above each node are memoised, so
-        calls in one block share the walk and the :class:`Context` objects.
-        """
+    def fn_and_contexts(self, node: ts.Node) -> tuple[ts.Node | None, tuple[Context, ...]]:
+        """``node``'s enclosing fn and the branch/loop/closure/cfg/macro constructs between
+        them, outermost first.  Memoised per node, so calls in one block share the walk and
+        the :class:`Context` objects."""
         memo = self._ctx_memo
+        fn_memo = self._fn_memo
         pending: list[tuple[ts.Node, ts.Node]] = []  # (node, parent) without a memo, innermost first
         cur = node
+        parent = self.parent
         while True:
-            got = memo.get(cur.id)
-            if got is not None:
-                above = got
+            k = cur.id
+            above = memo.get(k)
+            if above is not None:
+                fn = fn_memo[k]
                 break
-            p = self.parent(cur)
-            if p is None or (fn is not None and p.id == fn.id):
-                above = memo[cur.id] = ()
+            p = parent(cur)
+            if p is None or p.type == "function_item":
+                fn = fn_memo[k] = p
+                above = memo[k] = ()
                 break
             pending.append((cur, p))
             cur = p
@@ -934,7 +953,8 @@ class _Extractor:
                 step.reverse()
                 above = above + tuple(step)
             memo[child.id] = above
-        return list(above)
+            fn_memo[child.id] = fn
+        return fn, above
 
     def _context_step(self, child: ts.Node, p: ts.Node, fn: ts.Node | None) -> list[Context]:
         """Contexts that parent ``p`` puts around its ``child``, innermost first."""
