@@ -47,6 +47,18 @@ STD_METHODS = {
     # raw-pointer methods: with an unknown receiver these are far likelier than a project method
     "add", "offset", "cast", "cast_mut", "is_null", "byte_add", "wrapping_add",
 }
+_TURBOFISH_RE = re.compile(r"::<.*>$")
+_METHOD_CALLEE_RE = re.compile(r"^(.*)\.(\w+)$")
+_PATH_RE = re.compile(r"[\w:]+")
+_WORD_RE = re.compile(r"\w+")
+_PEEL_RE = re.compile(r"\.(unwrap|expect|as_ref|as_mut|borrow|borrow_mut|lock|clone)\([^()]*\)")
+_ITER_RE = re.compile(r"\.(iter|iter_mut|into_iter)\(\)$")
+_TAIL_PEEL_RE = re.compile(r"\.(unwrap|expect|clone|to_owned)\([^()]*\)$")
+_RESULT_RE = re.compile(r"^(?:[\w:]*::)?Result<(.*)>$")
+_LIFETIME_RE = re.compile(r"^'\w+\s+")
+_WRAPPER_RE = re.compile(r"^(?:[\w:]*::)?(Box|Arc|Rc|RefCell|Mutex|RwLock|Option|Cell)<(.*)>$")
+_VEC_RE = re.compile(r"^(?:[\w:]*::)?(Vec|VecDeque|SmallVec)<(.*)>$")
+_ARRAY_RE = re.compile(r"^\[(.*?)(;.*)?\]$")
 _LOOP_RE = re.compile(r"^for\s+(?:\(?\s*(?:\w+\s*,\s*)?)?(?:mut\s+)?(\w+)\)?\s+in\s+(.+)$")
 
 
@@ -63,20 +75,26 @@ def _first_generic(args: str) -> str:
     return args.strip()
 
 
+_CHAIN_TOKENS = re.compile(r"[.()\[\]{}<>]")
+
+
 def _split_chain(expr: str) -> list[str]:
     """``a.b(x.y).c[i]`` → ``["a", "b(x.y)", "c[i]"]`` (dots inside brackets kept)."""
-    parts, depth, cur = [], 0, ""
-    for ch in expr:
+    if len(expr) > 400:
+        return []  # a long builder chain: not worth typing
+    if "(" not in expr and "[" not in expr and "{" not in expr and "<" not in expr:
+        return [p.strip().rstrip("?") for p in expr.split(".") if p.strip()]
+    parts, depth, last = [], 0, 0
+    for m in _CHAIN_TOKENS.finditer(expr):
+        ch = m.group()
         if ch in "([{<":
             depth += 1
         elif ch in ")]}>":
             depth -= 1
-        if ch == "." and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
+        elif depth == 0:
+            parts.append(expr[last:m.start()])
+            last = m.end()
+    parts.append(expr[last:])
     return [p.strip().rstrip("?") for p in parts if p.strip()]
 
 
@@ -100,11 +118,11 @@ def _call_head(expr: str) -> tuple[str | None, str] | None:
                 break
     else:
         return None
-    callee = re.sub(r"::<.*>$", "", callee.strip())
-    m = re.match(r"^(.*)\.(\w+)$", callee)
+    callee = _TURBOFISH_RE.sub("", callee.strip())
+    m = _METHOD_CALLEE_RE.match(callee)
     if m:
         return m.group(1), m.group(2)
-    if re.fullmatch(r"[\w:]+", callee):
+    if _PATH_RE.fullmatch(callee):
         return None, callee
     return None
 
@@ -112,6 +130,7 @@ def _call_head(expr: str) -> tuple[str | None, str] | None:
 class RustResolver:
     def __init__(self, t: Tables):
         self.t = t
+        self._recv_cache: dict[tuple, str] = {}
 
     # -- paths -------------------------------------------------------------------------
 
@@ -282,8 +301,13 @@ class RustResolver:
         return res
 
     def receiver_type(self, recv: str, caller: Definition | None, call: CallSite, depth: int = 0) -> str:
-        """Short type name of a method receiver expression, or '' when unknown."""
+        """Short type name of a method receiver expression, or '' when unknown (memoised per line)."""
+        key = (id(caller), recv, call.line, depth)
+        hit = self._recv_cache.get(key)
+        if hit is not None:
+            return hit
         ty = self._receiver_type(recv, caller, call, depth)
+        self._recv_cache[key] = ty if ty != "Self" or caller is None else caller.container
         if ty == "Self" and caller is not None:
             return caller.container
         return ty
@@ -292,7 +316,7 @@ class RustResolver:
         r = recv.strip()
         for p in ("&mut ", "&", "*"):
             r = r.removeprefix(p)
-        r = re.sub(r"\.(unwrap|expect|as_ref|as_mut|borrow|borrow_mut|lock|clone)\([^()]*\)", "", r).rstrip("?")
+        r = _PEEL_RE.sub("", r).rstrip("?")
         indexed = False
         if r.endswith("]") and "[" in r:
             r = r[: r.index("[")]
@@ -303,7 +327,7 @@ class RustResolver:
             return caller.container
         if r.startswith("self.") and r.count(".") == 1:
             return self._field_type(caller.container, r[5:], indexed)
-        if re.fullmatch(r"\w+", r):
+        if _WORD_RE.fullmatch(r):
             for p in caller.params:
                 if p.name == r:
                     return self._elem(p.type, indexed)
@@ -320,7 +344,7 @@ class RustResolver:
                     m = _LOOP_RE.match(ctx.text)
                     if m and m.group(1) == r:
                         coll = m.group(2).strip().removeprefix("&mut ").removeprefix("&").strip()
-                        coll = re.sub(r"\.(iter|iter_mut|into_iter)\(\)$", "", coll)
+                        coll = _ITER_RE.sub("", coll)
                         if coll.startswith("self.") and coll.count(".") == 1:
                             return self._field_type(caller.container, coll[5:], True)
                         for p in caller.params:
@@ -371,7 +395,7 @@ class RustResolver:
 
     def _expr_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:
         """Type of a simple call expression through the callee's declared return type."""
-        e = re.sub(r"\.(unwrap|expect|clone|to_owned)\([^()]*\)$", "", expr.strip()).rstrip("?").strip()
+        e = _TAIL_PEEL_RE.sub("", expr.strip()).rstrip("?").strip()
         if depth > 3 or not e.endswith(")"):
             return ""
         head = _call_head(e)
@@ -400,7 +424,7 @@ class RustResolver:
 
     def _return_type(self, d: Definition) -> str:
         rt = d.return_type.strip()
-        m = re.match(r"^(?:[\w:]*::)?Result<(.*)>$", rt)
+        m = _RESULT_RE.match(rt)
         if m:
             rt = _first_generic(m.group(1))
         t = self._elem(rt, False)
@@ -416,14 +440,14 @@ class RustResolver:
         t = ty.strip()
         for _ in range(4):
             t = t.removeprefix("&").removeprefix("mut ").strip()
-            t = re.sub(r"^'\w+\s+", "", t)
-            m = re.match(r"^(?:[\w:]*::)?(Box|Arc|Rc|RefCell|Mutex|RwLock|Option|Cell)<(.*)>$", t)
+            t = _LIFETIME_RE.sub("", t)
+            m = _WRAPPER_RE.match(t)
             if m:
                 t = m.group(2)
                 continue
             break
         if indexed:
-            m = re.match(r"^(?:[\w:]*::)?(Vec|VecDeque|SmallVec)<(.*)>$", t) or re.match(r"^\[(.*?)(;.*)?\]$", t)
+            m = _VEC_RE.match(t) or _ARRAY_RE.match(t)
             if m:
                 inner = m.group(2) if m.re.pattern.startswith("^(?:") else m.group(1)
                 return self._elem(inner.split(",")[0] if inner.count("<") == 0 else inner, False)
