@@ -163,7 +163,7 @@ async def test_palette_jumps_to_a_symbol_and_screens_switch():
         rows = {str(r[0]): [str(c) for c in r] for r in (table.get_row_at(i) for i in range(table.row_count))}
         assert rows["rms_norm_kernel"][2] == "apxinf_rms_norm_bf16 +2"  # launched by three adapters
         assert rows["rms_norm_kernel"][4] == "reached" and int(rows["rms_norm_kernel"][3]) >= 1
-        await pilot.press("1", "n")  # back to the explorer, entries pane: open Pi05Policy.infer again
+        await pilot.press("1", "o")  # back to the explorer, entries pane: open Pi05Policy.infer again
         await pilot.press("g", "j", "j", "j", "enter")  # AutoPolicy, from_pretrained, Pi05Policy, .infer
         await ready(app, pilot)
         assert app.screen.query_one("#tree").root.label.plain == "Py infer"
@@ -252,3 +252,43 @@ async def test_large_source_file_is_plain_and_fast(tmp_path: Path):
         assert src.cursor_location[0] == 30_000  # marked line 30,000 (row 29,999), then j j k
         assert src.document.get_line(29_999) == "x_29999 = 29999  # [bold]29999[/]"
         assert "plain text (large file)" in src.border_subtitle
+
+
+async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back():
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        tree = app.screen.query_one("#tree")
+        seen = []
+        for _ in range(4):
+            await pilot.press("n")
+            await pilot.pause()
+            row = tree.cursor_node
+            assert row.data.kind == "stage" and row.data.obj.kind in ("kernel", "vendor_api"), row.label.plain
+            seen.append((tree.cursor_line, row.label.plain))
+        lines = [ln for ln, _ in seen]
+        assert lines == sorted(lines) and len(set(lines)) == 4  # forward in execution order, one stop each
+        assert seen[0][1].startswith("kernel embedding_kernel")
+        crumb = app.screen.query_one("#crumb").plain()
+        assert crumb.startswith("Py infer → PyO3 infer") and crumb.endswith(seen[-1][1].split("<")[0].strip())
+        assert "adapters/" in app.screen.query_one("#source").border_title  # the launch site
+        await pilot.press("N")
+        await pilot.pause()
+        assert (tree.cursor_line, tree.cursor_node.label.plain) == seen[-2]
+        # an arm that is not chosen is skipped: choose F16 at the dtype match, then n never stops in BF16/F32
+        for _ in range(10):
+            if tree.cursor_node.label.plain.startswith("kernel rms_norm_kernel"):
+                break
+            await pilot.press("n")
+            await pilot.pause()
+        await pilot.press("K")  # the dtype match just above the first RMSNorm kernel
+        await pilot.pause()
+        assert tree.cursor_node.label.plain.startswith("◆ match x.dtype()")
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await ready(app, pilot)
+        labels = []
+        for _ in range(3):
+            await pilot.press("n")
+            await pilot.pause()
+            labels.append(tree.cursor_node.label.plain)
+        assert labels[0] == "kernel rms_norm_kernel<__half, float>", labels

@@ -33,10 +33,10 @@ class ExplorerScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     COMMANDS = {ExplorerCommands, SymbolCommands}
     BINDINGS = [
-        Binding("left_square_bracket", "arm(-1)", "Prev arm", key_display="[", id="explorer.arm_prev",
+        Binding("left_square_bracket", "arm(-1)", "Prev arm", key_display="[", show=False, id="explorer.arm_prev",
                 tooltip="At a dispatch point (◆ row, an arm or a stage directly in an arm): choose the previous arm"),
-        Binding("right_square_bracket", "arm(1)", "Next arm", key_display="]", id="explorer.arm_next",
-                tooltip="At a dispatch point: choose the next arm"),
+        Binding("right_square_bracket", "arm(1)", "Arm", key_display="[ ]", id="explorer.arm_next",
+                tooltip="At a dispatch point: choose the next arm (] next, [ previous)"),
         Binding("backspace,ctrl+left", "back", "Back", key_display="⌫", id="explorer.back",
                 tooltip="Back to the row before the last follow (enter)"),
         Binding("slash", "filter", "Filter", key_display="/", id="explorer.filter",
@@ -55,8 +55,8 @@ class ExplorerScreen(Screen):
                 tooltip="Focus the source pane"),
         Binding("d", "focus_pane('details')", "Details", show=False, id="explorer.focus_details",
                 tooltip="Focus the details pane"),
-        Binding("n", "focus_pane('entries')", "Entries", show=False, id="explorer.focus_entries",
-                tooltip="Focus the entry points"),
+        Binding("o", "focus_pane('entries')", "Entries", show=False, id="explorer.focus_entries",
+                tooltip="Focus the entry points (open another entry)"),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -79,7 +79,7 @@ class ExplorerScreen(Screen):
             with Vertical(id="right"):
                 yield SourceView(id="source")
                 yield DetailsPane(id="details")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#entries", EntryList).border_title = "Entries"
@@ -115,6 +115,7 @@ class ExplorerScreen(Screen):
             self.query_one(pane).loading = False
         if self.focused is None or isinstance(self.focused, Input):
             self.query_one("#tree", CallTree).focus()
+        self.call_after_refresh(self.refresh_bindings)  # the Footer missed the tree's keys while it was loading
         self.query_one("#source", SourceView).root = session.index.root
         entries = entry_points(session.index.graph)
         first = default_entry(entries, session.index.graph)

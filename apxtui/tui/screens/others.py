@@ -63,7 +63,7 @@ class KernelsScreen(TableNav, Screen):
         yield Input(placeholder="/ filter kernels by name or file", id="table-filter")
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Static("indexing…", id="kernel-detail", classes="panel", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("kernel", "defined", "launched by", "entries reaching", "status")
@@ -185,7 +185,7 @@ class CaptureScreen(TableNav, Screen):
         yield Static("3 · Capture: CUDA-graph regions, bodies, constants, hazards", classes="screen-title", markup=False)
         yield Static("indexing…", id="capture-note", classes="note", markup=False)
         yield DataTable(cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("item", "what", "at", "note")
@@ -238,7 +238,7 @@ class CheckpointScreen(TableNav, Screen):
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Static(f"Join with the loader's tensor names: {NOT_ANALYSED}.   Speed of light (bytes ÷ bandwidth "
                      f"of the active profile): {NOT_ANALYSED}.", classes="panel", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("tensor", "dtype", "shape", "MB", "shard")

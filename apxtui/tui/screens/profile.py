@@ -56,7 +56,7 @@ class ProfileScreen(TableNav, Screen):
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Static("", id="profile-detail", classes="panel", markup=False)
         yield Static("", id="profile-path", classes="note", markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("kind", "name", "state", "where")

@@ -18,6 +18,9 @@ from apxtui.tui.widgets.labels import arm_label, dispatch_label, stage_label
 from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
 
 CHUNK = 250  # children shown before a "+N more…" node
+SEARCH_ROWS = 50_000  # rows `n` looks through before stopping …
+SEARCH_BUILDS = 2_000  # … or stages whose calls it had to trace (one level each)
+DEVICE_KINDS = ("kernel", "vendor_api")
 
 
 @dataclass
@@ -52,6 +55,10 @@ class CallTree(Tree[Item]):
                 tooltip="Next dispatch point (expanded rows)"),
         Binding("K", "previous_dispatch", "Previous dispatch", show=False, id="tree.prev_dispatch",
                 tooltip="Previous dispatch point (expanded rows)"),
+        Binding("n", "next_device", "Next kernel", id="tree.next_device",
+                tooltip="Next kernel launch or library call in execution order (opens rows as needed; ○ arms skipped)"),
+        Binding("N", "previous_device", "Previous kernel", show=False, id="tree.prev_device",
+                tooltip="Previous kernel launch or library call among the rows built so far"),
         Binding("shift+space", "toggle_node", "Toggle", show=False, id="tree.toggle_safe",
                 tooltip="Toggle the row (never expands everything)"),
     ]
@@ -67,6 +74,7 @@ class CallTree(Tree[Item]):
         super().__init__(Text("no entry selected", style="dim"), **kwargs)
         self.session: Session | None = None
         self.guide_depth = 2
+        self._builds = 0
         self.auto_expand = False
 
     def render_label(self, node: TreeNode[Item], base_style: Style, style: Style) -> Text:
@@ -252,6 +260,73 @@ class CallTree(Tree[Item]):
                 self.move_cursor(n)
                 return
             line += step
+
+    # -- next / previous device stage -----------------------------------------------------
+
+    def _kids(self, node: TreeNode[Item], populate: bool) -> list[TreeNode[Item]]:
+        d = node.data
+        if d is None or (d.kind == "arm" and d.obj.selected is False):  # type: ignore[union-attr]
+            return []
+        if populate and d.kind == "stage" and node.allow_expand and not d.populated:
+            self._builds += 1
+            self._populate(node)
+        return list(node.children)
+
+    def _subtree(self, node: TreeNode[Item], populate: bool, include_self: bool = True):
+        stack = [node] if include_self else list(reversed(self._kids(node, populate)))
+        while stack:
+            n = stack.pop()
+            yield n
+            stack.extend(reversed(self._kids(n, populate)))
+
+    def _after(self, node: TreeNode[Item]):
+        """Rows after ``node`` in execution (pre-)order, building stages' children on the way."""
+        yield from self._subtree(node, True, include_self=False)
+        while node.parent is not None:
+            sibs = list(node.parent.children)
+            for s in sibs[sibs.index(node) + 1:]:
+                yield from self._subtree(s, True)
+            node = node.parent
+
+    @staticmethod
+    def is_device(node: TreeNode[Item]) -> bool:
+        d = node.data
+        return d is not None and d.kind == "stage" and d.obj.kind in DEVICE_KINDS  # type: ignore[union-attr]
+
+    def reveal(self, node: TreeNode[Item]) -> None:
+        """Open ``node``'s ancestors and put the cursor on it (after the rows are laid out)."""
+        p = node.parent
+        while p is not None:
+            if not p.is_expanded:
+                p.expand()
+            p = p.parent
+        self.call_after_refresh(self._settle, node)
+
+    def action_next_device(self) -> None:
+        start = self.cursor_node or self.root
+        self._builds = 0
+        for i, n in enumerate(self._after(start)):
+            if self.is_device(n):
+                self.reveal(n)
+                return
+            if i >= SEARCH_ROWS or self._builds >= SEARCH_BUILDS:
+                self.notify(f"No kernel or library call in the next {i:,} rows; press n again to go on.", timeout=4)
+                self.reveal(n)
+                return
+        self.notify("No kernel launch or library call after this row on the chosen arms.", timeout=3)
+
+    def action_previous_device(self) -> None:
+        cur = self.cursor_node
+        prev = None
+        for n in self._subtree(self.root, False):
+            if n is cur:
+                break
+            if self.is_device(n):
+                prev = n
+        if prev is None:
+            self.notify("No kernel launch or library call before this row.", timeout=3)
+        else:
+            self.reveal(prev)
 
     def action_next_dispatch(self) -> None:
         self._jump_dispatch(1)
