@@ -54,6 +54,8 @@ class PythonResolver:
 
     def lookup(self, full: str) -> tuple[list[str], str]:
         ids = self.t.by_qual.get(full, [])
+        if ids and all(self.t.defs[i].file.endswith(".pyi") for i in ids) and self._pyo3(full):
+            return [self._pyo3(full)], "pyo3 (the .pyi stub describes the native module)"
         if ids:
             d = self.t.defs[ids[0]]
             if d.kind == "python_class":  # calling a class runs its __init__ when defined
@@ -111,7 +113,7 @@ class PythonResolver:
                 if ty:
                     ids, how = self.lookup(f"{ty}.{path[2]}")
                     if ids:
-                        return Resolved.of(ids, f"self.{path[1]} is {ty} ({how})")
+                        return self._typed(ids, f"self.{path[1]} is {ty} ({how})", path[2])
                     return Resolved(status="unresolved", how=f"self.{path[1]} is {ty}, not defined in the checkout",
                                     external=f"{ty}.{path[2]}", external_kind="external")
         elif len(path) >= 2:
@@ -120,7 +122,7 @@ class PythonResolver:
             if ty:
                 ids, how = self.lookup(f"{ty}.{path[-1]}")
                 if ids:
-                    return Resolved.of(ids, f"{recv} is {ty} ({how})")
+                    return self._typed(ids, f"{recv} is {ty} ({how})", path[-1])
         full = self.expand(".".join(path), call)
         ids, how = self.lookup(full)
         if ids:
@@ -137,6 +139,28 @@ class PythonResolver:
             return Resolved(status="unresolved", how="imported name not defined in the checkout", external=full, external_kind="external")
         return Resolved(drop=True, how="not defined in the checkout")
 
+    def _typed(self, ids: list[str], how: str, name: str) -> Resolved:
+        """A method of a typed receiver; a ``typing.Protocol`` method (an interface, no body) stands for the
+        classes that implement it structurally: PyO3 classes and non-test Python classes with that method."""
+        if len(ids) != 1 or ids[0] not in self.t.defs:
+            return Resolved.of(ids, how)
+        cls = self._class_of(self.t.defs[ids[0]])
+        if cls is None or not any(b.split("[")[0].rsplit(".", 1)[-1] == "Protocol" for b in cls.attrs.get("bases", [])):
+            return Resolved.of(ids, how)
+        impls = sorted({pid for dotted, pid in self.pyo3.items()
+                        if dotted.count(".") >= 2 and dotted.rsplit(".", 1)[-1] == name})
+        for i in self.t.by_name.get(("python", name), []):
+            d = self.t.defs[i]
+            owner = self._class_of(d) if d.container else None
+            if owner is None or owner is cls or _is_test(d.file) or d.file.endswith(".pyi"):
+                continue
+            if not any(b.split("[")[0].rsplit(".", 1)[-1] == "Protocol" for b in owner.attrs.get("bases", [])):
+                impls.append(i)
+        if not impls:
+            return Resolved.of(ids, how)
+        return Resolved.of(impls, f"{how}; {cls.name} is a Protocol: its implementations "
+                                  "(PyO3 and non-test classes with the method)", HEURISTIC)
+
     def _method_in_class(self, cls: Definition, name: str, depth: int = 0) -> list[str]:
         ids = self.t.by_qual.get(f"{cls.qualname}.{name}", [])
         if ids or depth > 5:
@@ -152,6 +176,11 @@ class PythonResolver:
     def _base_qual(self, cls: Definition, base: str) -> str:
         fake = CallSite("call", base, base.split("."), "", cls.file, cls.line, 0)
         return self.expand(base, fake)
+
+
+def _is_test(rel: str) -> bool:
+    parts = rel.split("/")
+    return any(p in ("tests", "test") for p in parts[:-1]) or parts[-1].startswith("test_") or parts[-1] == "conftest.py"
 
 
 __all__ = ["PythonResolver", "EXACT"]
