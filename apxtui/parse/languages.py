@@ -68,21 +68,34 @@ def query(lang: str) -> ts.Query:
 
 
 _CAPTURE_RE = re.compile(r"@([A-Za-z_][\w.]*)")
+_STRING_RE = re.compile(r'"(?:\\.|[^"\\])*"')
+_COMMENT_RE = re.compile(r";[^\n]*")
+_PREDICATE_RE = re.compile(r"\(\s*#[^()]*\)")
+_NODE_OPEN_RE = re.compile(r"\((?!\s*#)\s*[A-Za-z_]")
+_STRUCTURE_RE = re.compile(r'[\[\]!.*+?:"]')  # alternatives, negated fields, anchors, quantifiers, fields, tokens
+
+
+def _single_node_pattern(body: str) -> bool:
+    """Is the pattern one node (``((identifier) @x (#match? @x "…"))``): no children, fields,
+    alternatives, anchors or quantifiers, so its matches under any subtree are its matches there?"""
+    body = _PREDICATE_RE.sub("", _STRING_RE.sub('""', _COMMENT_RE.sub("", body)))
+    body = _CAPTURE_RE.sub("@", body)
+    return len(_NODE_OPEN_RE.findall(body)) == 1 and not _STRUCTURE_RE.search(body)
 
 
 @cache
 def split_query(lang: str, families: tuple[str, ...]) -> tuple[ts.Query, ts.Query | None]:
-    """The language's query as (the other patterns, the patterns whose every capture
-    not starting with ``_`` starts with one of ``families``); the second is None when
-    no pattern is of that kind.  Lets an extractor run narrow name patterns on chosen
+    """The language's query as (the other patterns, the single-node patterns whose every
+    capture not starting with ``_`` starts with one of ``families``); the second is None
+    when there is no such pattern.  Lets an extractor run narrow name patterns on chosen
     subtrees only instead of testing their predicates on every node of the file."""
     full = query(lang)
     raw = query_source(lang).encode("utf-8")
     picked = set()
     for i in range(full.pattern_count):
         body = raw[full.start_byte_for_pattern(i) : full.end_byte_for_pattern(i)].decode("utf-8", "replace")
-        names = [c for c in _CAPTURE_RE.findall(body) if not c.startswith("_")]
-        if names and all(c.startswith(families) for c in names):
+        names = [c for c in _CAPTURE_RE.findall(_COMMENT_RE.sub("", body)) if not c.startswith("_")]
+        if names and all(c.startswith(families) for c in names) and _single_node_pattern(body):
             picked.add(i)
     if not picked:
         return full, None
