@@ -15,6 +15,7 @@ KIND_TAG = {
     "vendor_api": "library", "external": "external",
 }
 DEVICE_KINDS = ("kernel", "vendor_api")
+ALL_STAGES_MAX = 2000  # rows of the "All stages" table (a real engine's full trace has tens of thousands)
 
 
 def esc(s: Any) -> str:
@@ -138,7 +139,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out.append("No kernel launch or library call is reached on this path.")
     out += ["", "## All stages", "", "| depth | stage | kind | reached via | conditions | resolution | definition |",
             "|---|---|---|---|---|---|---|"]
-    for s in stages:
+    for s in stages[:ALL_STAGES_MAX]:
         v = s.get("via") or {}
         via = f"{v.get('kind', '')} @ {_site(s)}" if v else "entry"
         cut = f" ({s['cut']}: not expanded)" if s.get("cut") else ""
@@ -146,6 +147,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
             str(s["depth"]), code(("· " * s["depth"]) + s["qualname"]) + esc(cut), esc(s["kind"]), esc(via),
             esc("; ".join(v.get("conditions", []))), esc(v.get("resolution", "")), esc(_loc(s)),
         ]) + " |")
+    if len(stages) > ALL_STAGES_MAX:
+        out += ["", f"… {len(stages) - ALL_STAGES_MAX:,} more stages not listed here (the device table above has "
+                    "every kernel and library call; `apxtui trace --format json` has every stage)."]
     out += ["", "## Dispatch points", ""]
     if doc["dispatch_points"]:
         for d in doc["dispatch_points"]:
