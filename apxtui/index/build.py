@@ -31,6 +31,7 @@ from apxtui.index.link import Linker, link
 from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD
 from apxtui.index.tables import Tables
 from apxtui.parse import content_hash, extract_file, languages
+from apxtui.parse import prepare as prepare_extractors
 from apxtui.parse.languages import queries_fingerprint
 from apxtui.scan import DEFAULT_VENDORED, ScanResult, SourceFile, scan
 
@@ -173,6 +174,7 @@ def _parse_all_gc_paused(jobs: list[tuple[str, bytes, str, str]], workers: int,
         chunks[i % nchunks].append(j)
     out: list[FileFacts] = []
     done = 0
+    prepare_extractors()  # compiled once here, inherited by the forked workers
     with ProcessPoolExecutor(max_workers=workers) as ex:
         for res in ex.map(_extract_chunk, [c for c in chunks if c]):
             out.extend(res)

@@ -16,6 +16,16 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def prepare() -> None:
+    """Import the extractors and compile their queries now: worker processes forked
+    afterwards inherit them instead of each compiling its own."""
+    from apxtui.parse import cuda, languages, python, rust  # noqa: F401
+
+    for lang in ("rust", "cuda", "python"):
+        languages.query(lang)
+    cuda.queries()
+
+
 def _first_error(node) -> int | None:
     """1-based line of the first ERROR/MISSING node, or None."""
     if not node.has_error:

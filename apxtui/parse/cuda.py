@@ -283,6 +283,13 @@ def _macro_args(src: bytes, pos: int) -> tuple[list[str] | None, int]:
 #: Capture families whose patterns name a callee: kept only where the name is a call's
 #: called name (see queries/cuda.scm), so they run on call function expressions only.
 _CALLEE_FAMILIES = ("launch.api.", "call.vendor.")
+
+
+def queries() -> tuple[ts.Query, ts.Query | None]:
+    """(the query without the callee-name patterns, those patterns alone or None)."""
+    return languages.split_query("cuda", _CALLEE_FAMILIES)
+
+
 _API_CAPTURE = re.compile(r"launch\.api\.kernel(\d+)\.config([\d_]*)$")
 
 
@@ -321,7 +328,7 @@ class _Extractor:
 
     def run(self, root: Node) -> None:
         seen: set[tuple[str, int]] = set()
-        rest, callee_names = languages.split_query("cuda", _CALLEE_FAMILIES)
+        rest, callee_names = queries()
         self._collect(ts.QueryCursor(rest).matches(root), seen)
         if callee_names is not None:
             # callee-name patterns only count where the name is the called one: run them on

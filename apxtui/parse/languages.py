@@ -99,9 +99,11 @@ def split_query(lang: str, families: tuple[str, ...]) -> tuple[ts.Query, ts.Quer
             picked.add(i)
     if not picked:
         return full, None
-    rest, sub = ts.Query(language(lang), query_source(lang)), ts.Query(language(lang), query_source(lang))
-    for i in range(full.pattern_count):
-        (rest if i in picked else sub).disable_pattern(i)
+    rest = ts.Query(language(lang), query_source(lang))
+    for i in picked:
+        rest.disable_pattern(i)
+    sub = ts.Query(language(lang), b"\n".join(
+        raw[full.start_byte_for_pattern(i) : full.end_byte_for_pattern(i)] for i in sorted(picked)).decode("utf-8"))
     return rest, sub
 
 
