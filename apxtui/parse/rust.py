@@ -27,6 +27,10 @@ _NAME_RE = re.compile(r'\bname\s*=\s*"([^"]*)"')
 _LIFETIME_RE = re.compile(r"'\w+\s*")
 _NOT_WRAPPED = {"Some", "Ok", "Err"}
 _CFG_SCOPES = ("impl_item", "trait_item", "mod_item", "foreign_mod_item", "function_item", "source_file")
+#: Parent node types that can put a context around a child (see _Extractor._context_step).
+_CONTEXT_PARENTS = frozenset(
+    ("if_expression", "match_arm", *_LOOPS, "closure_expression", "macro_invocation", "block", "field_initializer")
+)
 _UNSEEN: Any = object()  # parent not looked up yet (None is a real answer: the root)
 
 
@@ -767,6 +771,8 @@ class _Extractor:
         for s, e, ns in self.env_by_fn.get(key, []):
             if s >= node.start_byte and e <= node.end_byte:
                 names.extend(ns)
+        if not (self.env_locals.get(key) or self.env_locals.get(None)):
+            return list(dict.fromkeys(names)) if names else names
         t = self.t(node)
         for scope in {key, None} if key is not None else {None}:
             for at, var, ns in self.env_locals.get(scope, []):
@@ -931,27 +937,31 @@ class _Extractor:
         the :class:`Context` objects."""
         memo = self._ctx_memo
         fn_memo = self._fn_memo
-        pending: list[tuple[ts.Node, ts.Node]] = []  # (node, parent) without a memo, innermost first
+        pending: list[tuple[ts.Node, ts.Node, str]] = []  # (node, parent, its type) without a memo, innermost first
         cur = node
-        parent = self.parent
+        parents = self._parent
         while True:
             k = cur.id
             above = memo.get(k)
             if above is not None:
                 fn = fn_memo[k]
                 break
-            p = parent(cur)
-            if p is None or p.type == "function_item":
+            p = parents.get(k, _UNSEEN)
+            if p is _UNSEEN:
+                p = parents[k] = cur.parent
+            pt = p.type if p is not None else ""
+            if p is None or pt == "function_item":
                 fn = fn_memo[k] = p
                 above = memo[k] = ()
                 break
-            pending.append((cur, p))
+            pending.append((cur, p, pt))
             cur = p
-        for child, p in reversed(pending):
-            step = self._context_step(child, p, fn)
-            if step:
-                step.reverse()
-                above = above + tuple(step)
+        for child, p, pt in reversed(pending):
+            if pt in _CONTEXT_PARENTS:
+                step = self._context_step(child, p, fn)
+                if step:
+                    step.reverse()
+                    above = above + tuple(step)
             memo[child.id] = above
             fn_memo[child.id] = fn
         return fn, above

@@ -69,4 +69,5 @@ class SourceText:
             head = " ".join(self.slice(a, a + 4 * limit + 16).split())
             if len(head) >= limit + 2:
                 return head[: limit - 1] + "…"
-        return one_line(self.slice(a, b), limit)
+        s = " ".join((self.s[a:b] if self.s is not None else self.slice(a, b)).split())
+        return s if len(s) <= limit else s[: limit - 1] + "…"
