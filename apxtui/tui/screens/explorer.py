@@ -39,7 +39,7 @@ class ExplorerScreen(Screen):
                 tooltip="At a dispatch point: choose the next arm (] next, [ previous)"),
         Binding("backspace,ctrl+left", "back", "Back", key_display="⌫", id="explorer.back",
                 tooltip="Back to the row before the last follow (enter)"),
-        Binding("slash", "filter", "Filter", key_display="/", id="explorer.filter",
+        Binding("slash", "filter", "Filter", key_display="/", show=False, id="explorer.filter",
                 tooltip="Filter the entry points by name"),
         Binding("e", "export", "Export", id="explorer.export",
                 tooltip="Write the current path as a Markdown report (CHECKOUT/devlocal/<entry>/reports)"),

@@ -12,6 +12,7 @@ from textual.widgets import Tree
 from textual.widgets._tree import TOGGLE_STYLE
 from textual.widgets.tree import TreeNode
 
+from apxtui.analysis.launches import own_kind
 from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.tui.session import Session, stage_key
 from apxtui.tui.widgets.labels import arm_label, dispatch_label, stage_label
@@ -111,6 +112,19 @@ class CallTree(Tree[Item]):
     def _settle(self, node: TreeNode[Item]) -> None:
         self.move_cursor(node)
         self.scroll_to_node(node, animate=False)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        """Deep rows: scroll sideways so the highlighted row's label, not just its guides, is in view."""
+        depth, n = 0, event.node
+        while n.parent is not None:
+            depth, n = depth + 1, n.parent
+        x = depth * self.guide_depth  # where the row's label starts
+        end = x + event.node.label.cell_len + 2
+        width = self.scrollable_content_region.width
+        if x < self.scroll_x:
+            self.scroll_to(x=max(0, x - 4), animate=False)
+        elif end > self.scroll_x + width:  # show the whole label if it fits, else from its start
+            self.scroll_to(x=max(0, min(x - 2, end - width)), animate=False)
 
     def _reopen(self, node: TreeNode[Item], expanded: set[tuple]) -> None:
         for child in node.children:
@@ -288,10 +302,13 @@ class CallTree(Tree[Item]):
                 yield from self._subtree(s, True)
             node = node.parent
 
-    @staticmethod
-    def is_device(node: TreeNode[Item]) -> bool:
+    def is_device(self, node: TreeNode[Item]) -> bool:
+        """A kernel launch or a library call that does work (setup calls such as ``cublasLtCreate`` are skipped)."""
         d = node.data
-        return d is not None and d.kind == "stage" and d.obj.kind in DEVICE_KINDS  # type: ignore[union-attr]
+        if d is None or d.kind != "stage" or d.obj.kind not in DEVICE_KINDS:  # type: ignore[union-attr]
+            return False
+        g = self.session.index.graph if self.session is not None else None
+        return own_kind(d.obj, g) in ("device", "library")  # type: ignore[arg-type]
 
     def reveal(self, node: TreeNode[Item]) -> None:
         """Open ``node``'s ancestors and put the cursor on it (after the rows are laid out)."""
