@@ -266,6 +266,16 @@ async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back():
             row = tree.cursor_node
             assert row.data.kind == "stage" and row.data.obj.kind in ("kernel", "vendor_api"), row.label.plain
             seen.append((tree.cursor_line, row.label.plain))
+        more = []
+        for _ in range(8):  # on into the GEMMs: cuBLASLt setup calls (…Create, …SetAttribute) are not stops
+            await pilot.press("n")
+            await pilot.pause()
+            more.append(tree.cursor_node.label.plain)
+        assert any(x.startswith("lib cublasLtMatmul") for x in more), more
+        assert not any(w in x for x in more for w in ("Create", "SetAttribute", "Destroy")), more
+        await pilot.press(*["N"] * 8)
+        await pilot.pause()
+        assert (tree.cursor_line, tree.cursor_node.label.plain) == seen[-1]
         lines = [ln for ln, _ in seen]
         assert lines == sorted(lines) and len(set(lines)) == 4  # forward in execution order, one stop each
         assert seen[0][1].startswith("kernel embedding_kernel")
