@@ -48,7 +48,10 @@
 ; Callee-name captures (@launch.api, @call.vendor, @env.read) may match any
 ; identifier; the extractor keeps only those that are the called name of a call
 ; expression, also when written qualified (`flash::run_mha_fwd`) or with
-; template arguments (`run_mha_fwd<T, 128>`).
+; template arguments (`run_mha_fwd<T, 128>`).  For speed, a single-node pattern
+; whose captures are all @launch.api.* / @call.vendor.* (one node plus text
+; predicates, as below) is run only on each call's function expression, not on
+; every identifier of the file; other shapes run on the whole file as usual.
 
 ; ---------------------------------------------------------------- definitions
 
