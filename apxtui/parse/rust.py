@@ -2,8 +2,10 @@
 
 The query says *what* is a definition, call, macro, import, FFI block, PyO3 attribute,
 env read or string; this module qualifies names (module path, impl container, enclosing
-fn) and computes the branch/loop/closure/cfg contexts of each call.  Parents are
-memoised by node id so ancestor walks stay linear in practice.
+fn) and computes the branch/loop/closure/cfg contexts of each call.  Ancestor walks
+are memoised per node (parent, enclosing fn, contexts above it, module path and cfg
+chain), so calls of one block share one walk and one set of :class:`Context` objects;
+attributes are mapped to the item they precede once, not by sibling walks.
 """
 
 from __future__ import annotations
