@@ -72,6 +72,18 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
             await pilot.press(key)
             await settle(app, pilot)
             save(name)
+        # screen 5: make sm_100 the target architecture (space on its row); every screen re-traces
+        rows = app.screen.rows
+        i = next((i for i, r in enumerate(rows) if r.kind == "arch" and r.name == "sm_100"), None)
+        if i is None:
+            raise SystemExit("make_screenshots: no sm_100 row on the profile screen")
+        await pilot.press("g", *["j"] * i, "space")
+        for _ in range(3):
+            await settle(app, pilot)
+        save("5-profile-sm100")
+        await pilot.press("1", "g", "n")  # explorer under the profile: the first kernel from the top
+        await settle(app, pilot)
+        save("1-explorer-profile")
         await pilot.press("1", "question_mark")
         await settle(app, pilot)
         save("help")

@@ -119,7 +119,7 @@ def rows(space: ConfigSpace, rp: Resolved | None) -> list[Row]:
         elif name in rp.p.env:
             state = f"= {rp.p.env[name]!r}"
         else:
-            state = "unset" + (" (the code's default applies)" if dflt else "")
+            state = "unset" + (" (code default)" if dflt else "")
         detail = [f"read at {r['at']}" + (f" in {r['caller']}" if r.get("caller") else "") for r in reads[:12]]
         detail += [f"default/use: {d}" for d in dflt]
         out.append(Row("env", name, state, _where([r["at"] for r in reads]), detail))

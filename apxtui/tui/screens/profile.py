@@ -59,7 +59,6 @@ class ProfileScreen(TableNav, Screen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("kind", "name", "state", "where")
         self.query_one(DataTable).loading = True
         self.app.register_listener(self)  # type: ignore[attr-defined]
 
@@ -86,7 +85,10 @@ class ProfileScreen(TableNav, Screen):
         keep = table.cursor_row
         self.rows = rows
         table.loading = False
-        table.clear()
+        table.clear(columns=True)  # widths follow the new states
+        for label, width in (("kind", 7), ("name", max((len(r.name) for r in rows), default=4)),
+                             ("state", max((len(r.state) for r in rows), default=5)), ("where", None)):
+            table.add_column(label, width=min(width, 44) if width else None)
         table.add_rows([
             (lit(r.kind), lit(r.name, 60), Text(one_line(r.state, 80), style="bold" if r.undecided else ""),
              lit(r.where, 60)) for r in rows[:MAX_ROWS]
