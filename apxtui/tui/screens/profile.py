@@ -25,11 +25,7 @@ class ProfileScreen(TableNav, Screen):
     """Rows of :mod:`apxtui.tui.profile_rows`; the explorer re-traces on every change."""
 
     AUTO_FOCUS = "DataTable"
-    DEFAULT_CSS = """
-    ProfileScreen #profile-detail { max-height: 7; }
-    ProfileScreen #profile-path { max-height: 3; }
-    ProfileScreen .note { height: auto; }
-    """
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # 24 rows: the table keeps a dozen rows
     BINDINGS = [
         *TableNav.BINDINGS,
         Binding("space", "toggle", "Toggle", id="profile.toggle",
@@ -52,7 +48,7 @@ class ProfileScreen(TableNav, Screen):
         yield Static("5 · Profile: the build/run configuration the trace follows", classes="screen-title",
                      markup=False)
         yield ProfileBar(id="profile-bar")
-        yield Static(KEYS, classes="note", markup=False)
+        yield Static(KEYS, classes="note", id="profile-keys", markup=False)
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Static("", id="profile-detail", classes="panel", markup=False)
         yield Static("", id="profile-path", classes="note", markup=False)
