@@ -296,3 +296,20 @@ def test_private_trait_impls_resolve_to_the_trait_in_scope():
     g, _ = graph_of(files)
     assert [(t["qualname"], e["resolution"]) for t, e in edges_from(g, "k::a::run", "call")] == [
         ("k::a::Qkv::key", "exact")]
+
+
+def test_enum_variant_bindings_are_typed_from_the_variant_payload():
+    src = """
+pub struct TextModel; pub struct Runner;
+impl TextModel { pub fn infer(&self) {} }
+impl Runner { pub fn infer(&self) {} }
+pub enum Loaded { Text(TextModel), Vla(Box<Runner>) }
+pub fn run(m: &Loaded) {
+    match m { Loaded::Text(t) => t.infer(), Loaded::Vla(r) => r.infer() }
+    if let Loaded::Vla(ref x) = m { x.infer(); }
+}
+"""
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    got = sorted((e["line"], e["receiver"], t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::run", "call"))
+    assert got == [(7, "r", "m::Runner::infer", "exact"), (7, "t", "m::TextModel::infer", "exact"),
+                   (8, "x", "m::Runner::infer", "exact")]

@@ -25,7 +25,8 @@ from apxtui.index.link import GRAPH_NODE_KINDS, Linker
 from apxtui.index.tables import node_id
 
 #: Definition.attrs keys the resolvers and linker read (everything else is body detail).
-_IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c", "host", "trait_qualname")
+_IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c", "host", "trait_qualname", "kind",
+                "variant_types")
 _OWNED_KINDS = GRAPH_NODE_KINDS | {"pyo3_binding"}
 
 

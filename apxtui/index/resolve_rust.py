@@ -59,6 +59,7 @@ _LIFETIME_RE = re.compile(r"^'\w+\s+")
 _WRAPPER_RE = re.compile(r"^(?:[\w:]*::)?(Box|Arc|Rc|RefCell|Mutex|RwLock|Option|Cell)<(.*)>$")
 _VEC_RE = re.compile(r"^(?:[\w:]*::)?(Vec|VecDeque|SmallVec)<(.*)>$")
 _ARRAY_RE = re.compile(r"^\[(.*?)(;.*)?\]$")
+_VARIANT_PAT_RE = re.compile(r"([\w:]*\w)::(\w+)\(([^()]*)\)")
 _LOOP_RE = re.compile(r"^for\s+(?:\(?\s*(?:\w+\s*,\s*)?)?(?:mut\s+)?(\w+)\)?\s+in\s+(.+)$")
 
 
@@ -350,6 +351,10 @@ class RustResolver:
                         for p in caller.params:
                             if p.name == coll:
                                 return self._elem(p.type, True)
+                elif ctx.kind in ("match_arm", "if"):
+                    ty = self._variant_binding(ctx.text, r)
+                    if ty:
+                        return ty
             return ""
         if depth < 3:
             return self._chain_type(r, caller, call, depth + 1, indexed)
@@ -383,6 +388,19 @@ class RustResolver:
             else:
                 ty = self._field_type(ty, name, idx)
         return ty if not indexed else ""
+
+    def _variant_binding(self, pattern: str, var: str) -> str:
+        """Type of ``var`` bound by ``Enum::Variant(a, var)`` in a match arm or ``if let``."""
+        for m in _VARIANT_PAT_RE.finditer(pattern):
+            enum, variant = m.group(1).split("::")[-1], m.group(2)
+            names = [re.sub(r"^(ref\s+)?(mut\s+)?&?", "", x.strip()) for x in m.group(3).split(",")]
+            if var not in names:
+                continue
+            for d in self.t.types.get(enum, ()):
+                types = d.attrs.get("variant_types", {}).get(variant)
+                if types and names.index(var) < len(types):
+                    return self._elem(types[names.index(var)], False)
+        return ""
 
     @staticmethod
     def _assigned(caller: Definition, var: str, line: int) -> tuple[str, int]:

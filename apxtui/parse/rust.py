@@ -509,6 +509,14 @@ class _Extractor:
         elif node.type == "enum_item" and body is not None:
             d.attrs["variants"] = [self.t(v.child_by_field_name("name")) for v in body.named_children
                                    if v.type == "enum_variant"]  # fmt: skip
+            payload = {}  # tuple variants' field types, for `Enum::Variant(x) => x.m()` receivers
+            for v in body.named_children:
+                vb = v.child_by_field_name("body") if v.type == "enum_variant" else None
+                if vb is not None and vb.type == "ordered_field_declaration_list":
+                    payload[self.t(v.child_by_field_name("name"))] = [
+                        self.tl(c) for c in vb.children_by_field_name("type")]
+            if payload:
+                d.attrs["variant_types"] = payload
         elif node.type == "type_item":
             d.attrs["aliased"] = self.tl(node.child_by_field_name("type"))
         elif node.type == "trait_item":
