@@ -12,7 +12,7 @@ from apxtui.tui.app import ApxApp
 
 # Rows from the Python entry down to the BF16 RMSNorm kernel; stage rows on the way are expanded with `l`.
 TO_RMS_NORM_KERNEL = [
-    r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"Pi05ModelRunner::infer @", r"^Rust infer",
+    r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"LoadedModel::Vla", r"^Rust infer",
     r"^Rust forward$", r"^Rust forward ×for layer in &self.layers", r"ambiguous B::rms_norm",
     r"CudaBackend::rms_norm @", r"^Rust rms_norm", r"^Rust rms_norm$", r"DType::BF16$",
     r"^FFI apxinf_rms_norm_bf16", r"^ABI apxinf_rms_norm_bf16", r"^kernel rms_norm_kernel",

@@ -14,7 +14,7 @@ from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
 from apxtui.tui.app import ApxApp
 
 SIZES = [(80, 24), (120, 40)]
-TO_BF16_ARM = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"Pi05ModelRunner::infer @", r"^Rust infer",
+TO_BF16_ARM = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"LoadedModel::Vla", r"^Rust infer",
                r"^Rust forward$", r"^Rust forward ×for layer", r"ambiguous B::rms_norm", r"CudaBackend::rms_norm @",
                r"^Rust rms_norm", r"^Rust rms_norm$", r"DType::BF16$"]
 
