@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # From the Python entry down to the BF16 RMSNorm kernel (stage rows are expanded on the way).
-TO_KERNEL = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"Pi05ModelRunner::infer @", r"^Rust infer",
+TO_KERNEL = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"LoadedModel::Vla", r"^Rust infer",
              r"^Rust forward$", r"^Rust forward ×for layer", r"ambiguous B::rms_norm", r"CudaBackend::rms_norm @",
              r"^Rust rms_norm", r"^Rust rms_norm$", r"DType::BF16$", r"^FFI apxinf_rms_norm_bf16",
              r"^ABI apxinf_rms_norm_bf16", r"^kernel rms_norm_kernel"]
