@@ -562,3 +562,24 @@ def test_macro_invocation_with_body_is_flagged():
     assert d.attrs.get("macro_like") is True
     assert call(ff, "compute").caller == "DEFINE_FLASH_FORWARD_KERNEL"
     assert "macro_like" not in defn(run("struct S { S() {} };"), "S::S").attrs
+
+
+def test_macro_generated_abi_launchers_with_token_pasting():
+    src = r'''
+template <typename T> __global__ void gemm_q4_0(const T* w) {}
+template <typename T> __global__ void gemm_q8_1(const T* w) {}
+#define LAUNCH(sfx, T)                                   \
+  extern "C" void launch_gemm_##sfx(const void* w, void* s) { \
+    gemm_##sfx<T><<<grid, block, 0, (cudaStream_t)s>>>((const T*)w); \
+  }
+LAUNCH(q4_0, float)
+LAUNCH(q8_1, half)
+'''
+    f = extract_file("k/moe.cu", src.encode(), "cuda")
+    abi = {d.name: d for d in f.defs if d.kind == "abi_fn"}
+    assert set(abi) == {"launch_gemm_q4_0", "launch_gemm_q8_1"}
+    assert abi["launch_gemm_q8_1"].symbol == "launch_gemm_q8_1" and abi["launch_gemm_q8_1"].attrs["macro"] == "LAUNCH"
+    launches = sorted((c.caller, c.callee, tuple(c.template_args), c.attrs.get("macro_expanded"))
+                      for c in f.calls if c.kind == "launch")
+    assert launches == [("launch_gemm_q4_0", "gemm_q4_0", ("float",), "LAUNCH"),
+                        ("launch_gemm_q8_1", "gemm_q8_1", ("half",), "LAUNCH")]

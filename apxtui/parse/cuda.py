@@ -263,6 +263,42 @@ _MACRO_KERNEL_RE = re.compile(
 )
 
 
+_MACRO_ABI_RE = re.compile(r'extern\s+"C"\s+(?:__global__\s+)?[\w\s\*&]*?\b(\w+(?:\s*##\s*\w+)*)\s*\(')
+_MACRO_LAUNCH_RE = re.compile(r"\b(\w+(?:\s*##\s*\w+)*)\s*(?:<([^<>;]*(?:<[^<>;]*>[^<>;]*)*)>)?\s*<<<([^;]*?)>>>")
+
+
+def _paste(expr: str, params: list[str], args: list[str]) -> str:
+    """``prefix_##sfx`` with ``sfx`` → ``q4_0``: token pasting of a macro argument."""
+    toks = [t.strip() for t in expr.split("##")]
+    return "".join(args[params.index(t)] if t in params[: len(args)] else t for t in toks)
+
+
+def _subst(expr: str, params: list[str], args: list[str]) -> str:
+    """Macro parameters replaced by their arguments (word boundaries; `##` pasted)."""
+    out = expr
+    for p, a in zip(params, args, strict=False):
+        out = re.sub(rf"\b{re.escape(p)}\b", a, out)
+    return re.sub(r"\s*##\s*", "", out)
+
+
+def _split_top(s: str) -> list[str]:
+    """Split on commas outside brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "(<[{":
+            depth += 1
+        elif ch in ")>]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
 def _macro_args(src: bytes, pos: int) -> tuple[list[str] | None, int]:
     """Arguments of a macro invocation whose ``(`` ends at byte ``pos``: (args, end byte)."""
     depth, start, args = 0, pos, []
@@ -365,6 +401,7 @@ class _Extractor:
             self._local_update(n)
         self._calls()
         self._macro_kernels(root)
+        self._macro_abi_fns(root)
         for n, _ in self.caps["env.read"]:
             self._env_read(n)
         self.facts.defs.sort(key=lambda d: (d.line, d.name))
@@ -1161,19 +1198,63 @@ class _Extractor:
                 continue
             params = [text(c, self.src) for c in _named(_field(mnode, "parameters"))]
             kernels = [(m.group(2), bool(m.group(1))) for m in _MACRO_KERNEL_RE.finditer(body)]
-            pat = re.compile(rb"^[ \t]*" + re.escape(mname.encode()) + rb"[ \t]*\(", re.M)
-            for m in pat.finditer(self.src):
-                before = self.src[max(0, m.start() - 400) : m.start()].removesuffix(b"\n")
-                if before.rsplit(b"\n", 1)[-1].rstrip().endswith(b"\\"):
-                    continue  # a continuation line inside another #define
-                args, end = _macro_args(self.src, m.end())
-                if args is None:
-                    continue
+            for m, args, end in self._macro_invocations(mname):
                 for expr, extern_c in kernels:
-                    toks = [t.strip() for t in expr.split("##")]
-                    name = "".join(args[params.index(t)] if t in params[: len(args)] else t for t in toks)
+                    name = _paste(expr, params, args)
                     if name.isidentifier():
                         self._macro_kernel(root, name, extern_c, mnode, args, m.start(), end)
+
+    def _macro_invocations(self, mname: str):
+        """File-level invocations ``NAME(args)`` of a function-like macro: (match, args, end)."""
+        pat = re.compile(rb"^[ \t]*" + re.escape(mname.encode()) + rb"[ \t]*\(", re.M)
+        for m in pat.finditer(self.src):
+            before = self.src[max(0, m.start() - 400) : m.start()].removesuffix(b"\n")
+            if before.rsplit(b"\n", 1)[-1].rstrip().endswith(b"\\"):
+                continue  # a continuation line inside another #define
+            args, end = _macro_args(self.src, m.end())
+            if args is not None:
+                yield m, args, end
+
+    def _macro_abi_fns(self, root: Node) -> None:
+        """``#define L(sfx, T) extern "C" void launch_##sfx(...) { k_##sfx<T><<<g, b>>>(...); }`` + ``L(q4, int)``.
+
+        Each invocation yields an ``abi_fn`` named after the pasted tokens, and the
+        ``<<<…>>>`` launches in the macro body become its launch call sites, with the
+        arguments substituted (attrs ``macro_expanded``: read from the macro text, not
+        from a parsed body).  One level of expansion only.
+        """
+        for mname, mnode in self.fn_macros.items():
+            body = text(_field(mnode, "value"), self.src)
+            if '"C"' not in body:
+                continue
+            fns = [m for m in _MACRO_ABI_RE.finditer(body) if "__global__" not in m.group(0)]
+            if not fns:
+                continue
+            params = [text(c, self.src) for c in _named(_field(mnode, "parameters"))]
+            launches = list(_MACRO_LAUNCH_RE.finditer(body))
+            for m, args, end in self._macro_invocations(mname):
+                first = self.src.count(b"\n", 0, m.start()) + 1
+                for fm in fns:
+                    name = _paste(fm.group(1), params, args)
+                    if not name.isidentifier():
+                        continue
+                    node = root.descendant_for_byte_range(m.start(), m.start())
+                    sc = self._scope(node) if node is not None else {"names": [], "pp": [], "abi": False}
+                    qual = "::".join(sc["names"] + [name])
+                    attrs = {"macro": mname, "macro_args": args, "macro_line": line(mnode)}
+                    self.facts.defs.append(Definition(
+                        kind="abi_fn", name=name, qualname=qual, file=self.facts.file, line=first,
+                        end_line=first + self.src.count(b"\n", m.start(), end), lang="cuda", pp=sc["pp"],
+                        symbol=name, attrs=attrs))
+                    for lm in launches:
+                        callee = _paste(lm.group(1), params, args)
+                        targs = [_subst(t.strip(), params, args) for t in _split_top(lm.group(2) or "")]
+                        cfg = [_subst(t.strip(), params, args) for t in _split_top(lm.group(3))]
+                        self.facts.calls.append(CallSite(
+                            kind="launch", callee=callee, path=[callee], caller=qual, file=self.facts.file,
+                            line=first, col=0, template_args=[t for t in targs if t], launch_config=cfg,
+                            text=one_line(_subst(lm.group(0), params, args), _CALL_LIMIT),
+                            attrs={"macro_expanded": mname}))
 
     def _macro_kernel(
         self, root: Node, name: str, extern_c: bool, mnode: Node, args: list[str], start: int, end: int
