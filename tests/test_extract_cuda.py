@@ -583,3 +583,16 @@ LAUNCH(q8_1, half)
                       for c in f.calls if c.kind == "launch")
     assert launches == [("launch_gemm_q4_0", "gemm_q4_0", ("float",), "LAUNCH"),
                         ("launch_gemm_q8_1", "gemm_q8_1", ("half",), "LAUNCH")]
+
+
+def test_nested_macro_kernels_with_launch_bounds_and_pasting():
+    src = r'''
+#define ENTRY(tag, T, ncols)                                             \
+  extern "C" __global__ void __launch_bounds__(nw(ncols) * 32, 1)        \
+      mmvq_##tag##_cuda##ncols(const T* x) { core<T, ncols>(x); }
+#define BATCH(tag, T) ENTRY(tag, T, 1) ENTRY(tag, T, 2)
+BATCH(q4_0, float)
+'''
+    f = extract_file("k/mmvq.cu", src.encode(), "cuda")
+    kernels = sorted((d.name, d.symbol) for d in f.defs if d.kind == "kernel")
+    assert kernels == [("mmvq_q4_0_cuda1", "mmvq_q4_0_cuda1"), ("mmvq_q4_0_cuda2", "mmvq_q4_0_cuda2")]
