@@ -16,8 +16,9 @@ from textual.binding import Binding
 
 from apxtui.profile.model import Profile
 from apxtui.tui.messages import IndexFailed, IndexProgress, IndexReady
+from apxtui.tui.screens.checkpoint import CheckpointScreen
 from apxtui.tui.screens.explorer import ExplorerScreen
-from apxtui.tui.screens.others import CaptureScreen, CheckpointScreen, KernelsScreen
+from apxtui.tui.screens.others import CaptureScreen, KernelsScreen
 from apxtui.tui.screens.profile import ProfileScreen
 from apxtui.tui.session import Session
 

@@ -150,10 +150,21 @@ def capture(session: Session, st: Stage, ann: dict | None) -> Section:
 
 
 def checkpoint(session: Session, st: Stage, ann: dict | None) -> Section:
+    """Stored weights (checkpoint) of the stage and, as separate rows, the compute dtypes below it."""
+    title = "Checkpoint weights (stored dtype ≠ compute dtype: two facts)"
     if not session.checkpoint:
-        return "Checkpoint tensors", [("", "no checkpoint given (--checkpoint PATH)")]
-    label = session.checkpoint_label or str(session.checkpoint)
-    return "Checkpoint tensors", [("checkpoint", label), ("join", NOT_ANALYSED)]
+        return title, [("", "no checkpoint given (--checkpoint PATH)")]
+    a = session.analysis
+    if ann is None:
+        return title, [("", _pending(session))]
+    if a is not None and a.weights_note:
+        return title, [("", a.weights_note)]
+    from apxtui.checkpoint.view import stage_weight_rows
+
+    rows = stage_weight_rows(ann)
+    if rows:
+        return title, rows
+    return title, [("", "no argument here names a weight the loader reads (screen 4 lists the join)")]
 
 
 STAGE_SECTIONS: list[Callable[[Session, Stage, dict | None], Section | None]] = [

@@ -28,6 +28,8 @@ class Analysis:
     path: dict
     error: str = ""
     device: list[tuple[str, str]] = field(default_factory=list)  # (kind, qualname | library:api) on the path
+    stages: list[tuple[tuple, dict]] = field(default_factory=list)  # (key chain, report-style stage dict), walk order
+    weights_note: str = ""  # why per-stage weights are absent (no checkpoint, join failed), "" once added
 
 
 class _Defs:
@@ -61,7 +63,9 @@ class Session:
     resolved: Resolved | None = None  # ``profile`` bound to the checkout's configuration space
     _space: Any = field(default=None, repr=False)
     _ckpt: Any = field(default=None, repr=False)
+    _join: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _join_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- the profile ---------------------------------------------------------------------
 
@@ -158,13 +162,72 @@ class Session:
             ann = annotate(self.index, root)
         except Exception as e:  # an analysis failure must not take the explorer down
             return Analysis(gen, {}, {}, f"{type(e).__name__}: {e}", device)
+        from apxtui.report.model import stage_dict, via_dict
+
         per: dict[tuple, dict] = {}
+        flat: list[tuple[tuple, dict]] = []
         keys: list[str] = []
         for depth, st, _arms in walk(root):
             del keys[depth:]
             keys.append(stage_key(st))
-            per.setdefault(tuple(keys), ann.stage(st))
-        return Analysis(gen, per, ann.path, "", device)
+            a = ann.stage(st)
+            per.setdefault(tuple(keys), a)
+            d = {k: v for k, v in stage_dict(st).items() if k != "children"}
+            flat.append((tuple(keys), {**d, "via": via_dict(st.via), "depth": depth, **a}))
+        note = "" if self.checkpoint is not None else "no checkpoint given (--checkpoint PATH)"
+        return Analysis(gen, per, ann.path, "", device, flat, note or "joining the checkpoint…")
+
+    def add_weights(self, a: Analysis) -> Analysis:
+        """``a`` with each stage's stored weights (checkpoint) and the compute dtypes below it (worker thread)."""
+        from dataclasses import replace
+
+        from apxtui.checkpoint.weights import stage_weights
+
+        if self.checkpoint is None or a.error:
+            return a
+        try:
+            j = self.weight_join()
+            ckpt = self.read_checkpoint()
+        except Exception as e:  # noqa: BLE001 - a bad checkpoint must not take the explorer down
+            return replace(a, weights_note=f"checkpoint not joined: {type(e).__name__}: {e}")
+        if not ckpt.tensors:
+            why = "; ".join(str(p) for p in ckpt.errors[:2]) or "EMPTY HEADER: the checkpoint declares no tensor"
+            return replace(a, weights_note=f"checkpoint not joined: {why}")
+        doc = {"stages": [dict(d) for _, d in a.stages]}
+        stage_weights(doc, j)
+        per = dict(a.per_stage)
+        for (key, _), d in zip(a.stages, doc["stages"], strict=True):
+            if "weights" in d and key in per and "weights" not in per[key]:
+                per[key] = {**per[key], "weights": d["weights"], "weights_compute": d.get("weights_compute", [])}
+        return replace(a, per_stage=per, weights_note="")
+
+    def weight_join(self):
+        """The checkpoint joined with the checkout's loader names (once; worker thread); None without a checkpoint.
+
+        Raises ``CheckpointError`` when the checkpoint cannot be read.
+        """
+        ckpt = self.read_checkpoint()
+        if ckpt is None:
+            return None
+        with self._join_lock:
+            if self._join is None:
+                from apxtui.checkpoint.join import join_index
+
+                self._join = join_index(self.index, ckpt)
+            return self._join
+
+    def path_document(self) -> dict:
+        """The trace document of the current path with stored weights per stage (for the speed of light)."""
+        from apxtui.checkpoint.weights import stage_weights
+        from apxtui.report.model import trace_document
+
+        assert self.entry is not None
+        doc = trace_document(self.index, self.tracer().trace(self.entry), [], TRACE_DEPTH, self.resolved,
+                             choices=dict(self.choices))
+        j = self.weight_join()
+        if j is not None:
+            stage_weights(doc, j)
+        return doc
 
     # -- reports -------------------------------------------------------------------------
 
@@ -176,7 +239,11 @@ class Session:
         root = self.tracer().trace(self.entry)
         doc = trace_document(self.index, root, [], TRACE_DEPTH, self.resolved, choices=dict(self.choices))
         doc["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
-        ckpt = self.read_checkpoint()
+        try:
+            ckpt = self.read_checkpoint()
+        except Exception as e:  # noqa: BLE001 - CheckpointError: the report says so and is still written
+            doc["checkpoint_error"] = f"{type(e).__name__}: {e}"
+            ckpt = None
         if ckpt is not None:
             from apxtui.report.model import add_checkpoint_facts
 

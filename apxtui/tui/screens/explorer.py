@@ -157,6 +157,8 @@ class ExplorerScreen(Screen):
         assert self.session is not None
         result = self.session.analyse()
         self.app.call_from_thread(self._analysed, result)
+        if self.session.checkpoint is not None and not result.error:
+            self.app.call_from_thread(self._analysed, self.session.add_weights(result))  # stored weights per stage
 
     def _analysed(self, result) -> None:
         if self.session is None or result.generation != self.session.generation:

@@ -1,4 +1,4 @@
-"""Screens 2–5: kernels, capture, checkpoint, profile.
+"""Screens 2 and 3: kernels and capture (screen 4 is in checkpoint.py, 5 in profile.py).
 
 Analyses that other issues deliver (dtypes, launches, capture, profiles, the weight
 join) are shown as "not analysed yet"; what the graph already knows is shown as raw evidence.
@@ -17,7 +17,6 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from apxtui.trace import CALL_EDGE_KINDS
-from apxtui.tui.details import NOT_ANALYSED
 from apxtui.tui.entries import entry_points
 from apxtui.tui.session import Session
 from apxtui.tui.text import one_line
@@ -216,72 +215,3 @@ class CaptureScreen(TableNav, Screen):
                     f"{len(a.path.get('host_transfers') or [])} host transfer(s). Static analysis, not runtime validation.")
         table.add_rows([(lit(a1, 12), lit(b, 70), lit(c, 60), lit(d, 120)) for a1, b, c, d in rows[:MAX_ROWS]])
         table.border_title = f"{len(rows)} rows"
-
-
-class CheckpointScreen(TableNav, Screen):
-    """The checkpoint's tensors (filterable), the join with the loader and the speed-of-light panel."""
-
-    AUTO_FOCUS = "DataTable"
-    BINDINGS = [*TableNav.BINDINGS,
-                Binding("slash", "filter", "Filter", key_display="/", id="checkpoint.filter",
-                        tooltip="Filter tensors by name")]
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.tensors: list = []
-
-    def compose(self) -> ComposeResult:
-        yield Static("4 · Checkpoint: tensors, join with the loader, speed of light", classes="screen-title",
-                     markup=False)
-        yield Static("", id="ckpt-summary", classes="note", markup=False)
-        yield Input(placeholder="/ filter tensors by name", id="table-filter")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
-        yield Static(f"Join with the loader's tensor names: {NOT_ANALYSED}.   Speed of light (bytes ÷ bandwidth "
-                     f"of the active profile): {NOT_ANALYSED}.", classes="panel", markup=False)
-        yield Footer(compact=True)
-
-    def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("tensor", "dtype", "shape", "MB", "shard")
-        path = getattr(self.app, "checkpoint", None)
-        if path is None:
-            self.query_one("#ckpt-summary", Static).update(
-                "No checkpoint given: start with --checkpoint PATH (a .safetensors file or a directory).")
-            return
-        self.query_one("#ckpt-summary", Static).update(f"reading {self.app.checkpoint_label()}…")
-        self._read(path)
-
-    @work(thread=True, exclusive=True, group="checkpoint", exit_on_error=False)
-    def _read(self, path) -> None:
-        from apxtui.checkpoint.reader import read_checkpoint
-
-        ckpt = read_checkpoint(path)
-        self.app.call_from_thread(self._show, ckpt)
-
-    def _show(self, ckpt) -> None:
-        self.tensors = ckpt.tensors
-        dtypes: dict[str, int] = {}
-        for t in ckpt.tensors:
-            dtypes[t.dtype] = dtypes.get(t.dtype, 0) + 1
-        params = sum(t.numel for t in ckpt.tensors)
-        text = (f"{self.app.checkpoint_label()}: {len(ckpt.tensors):,} tensors in {len(ckpt.shards)} shard(s), {params:,} parameters, "
-                f"{ckpt.total_bytes / 1e6:,.1f} MB; dtypes " + ", ".join(f"{k} ×{v}" for k, v in sorted(dtypes.items())))
-        if ckpt.problems:
-            text += f"; {len(ckpt.problems)} problem(s): " + "; ".join(one_line(str(p), 100) for p in ckpt.problems[:3])
-        self.query_one("#ckpt-summary", Static).update(text)
-        self._fill("")
-
-    def _fill(self, text: str) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
-        words = text.lower().split()
-        shown = [t for t in self.tensors if all(w in t.name.lower() for w in words)]
-        table.add_rows([(lit(t.name, 70), lit(t.dtype), lit("×".join(map(str, t.shape)) or "scalar"),
-                         lit(f"{t.nbytes / 1e6:.2f}"), lit(t.shard, 40)) for t in shown[:MAX_ROWS]])
-        table.border_title = f"Tensors {min(len(shown), MAX_ROWS):,} of {len(self.tensors):,}"
-
-    @on(Input.Changed, "#table-filter")
-    def _filtered(self, event: Input.Changed) -> None:
-        self._fill(event.value)
-
-    def action_filter(self) -> None:
-        self.query_one("#table-filter", Input).focus()
