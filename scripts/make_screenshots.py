@@ -72,6 +72,12 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
             await pilot.press(key)
             await settle(app, pilot)
             save(name)
+            if key == "4":  # the speed-of-light tab, priced on the explorer's path (H100 SXM, 1 × 16 tokens)
+                await pilot.press("s", "enter", "down", "enter", "tab", "1", "tab", *"16", "tab", "tab", "3", "tab",
+                                  *"max_new_tokens=4,num_steps=10", "escape")
+                for _ in range(2):
+                    await settle(app, pilot)
+                save("4-checkpoint-sol")
         # screen 5: make sm_100 the target architecture (space on its row); every screen re-traces
         rows = app.screen.rows
         i = next((i for i, r in enumerate(rows) if r.kind == "arch" and r.name == "sm_100"), None)
