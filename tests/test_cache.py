@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 
-from apxtui.index.build import LazyFacts, build_index, wait_for_cache_writes
+from apxtui.index.build import LazyFacts, build_index
 from apxtui.index.cache import db_path
 
 SRC = {
@@ -44,7 +44,6 @@ def test_second_run_parses_nothing_and_editing_one_file_reparses_only_it(tmp_pat
 def test_corrupt_cache_is_rebuilt_with_a_notice(tmp_path):
     root = make_checkout(tmp_path)
     build_index(root, workers=1)
-    wait_for_cache_writes()  # the snapshot is written after build_index returns
     db = db_path(root.resolve())
     for suffix in ("-wal", "-shm"):
         (db.parent / (db.name + suffix)).unlink(missing_ok=True)
@@ -58,7 +57,6 @@ def test_corrupt_cache_is_rebuilt_with_a_notice(tmp_path):
 def test_old_cache_version_is_rebuilt(tmp_path):
     root = make_checkout(tmp_path)
     build_index(root, workers=1)
-    wait_for_cache_writes()
     conn = sqlite3.connect(db_path(root.resolve()))
     conn.execute("UPDATE meta SET value='0.0.0/1/x' WHERE key='stamp'")
     conn.commit()
@@ -86,9 +84,7 @@ def test_two_processes_index_the_same_checkout(tmp_path):
 
 
 def _edges_of(root: str) -> int:
-    n = build_index(root, workers=1).graph.number_of_edges()
-    wait_for_cache_writes()
-    return n
+    return build_index(root, workers=1).graph.number_of_edges()
 
 
 def test_checkout_is_never_written(tmp_path):

@@ -14,7 +14,6 @@ import marshal
 import os
 import pickle
 import re
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -252,7 +251,6 @@ def build_index(
     vendored: tuple[str, ...] = DEFAULT_VENDORED,
 ) -> Index:
     """Index ``root``; see the module docstring.  Raises ``ScanError`` for a bad root."""
-    wait_for_cache_writes()  # an earlier run's snapshot must be complete before it is read
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     for lang in LANGS:  # a broken user query is one clear error, before any work
@@ -304,8 +302,10 @@ def build_index(
             timings["incremental"] = time.perf_counter() - t1
             index = _finish(root, sr, facts, graph, None, issues, timings, list(parsed_log), vendored_indexed,
                             cache, t0)
-            _store_in_background(root, state, {r: iface[r] for r in facts}, graph, vendored_indexed,
-                                 {r: facts.shas[r] for r in facts})
+            cache = FactCache(root, queries_fingerprint())
+            _store_snapshot(cache, state, {r: iface[r] for r in facts}, graph, vendored_indexed,
+                            {r: facts.shas[r] for r in facts})
+            cache.close()
             return index
     facts, _ = load(data_by, hashes)
     timings["parse"] = time.perf_counter() - t1
@@ -327,8 +327,10 @@ def build_index(
     index = _finish(root, sr, facts, graph, linker, issues, timings, list(dict.fromkeys(parsed_log)),
                     vendored_indexed, cache, t0)
     if use_cache:
-        _store_in_background(root, state, {r: interface_facts(f) for r, f in facts.items()}, graph,
-                             vendored_indexed, {rel: f.sha for rel, f in facts.items()})
+        cache = FactCache(root, queries_fingerprint())
+        _store_snapshot(cache, state, {r: interface_facts(f) for r, f in facts.items()}, graph, vendored_indexed,
+                        {rel: f.sha for rel, f in facts.items()})
+        cache.close()
     return index
 
 
@@ -358,38 +360,12 @@ def _state_key(hashes: dict[str, str], sources: dict[str, SourceFile]) -> str:
     return "index:" + h.hexdigest()
 
 
-_WRITERS: list[threading.Thread] = []
-
-
-def wait_for_cache_writes() -> None:
-    """Block until snapshots being written in the background are stored (also at exit:
-    the writer threads are not daemons)."""
-    while _WRITERS:
-        _WRITERS.pop().join()
-
-
-def _store_in_background(root: Path, state: str, iface, graph, vendored_indexed: list[str],
-                         shas: dict[str, str]) -> None:
-    """Write the snapshot after returning the index: the caller shows results meanwhile."""
-    payload = (dict(graph.graph), list(graph.nodes(data=True)), list(graph.edges(keys=True, data=True)),
-               shas, list(vendored_indexed))
-
-    def write() -> None:
-        try:
-            cache = FactCache(root, queries_fingerprint())
-            _store_snapshot(cache, state, iface, payload)
-            cache.close()
-        except Exception:  # noqa: BLE001 - a missing snapshot only costs the next run a re-link
-            pass
-
-    t = threading.Thread(target=write, name="apxtui-snapshot", daemon=False)
-    t.start()
-    _WRITERS.append(t)
-
-
-def _store_snapshot(cache: FactCache, state: str, iface: dict[str, FileFacts], payload: tuple) -> None:
+def _store_snapshot(cache: FactCache, state: str, iface: dict[str, FileFacts], graph, vendored_indexed: list[str],
+                    shas: dict[str, str]) -> None:
     """Graph as marshal-able lists (fast to load) + which facts back it (loaded lazily), and,
     apart, every file's interface facts for the next incremental re-link."""
+    payload = (graph.graph, list(graph.nodes(data=True)), list(graph.edges(keys=True, data=True)),
+               shas, vendored_indexed)
     try:
         blob = b"M" + marshal.dumps(payload)
     except ValueError:  # an attribute marshal cannot hold: fall back to pickle
