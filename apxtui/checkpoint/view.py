@@ -157,6 +157,10 @@ def sol_sections(sol: dict[str, Any]) -> list[tuple[str, list[Row]]]:
     if inp.get("bind"):
         head.append(("bound loops", ", ".join(f"{k}={v}" for k, v in inp["bind"].items())))
     b = sol["bound"]
+    d = sol["demand"]
+    if not sol["stages"] and b.get("status") != IE:  # 0 bytes / bandwidth is no bound: nothing was priced
+        b = {"status": IE, "missing": ["demand: no stage on this path reads a weight the join knows, and no "
+                                       "attention stage was found; nothing to price (0 s is not a bound)"]}
     bound = _result(b, "bound")
     if b.get("terms"):
         bound[1:1] = [("limiter", b["limiter"]), *((f"  {k}", _seconds(v)) for k, v in b["terms"].items())]
@@ -164,7 +168,6 @@ def sol_sections(sol: dict[str, Any]) -> list[tuple[str, list[Row]]]:
     est = _result(e, "estimate")
     if e.get("status") == "ok":
         est.insert(1, ("other launches", f"{e['other_launches']} × floor = {_seconds(e['other_launches_s'])}"))
-    d = sol["demand"]
     demand: list[Row] = [("weights", _bytes(d["weight_bytes"])), ("activations", _bytes(d["activation_bytes"])),
                          ("KV", _bytes(d["kv_bytes"]))]
     demand += [(f"FLOPs {k}", f"{v:,.0f}") for k, v in d["flops_by_dtype"].items()]

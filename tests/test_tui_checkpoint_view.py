@@ -1,0 +1,31 @@
+"""Pure rows behind screen 4: input checking, the bound/estimate sections, nothing priced ≠ a bound."""
+
+from __future__ import annotations
+
+from apxtui.checkpoint import read_checkpoint
+from apxtui.checkpoint.sol import IE, Device, speed_of_light
+from apxtui.checkpoint.view import sol_missing_sections, sol_request, sol_sections
+from apxtui.demo import DEMO_CHECKPOINT
+
+DEV = Device("T", bandwidth={"value": 1000.0, "source": "test"}, peaks={"bf16": {"value": 100.0, "source": "test"}})
+
+
+def test_sol_request_names_missing_and_invalid_inputs():
+    r = sol_request(None, "", "x16", "8", "-1", "num_steps=3, bad")
+    assert r.missing == ["device", "batch", "seq"]
+    assert r.errors == ["seq: 'x16' is not an integer", "launch floor (µs): must be at least 0",
+                        "bind 'bad': expected TEXT=N"]
+    assert r.bind == {"num_steps": 3} and r.context == 8
+    ok = sol_request("H100 SXM", "2", "1_024", "", "", "")
+    assert (ok.batch, ok.seq, ok.context, ok.launch_floor_us, ok.missing, ok.errors) == (2, 1024, None, None, [], [])
+    assert sol_request("x", "1", "16", "8").errors == ["context: must be at least seq (it includes the new tokens)"]
+    rows = dict(sol_missing_sections(r))
+    assert rows["Conditional bound"][0] == ("bound", IE)
+    assert ("missing", "batch: sequences per call") in rows["Serial estimate (separate figure)"]
+
+
+def test_a_path_with_nothing_priced_is_not_a_zero_bound():
+    sol = speed_of_light({"stages": []}, read_checkpoint(DEMO_CHECKPOINT), DEV, 1, 4, launch_floor_us=2.0)
+    assert sol["bound"]["status"] == "ok" and sol["bound"]["seconds"] == 0  # what the engine says …
+    bound = dict(sol_sections(sol))["Conditional bound"]
+    assert bound[0] == ("bound", IE) and "nothing to price" in bound[1][1]  # … and what the panel shows
