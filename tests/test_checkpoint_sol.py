@@ -180,3 +180,14 @@ def test_trace_cli_sol_json_and_markdown(tmp_path, capsys):
     assert "| serial estimate | " in md and "INSUFFICIENT_EVIDENCE" not in md.split("| serial estimate |")[1][:40]
     assert main(["trace", "--demo", "--from", "Pi05Model::forward", "--sol", "h100"]) == 1
     assert "--sol needs" in capsys.readouterr().err
+
+
+def test_nothing_priced_is_insufficient_evidence_not_a_zero_bound(demo_index):
+    """A path with no modelled stage (here: a tensor accessor) must not read as a 0 s bound."""
+    ckpt = read_checkpoint(DEMO_CHECKPOINT)
+    g = demo_index.graph
+    root = Tracer(g).trace(find_symbol(g, "Tensor::numel"))
+    doc = trace_document(demo_index, root, [], 40)
+    sol = speed_of_light(doc, ckpt, TEST_DEV, 1, 8, launch_floor_us=2.0)
+    assert sol["bound"]["status"] == IE and "nothing could be priced" in " ".join(sol["bound"]["missing"])
+    assert sol["estimate"]["status"] == IE

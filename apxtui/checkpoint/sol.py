@@ -373,7 +373,11 @@ def speed_of_light(doc: dict[str, Any], ckpt: Checkpoint, device: Device, batch:
     if flops_by and comp_ok:
         terms["compute"] = comp_t
     bound: dict[str, Any]
-    if not terms:
+    if not priced:
+        # no stage of the path could be priced: a zero bound would be a default dressed up as a fact
+        bound = {"status": IE, "missing": missing_figs + missing_inputs
+                 + ["no stage of this path has modelled traffic or FLOPs (nothing could be priced)"]}
+    elif not terms:
         bound = {"status": IE, "missing": missing_figs + missing_inputs}
     else:
         lim = max(terms, key=lambda k: terms[k])
@@ -412,6 +416,8 @@ def _estimate(work: list[Work], device: Device, bw: dict[str, Any] | None, floor
     other = _other_launches(doc, work)
     if other is None:
         miss.append("total launch count of the path is symbolic (bind the loop, e.g. --bind num_steps=N)")
+    if not [w for w in work if not w.missing]:
+        miss.append("no stage of this path has modelled traffic or FLOPs (nothing could be priced)")
     if miss:
         return {"status": IE, "missing": miss}
     total = 0.0

@@ -261,7 +261,9 @@ def checkpoint_sections(doc: dict[str, Any]) -> list[str]:
     """Weight join, stored weights per stage, loop bounds and speed of light (``trace --checkpoint``)."""
     cj = doc.get("checkpoint_join")
     if not cj:
-        why = (f"checkpoint {code(doc['checkpoint'])} given but not joined" if doc.get("checkpoint")
+        why = (f"checkpoint {code(doc['checkpoint'])} could not be read: {esc(doc['checkpoint_error'])}"
+               if doc.get("checkpoint_error")
+               else f"checkpoint {code(doc['checkpoint'])} given but not joined" if doc.get("checkpoint")
                else "No checkpoint given (`--checkpoint PATH`).")
         return ["", "## Checkpoint weight join", "", why]
     j = cj["join"]
