@@ -127,8 +127,15 @@ def launches(session: Session, st: Stage, ann: dict | None) -> Section:
         rows.append(("this call", la["self"]))
     if la.get("multiplier"):
         rows.append(("multiplier", str(la["multiplier"])))
-    for k, v in (la.get("subtree") or {}).items():
-        rows.append((f"subtree {k}", _vals(v.get("max", v) if isinstance(v, dict) else v)))
+    for phase, kinds in (la.get("subtree") or {}).items():
+        if not isinstance(kinds, dict):
+            rows.append((f"subtree {phase}", _vals(kinds)))
+            continue
+        for kind, c in kinds.items():
+            if not isinstance(c, dict) or c.get("max") in (None, "0"):
+                continue
+            span = c["max"] if c.get("exact") or c.get("min") == c.get("max") else f"{c.get('min')}..{c['max']}"
+            rows.append((f"{phase} {kind.replace('_', ' ')}", f"{span} (static, subtree)"))
     fr = ann.get("frequency") or {}
     if fr.get("label"):
         rows.append(("frequency", fr["label"] + _status(fr)))
