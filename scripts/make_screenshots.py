@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -17,11 +16,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-# From the Python entry down to the BF16 RMSNorm kernel (stage rows are expanded on the way).
-TO_KERNEL = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"LoadedModel::Vla", r"^Rust infer",
-             r"^Rust forward$", r"^Rust forward ×for layer", r"ambiguous B::rms_norm", r"CudaBackend::rms_norm @",
-             r"^Rust rms_norm", r"^Rust rms_norm$", r"DType::BF16$", r"^FFI apxinf_rms_norm_bf16",
-             r"^ABI apxinf_rms_norm_bf16", r"^kernel rms_norm_kernel"]
 
 
 async def settle(app, pilot) -> None:
@@ -31,22 +25,10 @@ async def settle(app, pilot) -> None:
     await pilot.pause()
 
 
-async def seek(pilot, tree, pattern: str) -> None:
-    rx = re.compile(pattern)
-    await pilot.press("j")
-    for _ in range(300):
-        node = tree.cursor_node
-        if rx.search(node.label.plain):
-            if node.data.kind == "stage" and node.allow_expand and not node.is_expanded:
-                await pilot.press("l")
-            return
-        await pilot.press("j")
-    raise SystemExit(f"make_screenshots: no tree row matches {pattern!r}")
-
-
 async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
     from apxtui.tui.app import ApxApp
+    from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, follow
 
     app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT)
     written: list[Path] = []
@@ -58,8 +40,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await settle(app, pilot)
         save("1-explorer")
         tree = app.screen.query_one("#tree")
-        for pattern in TO_KERNEL:
-            await seek(pilot, tree, pattern)
+        await follow(pilot, tree, DEMO_TO_RMS_NORM_KERNEL)
         await settle(app, pilot)
         save("1-explorer-kernel")
         await pilot.press("K")  # up to the dtype match, then choose arms: BF16, then F16

@@ -10,6 +10,7 @@ from apxtui.checkpoint.sol import IE
 from apxtui.checkpoint.synth import write_safetensors
 from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
 from apxtui.tui.app import ApxApp
+from apxtui.tui.drive import seek
 
 TO_Q_PROJ = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"^Rust infer",
              r"^Rust forward$", r"^Rust forward ×for layer", r"ambiguous B::linear", r"CudaBackend::linear @",
@@ -37,20 +38,6 @@ async def settle(app, pilot) -> None:
 
 def cell(table, row: int, col: int) -> str:
     return str(table.get_row_at(row)[col])
-
-
-async def seek(pilot, tree, pattern: str) -> None:
-    rx = re.compile(pattern)
-    await pilot.press("j")
-    for _ in range(300):
-        node = tree.cursor_node
-        if rx.search(node.label.plain):
-            if node.data.kind == "stage" and node.allow_expand and not node.is_expanded:
-                await pilot.press("l")
-            await pilot.pause()
-            return
-        await pilot.press("j")
-    raise AssertionError(pattern)
 
 
 async def test_demo_tensors_join_patterns_config_checks():

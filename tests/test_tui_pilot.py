@@ -9,14 +9,10 @@ import pytest
 
 from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
 from apxtui.tui.app import ApxApp
+from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, seek
 
 # Rows from the Python entry down to the BF16 RMSNorm kernel; stage rows on the way are expanded with `l`.
-TO_RMS_NORM_KERNEL = [
-    r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"LoadedModel::Vla", r"^Rust infer",
-    r"^Rust forward$", r"^Rust forward ×for layer in &self.layers", r"ambiguous B::rms_norm",
-    r"CudaBackend::rms_norm @", r"^Rust rms_norm", r"^Rust rms_norm$", r"DType::BF16$",
-    r"^FFI apxinf_rms_norm_bf16", r"^ABI apxinf_rms_norm_bf16", r"^kernel rms_norm_kernel",
-]
+TO_RMS_NORM_KERNEL = DEMO_TO_RMS_NORM_KERNEL
 
 
 @pytest.fixture(autouse=True)
@@ -31,21 +27,6 @@ def demo_app(export_dir: Path | None = None) -> ApxApp:
 async def ready(app, pilot) -> None:
     await app.workers.wait_for_complete()
     await pilot.pause()
-
-
-async def seek(pilot, tree, pattern: str, limit: int = 300):
-    """Press j until the cursor row matches ``pattern`` (starting below the cursor); expand it with l."""
-    rx = re.compile(pattern)
-    await pilot.press("j")
-    for _ in range(limit):
-        node = tree.cursor_node
-        if node is not None and rx.search(node.label.plain):
-            if node.data.kind == "stage" and node.allow_expand and not node.is_expanded:
-                await pilot.press("l")
-            await pilot.pause()
-            return node
-        await pilot.press("j")
-    raise AssertionError(f"no row below matches {pattern!r}; cursor at {tree.cursor_node.label.plain!r}")
 
 
 async def to_kernel(app, pilot, steps: list[str] = TO_RMS_NORM_KERNEL):

@@ -6,17 +6,13 @@ HTML diff report.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
 from apxtui.tui.app import ApxApp
+from apxtui.tui.drive import DEMO_TO_BF16_ARM, follow
 
 SIZES = [(80, 24), (120, 40)]
-TO_BF16_ARM = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"LoadedModel::Vla", r"^Rust infer",
-               r"^Rust forward$", r"^Rust forward ×for layer", r"ambiguous B::rms_norm", r"CudaBackend::rms_norm @",
-               r"^Rust rms_norm", r"^Rust rms_norm$", r"DType::BF16$"]
 
 
 @pytest.fixture(autouse=True)
@@ -50,18 +46,7 @@ def screen_keys(key: str):
 async def to_arm(pilot) -> None:
     await settle(pilot)
     tree = pilot.app.screen.query_one("#tree")
-    for pattern in TO_BF16_ARM:
-        rx = re.compile(pattern)
-        await pilot.press("j")
-        for _ in range(300):
-            node = tree.cursor_node
-            if rx.search(node.label.plain):
-                if node.data.kind == "stage" and node.allow_expand and not node.is_expanded:
-                    await pilot.press("l")
-                break
-            await pilot.press("j")
-        else:
-            raise AssertionError(pattern)
+    await follow(pilot, tree, DEMO_TO_BF16_ARM)
     await settle(pilot)
 
 
