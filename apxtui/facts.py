@@ -2,8 +2,8 @@
 
 Extractors (``apxtui/parse/<lang>.py``) produce a :class:`FileFacts` per file and
 never link anything; the linker (``apxtui/index/link.py``) reads only these
-records.  Everything here is JSON-serialisable (``to_dict``/``from_dict``) so the
-cache can store it in SQLite.
+records.  Everything here is plain data: the cache pickles it; ``to_dict``/``from_dict``
+give JSON for fixtures and diffs.
 
 Conventions
 -----------
@@ -52,7 +52,9 @@ class Context:
       ``pp_if`` (``#if``/``#ifdef``/``#ifndef``/``#elif``/``#else`` arm; ``text`` = condition),
       ``loop`` (``for``/``while``/``loop``; ``text`` = loop header without body),
       ``closure`` (call inside a closure/lambda body; ``text`` = the closure header),
-      ``macro`` (call inside a macro invocation's token tree; ``text`` = macro name with ``!``).
+      ``macro`` (call inside a macro invocation's token tree; ``text`` = macro name with ``!``),
+      ``except`` (Python: call inside an ``except X`` clause; ``text`` = ``except X``).
+      Else-if arms are kind ``if`` with ``negated`` = the earlier conditions.
     group: identifies the branch construct within the file (``"<line>:<col>"`` of the
       if-chain / match / switch / #if), so arms of one construct can be grouped into a
       dispatch point.  Loops and closures also get one.
@@ -141,7 +143,7 @@ class Import:
     Python: ``path`` is the module or ``module.name`` imported, ``alias`` the bound name.
     """
 
-    kind: str  # "use" | "include" | "import"
+    kind: str  # "use" | "mod" | "include" | "define" | "typedef" | "import"
     path: str
     alias: str
     file: str
@@ -191,7 +193,7 @@ class Issue:
     """A problem met while reading/parsing a file (kept, counted, shown; never fatal)."""
 
     file: str
-    kind: str  # "syntax", "binary", "encoding", "too_large", "unreadable", "query"
+    kind: str  # syntax, binary, encoding, too_large, unreadable, symlink, too_deep, query
     message: str
     line: int = 0
 

@@ -338,23 +338,12 @@ def _walk_items(items, depth, arms):
                 yield from _walk_items(arm.children, depth, (*arms, arm.label))
 
 
-def dispatches(stage: Stage):
-    """Every dispatch point in the expanded tree, pre-order."""
-    for it in stage.children:
+def dispatches(node: Stage | list[Stage | Dispatch]):
+    """Every dispatch point in the expanded tree (under a stage, or a list of items), pre-order."""
+    for it in node.children if isinstance(node, Stage) else node:
         if isinstance(it, Dispatch):
             yield it
             for arm in it.arms:
-                for sub in _stage_items(arm.children):
-                    yield from dispatches(sub) if isinstance(sub, Stage) else [sub]
+                yield from dispatches(arm.children)
         else:
             yield from dispatches(it)
-
-
-def _stage_items(items):
-    for it in items:
-        if isinstance(it, Stage):
-            yield it
-        else:
-            yield it
-            for arm in it.arms:
-                yield from _stage_items(arm.children)

@@ -10,7 +10,7 @@ import pytest
 
 from apxtui.index.build import build_index
 from apxtui.profile import Profile, add_profile_args, profile_from_args, resolve
-from apxtui.trace import Dispatch, Tracer, find_symbol, walk
+from apxtui.trace import Tracer, dispatches, find_symbol, walk
 
 LIB_RS = textwrap.dedent('''
     mod ffi;
@@ -94,19 +94,9 @@ def _names(root) -> list[str]:
     return [st.name for _, st, _ in walk(root)]
 
 
-def _dispatches(items):
-    for it in items:
-        if isinstance(it, Dispatch):
-            yield it
-            for a in it.arms:
-                yield from _dispatches(a.children)
-        else:
-            yield from _dispatches(it.children)
-
-
 def test_no_profile_keeps_every_alternative(index):
     root = _trace(index, "gpu::entry", None)
-    kinds = [d.construct for d in _dispatches(root.children)]
+    kinds = [d.construct for d in dispatches(root)]
     assert "candidates" in kinds and "if" in kinds and "pp_if" in kinds
     names = _names(root)
     assert {"flash", "generic", "split", "fast_path", "slow_path"} <= set(names)
@@ -123,7 +113,7 @@ def test_profile_resolves_alternatives(index, profile, present, absent):
     names = set(_names(root))
     assert present <= names
     assert not (absent & names)
-    constructs = {d.construct for d in _dispatches(root.children)}
+    constructs = {d.construct for d in dispatches(root)}
     assert "candidates" not in constructs  # one surviving definition is no dispatch
     if profile.arch:
         assert "pp_if" not in constructs and "if" not in constructs
@@ -144,7 +134,7 @@ def test_host_pass_has_no_cuda_arch(index):
 def test_undecided_stays_a_dispatch_with_note(index):
     # features only: the arch cfg is undecided, so the candidates stay, marked
     root = _trace(index, "gpu::entry", Profile(features=[], env={"X": "1"}))
-    cands = [d for d in _dispatches(root.children) if d.construct == "candidates"]
+    cands = [d for d in dispatches(root) if d.construct == "candidates"]
     assert cands and cands[0].note == "undecided under profile"
     assert len(cands[0].arms) == 2
 
@@ -201,14 +191,14 @@ def test_demo_sm90_default_env_runs_custom_kernel(tmp_path, monkeypatch):
     kernels = {st.name for _, st, _ in walk(root) if st.kind == "kernel"}
     assert "attention_kernel" in kernels and "attention_split_kernel" not in kernels
     # the head_dim switch is a runtime choice: still a dispatch point, labelled runtime
-    sw = [d for d in _dispatches(root.children) if d.construct == "switch"]
+    sw = [d for d in dispatches(root) if d.construct == "switch"]
     assert sw and all(d.note == "runtime" for d in sw)
 
 
 def test_demo_without_profile_is_ambiguous(tmp_path, monkeypatch):
     root, kernels, rp = _demo_trace(None, tmp_path, monkeypatch)
     assert rp is None
-    cands = [d for d in _dispatches(root.children) if d.construct == "candidates"]
+    cands = [d for d in dispatches(root) if d.construct == "candidates"]
     assert cands and len(cands[0].arms) == 3
     assert {"run_mha_fwd", "attention_kernel", "initialize"} <= kernels
 

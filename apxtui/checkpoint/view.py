@@ -158,9 +158,6 @@ def sol_sections(sol: dict[str, Any]) -> list[tuple[str, list[Row]]]:
         head.append(("bound loops", ", ".join(f"{k}={v}" for k, v in inp["bind"].items())))
     b = sol["bound"]
     d = sol["demand"]
-    if not sol["stages"] and b.get("status") != IE:  # 0 bytes / bandwidth is no bound: nothing was priced
-        b = {"status": IE, "missing": ["demand: no stage on this path reads a weight the join knows, and no "
-                                       "attention stage was found; nothing to price (0 s is not a bound)"]}
     bound = _result(b, "bound")
     if b.get("terms"):
         bound[1:1] = [("limiter", b["limiter"]), *((f"  {k}", _seconds(v)) for k, v in b["terms"].items())]

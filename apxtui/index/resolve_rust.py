@@ -272,7 +272,6 @@ class RustResolver:
         for absolute in self.expand(segs, module, caller):
             ids, how = self.lookup(absolute)
             if ids:
-                ids = self._same_crate_first(ids, module)
                 status = EXACT if how in ("path", "impl method") or how.startswith(("re-export", "glob re-export")) else HEURISTIC
                 return Resolved.of(ids, f"{how} {absolute}".strip(), status)
         ext = "::".join(segs)
@@ -283,9 +282,6 @@ class RustResolver:
         if len(segs) >= 2 and segs[-2][:1].isupper() and segs[-2] not in self.t.types:
             return Resolved(status="unresolved", how="type not defined in the checkout", external=ext, external_kind="external")
         return Resolved(status="unresolved", how="no definition in the checkout", external=ext, external_kind="external")
-
-    def _same_crate_first(self, ids: list[str], module: str) -> list[str]:
-        return ids  # all kept: several same-path defs are cfg alternatives, shown as such
 
     def _generic(self, param: str, method: str, bounds: list[str]) -> Resolved:
         ids: list[str] = []

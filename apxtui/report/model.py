@@ -9,7 +9,7 @@ from typing import Any
 
 from apxtui import __version__
 from apxtui.index.build import Index
-from apxtui.trace import Dispatch, Stage, walk
+from apxtui.trace import Dispatch, Stage, dispatches, walk
 
 STATIC_NOTE = "Static analysis of the source: not runtime validation. Counts are static, per call of the entry."
 NO_PROFILE = "no profile: all configurations"
@@ -65,18 +65,6 @@ def flat_stages(root: Stage) -> list[dict[str, Any]]:
     return out
 
 
-def all_dispatches(items) -> list[Dispatch]:
-    out: list[Dispatch] = []
-    for it in items:
-        if isinstance(it, Stage):
-            out += all_dispatches(it.children)
-        else:
-            out.append(it)
-            for a in it.arms:
-                out += all_dispatches(a.children)
-    return out
-
-
 def header(index: Index, profile: Any = None) -> dict[str, Any]:
     """``profile``: an ``apxtui.profile.Resolved`` (None: no profile, all configurations)."""
     git = index.scan.git
@@ -96,7 +84,7 @@ def trace_document(index: Index, root: Stage, select: list[str], depth: int, pro
                    choices: dict[str, int] | None = None) -> dict[str, Any]:
     """``choices``: dispatch key → chosen arm index (the explorer's ``[``/``]``), kept in the document."""
     stages = flat_stages(root)
-    disp = all_dispatches(root.children)
+    disp = list(dispatches(root))
     return add_analyses(index, root, stages, {
         **header(index, profile),
         "entry": {"node": root.node, "qualname": root.qualname, "kind": root.kind, "file": root.file, "line": root.line},
