@@ -20,7 +20,8 @@ from typing import Any
 
 import networkx as nx
 
-CALL_EDGE_KINDS = ("call", "binding", "exposes", "ffi", "launch", "vendor")
+from apxtui.vocab import CALL_EDGE_KINDS
+
 _IMPLICIT_LABEL = {
     "if": "else (no call)",
     "else": "if (no call)",

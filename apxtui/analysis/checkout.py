@@ -11,8 +11,8 @@ from apxtui.analysis.dtypes import DtypeAnalysis
 from apxtui.analysis.evidence import HEURISTIC, loc
 from apxtui.analysis.hostops import ROLE_EDGES, api_name, copy_direction
 from apxtui.trace import CALL_EDGE_KINDS, Tracer
+from apxtui.vocab import FN_KINDS
 
-FN_KINDS = ("rust_fn", "host_fn", "abi_fn", "python_fn", "device_fn")
 ENTRY_KINDS = ("python_fn", "pyo3_binding", "rust_fn", "host_fn", "abi_fn")
 CAPTURE_DEPTH = 25
 CAPTURE_BUDGET = 150000

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-EXACT, HEURISTIC, UNKNOWN = "exact", "heuristic", "unknown"
+from apxtui.vocab import Evidence
+
+EXACT, HEURISTIC, UNKNOWN = Evidence.EXACT.value, Evidence.HEURISTIC.value, Evidence.UNKNOWN.value
 _IDENT = re.compile(r"(?<![.\w:])([A-Za-z_]\w*)\b")
 
 

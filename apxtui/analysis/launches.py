@@ -177,7 +177,7 @@ class LaunchCounter:
         chosen = [a for a in arms if a.selected]
         if len(chosen) == 1:
             return per_arm[0][1]
-        phases = {ph for _, r in per_arm for ph in r}
+        phases = list(dict.fromkeys(ph for _, r in per_arm for ph in r))  # first-seen order: deterministic
         out = {ph: Count.alternatives([r.get(ph, Count()) for _, r in per_arm]) for ph in phases}
         if _differs(per_arm):
             self.alternatives.append({

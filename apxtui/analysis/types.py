@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from apxtui.vocab import DTYPE_BITS, FLOAT_DTYPES
+
 _C_TYPES = {
     "__nv_bfloat16": "bf16", "nv_bfloat16": "bf16", "__nv_bfloat162": "bf16", "nv_bfloat162": "bf16",
     "cutlass::bfloat16_t": "bf16", "bfloat16_t": "bf16", "bfloat16": "bf16", "bf16": "bf16", "at::BFloat16": "bf16",
@@ -27,10 +29,8 @@ _C_TYPES = {
     "uint64_t": "u64", "u64": "u64", "usize": "u64", "bool": "bool",
 }  # fmt: skip
 
-#: width in bits, for deciding whether a conversion narrows.
-WIDTH = {"f64": 64, "f32": 32, "tf32": 19, "bf16": 16, "f16": 16, "e4m3": 8, "e5m2": 8, "fp8 (storage)": 8,
-         "i64": 64, "u64": 64, "i32": 32, "u32": 32, "i16": 16, "u16": 16, "i8": 8, "u8": 8, "bool": 1}
-FLOATS = {"f64", "f32", "tf32", "bf16", "f16", "e4m3", "e5m2", "fp8 (storage)"}
+WIDTH = DTYPE_BITS  # width in bits, for deciding whether a conversion narrows
+FLOATS = FLOAT_DTYPES
 
 #: cudaDataType_t / cublasComputeType_t / cudnn / Rust DType enum spellings.
 _ENUMS = {

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apxtui.vocab import node_id
+
 ONE, MANY = "{*}", "{**}"
 #: Identifiers that stand for an integer index when nothing else is known.
 INDEXISH = re.compile(r"^(i|j|k|l|n|e|idx|index|li|bi|layer|layer_i|layer_id|layer_idx|layer_index|block|blk|"
@@ -324,7 +326,7 @@ class Resolver:
         caller = self.ctx.defs.get(fn)
         g = self.ctx.graph
         if g is not None and caller is not None:
-            node = f"{caller.qualname}@{caller.file}:{caller.line}"
+            node = node_id(caller.qualname, caller.file, caller.line)
             if node in g:
                 out = []
                 for _u, v, a in g.out_edges(node, data=True):
@@ -382,7 +384,7 @@ class Resolver:
 
     def _call_sites(self, d: Any) -> list[Any]:
         g = self.ctx.graph
-        node = f"{d.qualname}@{d.file}:{d.line}"
+        node = node_id(d.qualname, d.file, d.line)
         if g is not None and node in g:
             out = []
             for _u, _v, a in g.in_edges(node, data=True):

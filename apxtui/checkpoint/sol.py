@@ -31,10 +31,11 @@ from typing import Any
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.dtypes import DTYPE_BITS
 from apxtui.checkpoint.model import Checkpoint
+from apxtui.vocab import Evidence, dtype_bytes
 
-IE = "INSUFFICIENT_EVIDENCE"
+IE = Evidence.INSUFFICIENT.value
 DEVICES_FILE = Path(__file__).with_name("devices.toml")
-ANALYSIS_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "e4m3": 1, "e5m2": 1, "i8": 1, "u8": 1, "f64": 8}
+ANALYSIS_BYTES = {k: b for k in ("bf16", "f16", "f32", "e4m3", "e5m2", "i8", "u8", "f64") if (b := dtype_bytes(k))}
 PEAK_KEY = {"bf16": "bf16", "f16": "f16", "e4m3": "fp8", "e5m2": "fp8", "i8": "int8", "f32": "f32", "tf32": "tf32"}
 _ATTN = re.compile(r"attention|attn|fmha|sdpa", re.I)
 _EMBED = re.compile(r"embed|embedding|gather|lookup", re.I)

@@ -20,6 +20,7 @@ from typing import Any
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.join import JoinResult, PatternMatch
 from apxtui.checkpoint.model import Checkpoint
+from apxtui.vocab import STORAGE_TO_ANALYSIS
 
 GENERIC = {"weight", "weights", "bias", "w", "b", "data", "ptr", "tensor", "model", "layers", "layer", "blocks",
            "self_attn", "mlp", "attn", "cfg", "config", "stream", "handle", "scratch", "s", "x", "input", "out",
@@ -28,8 +29,6 @@ _FIELD = re.compile(r"(?:^|[.\]])\s*([A-Za-z_]\w*)\s*$")
 _LAYER_LOOP = re.compile(r"\b(layers|blocks|decoder_layers|encoder_layers|h|num_hidden_layers|num_layers|n_layers|"
                          r"n_layer|depth)\b|_layers\b")
 _VISION = re.compile(r"vision|visual|vit|siglip|image|patch", re.I)
-STORAGE_TO_ANALYSIS = {"BF16": "bf16", "F16": "f16", "F32": "f32", "F8_E4M3": "e4m3", "F8_E5M2": "e5m2",
-                       "I8": "i8", "U8": "u8", "I32": "i32", "F64": "f64"}
 
 
 _OWNER = re.compile(r"^(self|w|weights?|layer|block|params|model|m)\b")

@@ -27,8 +27,8 @@ from apxtui.index.resolve_cuda import CudaResolver
 from apxtui.index.resolve_python import PythonResolver
 from apxtui.index.resolve_rust import RustResolver
 from apxtui.index.tables import Tables, node_id
+from apxtui.vocab import GRAPH_NODE_KINDS
 
-GRAPH_NODE_KINDS = {"rust_fn", "ffi_decl", "abi_fn", "host_fn", "device_fn", "kernel", "python_fn", "python_class"}
 BRANCH_KINDS = {"if", "else", "match_arm", "switch_case", "cfg", "pp_if", "except"}
 MAX_CANDIDATES = 12
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-EXACT, HEURISTIC, AMBIGUOUS, UNRESOLVED = "exact", "heuristic", "ambiguous", "unresolved"
+from apxtui.vocab import Resolution
+
+# Plain ``str`` values: they are stored on graph edges, which the warm-start snapshot marshals.
+EXACT, HEURISTIC, AMBIGUOUS, UNRESOLVED = (Resolution.EXACT.value, Resolution.HEURISTIC.value,
+                                         Resolution.AMBIGUOUS.value, Resolution.UNRESOLVED.value)
 
 
 @dataclass

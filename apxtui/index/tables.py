@@ -11,13 +11,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from apxtui.facts import Binding, Definition, FileFacts, Import
+from apxtui.vocab import node_id as vocab_node_id
 
 _GENERIC_RE = re.compile(r"<.*>$")
 
 
 def node_id(d: Definition) -> str:
     """Graph node id of a definition: readable and unique (cfg alternatives differ by line)."""
-    return f"{d.qualname}@{d.file}:{d.line}"
+    return vocab_node_id(d.qualname, d.file, d.line)
 
 
 def short_type(text: str) -> str:

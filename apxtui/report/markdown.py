@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from apxtui.vocab import DEVICE_KINDS
+
 LANG_TAG = {"python": "Python", "rust": "Rust", "cuda": "CUDA/C++"}
 KIND_TAG = {
     "python_fn": "Python", "python_class": "Python", "pyo3_binding": "binding", "rust_fn": "Rust",
     "ffi_decl": "FFI", "abi_fn": "ABI", "host_fn": "host", "device_fn": "device", "kernel": "kernel",
     "vendor_api": "library", "external": "external",
 }
-DEVICE_KINDS = ("kernel", "vendor_api")
+
 ALL_STAGES_MAX = 2000  # rows of the "All stages" table (a real engine's full trace has tens of thousands)
 
 

@@ -17,11 +17,11 @@ from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.tui.session import Session, stage_key
 from apxtui.tui.widgets.labels import arm_label, dispatch_label, stage_label
 from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
+from apxtui.vocab import DEVICE_KINDS
 
 CHUNK = 250  # children shown before a "+N more…" node
 SEARCH_ROWS = 50_000  # rows `n` looks through before stopping …
 SEARCH_BUILDS = 2_000  # … or stages whose calls it had to trace (one level each)
-DEVICE_KINDS = ("kernel", "vendor_api")
 
 
 @dataclass

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.tui.text import one_line
+from apxtui.vocab import DEVICE_KINDS
 
 KIND_TAG = {
     "python_fn": ("Py", "ct-py"), "python_class": ("Py", "ct-py"), "pyo3_binding": ("PyO3", "ct-pyo3"),
@@ -16,7 +17,6 @@ KIND_TAG = {
     "host_fn": ("host", "ct-host"), "device_fn": ("dev", "ct-host"), "kernel": ("kernel", "bold ct-kernel"),
     "vendor_api": ("lib", "bold ct-lib"), "external": ("ext", "ct-ext"),
 }
-DEVICE_KINDS = ("kernel", "vendor_api")
 
 
 def tag(kind: str) -> Text:
