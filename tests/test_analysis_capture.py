@@ -28,13 +28,16 @@ def test_demo_region_through_wrappers(demo_index):
     assert [c["target"] for c in r["instantiate"]] == ["apxinf_cuda::graph::CudaGraph::instantiate"]
 
 
-def test_demo_position_flagged_buffer_not(demo_index):
+def test_demo_position_in_graph_key_buffer_not_flagged(demo_index):
     r = _path(demo_index, "Pi05ModelRunner::infer", SEL)["capture_regions"][0]
     rope = [x for x in r["launches"] if x["kernel"] == "rope_kernel"]
     assert rope
     consts = {c["param"]: c for c in rope[0]["constants"]}
-    assert consts["pos"]["flagged"] and "per-request" in consts["pos"]["origin"]
+    assert "per-request" in consts["pos"]["origin"]
     assert any("tokens.len() + step" in s for s in consts["pos"]["derivation"])
+    # the graphs are cached per seq_len = pos + 1: a different pos builds another graph
+    assert not consts["pos"]["flagged"] and consts["pos"]["in_graph_key"]["key"] == "seq_len"
+    assert "safe by construction" in consts["pos"]["reason"]
     assert not consts["theta"]["flagged"] and consts["theta"]["origin"] == ["struct field"]
     buf = {b["param"]: b for b in rope[0]["buffers"]}
     assert buf["x"]["allocated_before_capture"] is True and "flagged" not in buf["x"]

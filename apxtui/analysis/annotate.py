@@ -135,6 +135,7 @@ class _Annotator:
             r["library_calls"] = b["library_calls"]
             r["allocations_in_body"] = b["allocations_in_body"]
             r["complete"], r["cut"] = b["complete"], b["cut"]
+            r["graph_keys"] = b["graph_keys"]
             sites = {(x["kernel"], x["at"]): x for x in b["launches"]}
             haz = {}
             for h in b["hazards"]:

@@ -1,10 +1,14 @@
 """CUDA Graph capture regions over a trace tree: body, captured constants, hazards, caches, replays.
 
-A region is a begin-role call and the next end-role call among the direct calls of
-one function (same branch); its body is every call between them and what they
-reach.  For each kernel launch in the body, scalar arguments are captured constants
-(followed back up the traced chain to their origin: a per-request parameter, a loop
-variable, a struct field or a literal); pointer arguments are device buffers.
+A region is a begin-role call and the end-role calls after it among the direct calls of
+one function (same branch): every end is kept, those on a failure arm labelled ``error``;
+its body is every call between the begin and the first normal end, and what they reach.
+Instantiation and replay are found through helper functions (:mod:`apxtui.analysis.lifecycle`).
+For each kernel launch in the body, scalar arguments are captured constants (followed back
+up the traced chain to their origin: a per-request parameter, a loop variable, a struct
+field or a literal); pointer arguments are device buffers.  A per-request value that is
+part of a graph key (:mod:`apxtui.analysis.graphkeys`) is safe by construction.  Hazards
+are grouped by site with their guards (:mod:`apxtui.analysis.hazards`).
 """
 
 from __future__ import annotations
@@ -14,32 +18,67 @@ from typing import Any
 
 from apxtui.analysis import types as ty
 from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, identifiers, loc
+from apxtui.analysis.graphkeys import graph_keys
+from apxtui.analysis.graphkeys import public as gk_public
+from apxtui.analysis.hazards import ArmRef, wrapper_notes
+from apxtui.analysis.hazards import group as hazard_group
+from apxtui.analysis.hazards import public as public_hazards
 from apxtui.analysis.hostops import Roles, api_name, host_op
+from apxtui.analysis.lifecycle import holder_type, is_error_path, primitive_sites, replay_methods
+from apxtui.analysis.overloads import best_candidates
 from apxtui.trace import Dispatch, Stage
 
 _DEFAULT_STREAM = {"0", "nullptr", "NULL", "cudaStreamLegacy", "cudaStreamPerThread", "0x0"}
 _PER_REQUEST_HINT = re.compile(r"pos|position|seq|len|step|token|offset|start|idx|index|batch|num", re.I)
 MAX_HOPS = 12
+_CLOSURE_ARG = re.compile(r"^\s*(?:move\s+)?\|")
 
 
-def _children_stages(items: list[Stage | Dispatch], arms: tuple[str, ...] = ()):
-    """Direct call stages of a function (through its dispatch arms), with the arm labels."""
+def _via(path: tuple[Stage, ...]) -> str:
+    """The nearest Rust/Python function above the last stage of a path (else the nearest C/C++ one)."""
+    up = list(reversed(path[:-1]))
+    return next((p.qualname for p in up if p.kind in ("rust_fn", "python_fn")),
+                next((p.qualname for p in up if p.kind in ("host_fn", "abi_fn")), ""))
+
+
+def _children_stages(items: list[Stage | Dispatch], arms: tuple[ArmRef, ...] = ()):
+    """Direct call stages of a function (through its dispatch arms), with the arms taken."""
     for it in items:
         if isinstance(it, Stage):
             yield it, arms
         else:
+            live = tuple(a.index for a in it.arms if a.selected is not False)
             for a in it.arms:
                 if a.selected is False:
                     continue
-                yield from _children_stages(a.children, (*arms, a.label))
+                yield from _children_stages(a.children, (*arms, ArmRef(a.label, it.key, a.index, it.construct, live)))
 
 
 def _conds(st: Stage) -> list[tuple[str, int]]:
     return [(c.get("group", ""), c.get("arm", 0)) for c in (st.via or {}).get("conditions", [])]
 
 
-def subtree(st: Stage, path: tuple[Stage, ...] = (), arms: tuple[str, ...] = ()):
-    """(stage, path from the region's body call to it, arm labels) over the selected/shown arms."""
+def _line(st: Stage) -> int:
+    return (st.via or {}).get("line", 0)
+
+
+def _site_key(st: Stage) -> str:
+    """The call site of a stage (the candidates of one ambiguous call share it)."""
+    v = st.via or {}
+    return v.get("site") or f"{v.get('file', '')}:{v.get('line', 0)}:{v.get('callee', '')}"
+
+
+def labels(arms: tuple[ArmRef, ...]) -> list[str]:
+    return [a.label for a in arms]
+
+
+def _branches(arms: tuple[ArmRef, ...]) -> tuple[ArmRef, ...]:
+    """The branch arms of a path (the candidates of an ambiguous call are not branches)."""
+    return tuple(a for a in arms if a.construct != "candidates")
+
+
+def subtree(st: Stage, path: tuple[Stage, ...] = (), arms: tuple[ArmRef, ...] = ()):
+    """(stage, path from the region's body call to it, arms taken) over the selected/shown arms."""
     path = (*path, st)
     yield st, path, arms
     if st.cut:
@@ -53,51 +92,109 @@ class CaptureAnalysis:
         self.index = index
         self.g = index.graph
         self.roles = Roles(self.g)
+        self._req_params: set[str] = set()
+        self._req_locals: set[str] = set()
 
     # -- regions ---------------------------------------------------------------------------
 
     def regions_in(self, fn: Stage) -> list[dict[str, Any]]:
-        """Capture regions among the direct calls of one traced function stage."""
+        """Capture regions among the direct calls of one traced function stage.
+
+        Every end after a begin is kept (``ends``), the ones on a failure arm (``Err(error) =>``,
+        ``status != cudaSuccess``) labelled ``error``; the region's ``end`` is the first normal
+        one and its body the calls between, failure arms excluded.
+        """
         calls = list(_children_stages(fn.children))
         roles = [(c, a, self.roles.role(c.node)) for c, a in calls]
         out = []
         begins = [(c, a) for c, a, r in roles if r == "begin"]
         ends = [(c, a) for c, a, r in roles if r == "end"]
         for b, barms in begins:
-            bl = (b.via or {}).get("line", 0)
-            end = next(((e, ea) for e, ea in ends if (e.via or {}).get("line", 0) > bl
-                        and _conds(e)[: len(_conds(b))] == _conds(b)), None)
+            bl, bc, nb = _line(b), _conds(b), len(_branches(barms))
+
+            def inside(c: Stage, bc: list = bc) -> bool:  # same branch as the begin
+                return _conds(c)[: len(bc)] == bc
+
             region: dict[str, Any] = {
                 "id": f"{fn.qualname}@{(b.via or {}).get('file', '')}:{bl}",
                 "function": fn.qualname, "function_node": fn.node, "file": fn.file,
-                "begin": self._site(b), "arms": list(barms), "body_calls": [],
+                "begin": self._site(b), "arms": labels(barms), "body_calls": [],
             }
-            if end is None:
+            region["begin"]["primitive"] = primitive_sites(self.g, b.node, "begin")
+            end_list: dict[str, dict[str, Any]] = {}
+            end_stage: dict[str, Stage] = {}
+            for e, ea in ends:
+                if _line(e) <= bl or not inside(e):
+                    continue
+                site = self._site(e)
+                if site["at"] in end_list:
+                    continue
+                err = is_error_path(labels(_branches(ea)[nb:]) + [c.get("text", "") for c in (e.via or {}).get(
+                    "conditions", [])[len(bc):]])
+                site.update({"path": "error" if err else "normal", "condition": err,
+                             "primitive": primitive_sites(self.g, e.node, "end")})
+                end_list[site["at"]] = site
+                end_stage[site["at"]] = e
+            region["ends"] = list(end_list.values())
+            normal = [x for x in region["ends"] if x["path"] == "normal"]
+            chosen = normal[0] if normal else (region["ends"][0] if region["ends"] else None)
+            if chosen is None:
                 region["end"] = None
                 region["note"] = (f"capture begun in {fn.qualname} and not ended there: "
                                   "the end is in another function")
                 region["status"] = HEURISTIC
                 el = 10**9
             else:
-                region["end"] = self._site(end[0])
-                region["status"] = EXACT
-                el = (end[0].via or {}).get("line", 0)
-            body = [c for c, _a, r in roles if bl < (c.via or {}).get("line", 0) < el and r is None
-                    and _conds(c)[: len(_conds(b))] == _conds(b)]
+                region["end"] = chosen
+                region["status"] = EXACT if normal else HEURISTIC
+                if not normal:
+                    region["note"] = f"only a failure-path end ({chosen['condition']}) in {fn.qualname}"
+                el = int(chosen["at"].rsplit(":", 1)[-1] or 0)
+            lifecycle_sites = {_site_key(c) for c, _a, r in roles if r}
+            body = [c for c, a, r in roles if bl < _line(c) < el and r is None and inside(c)
+                    and _site_key(c) not in lifecycle_sites and not is_error_path(labels(_branches(a)[nb:]))]
             region["_body"] = body
             region["body_calls"] = [self._site(c) for c in body]
-            after = [(c, r) for c, _a, r in roles if (c.via or {}).get("line", 0) > el and r in ("instantiate", "replay")
-                     and _conds(c)[: len(_conds(b))] == _conds(b)]
-            region["instantiate"] = _dedupe([self._site(c) for c, r in after if r == "instantiate"])
-            region["replay_after_capture"] = _dedupe([self._site(c) for c, r in after if r == "replay"])
+            region["_wrappers"] = [(c, loc((c.via or {}).get("file", ""), _line(c))) for c in body
+                                   if any(_CLOSURE_ARG.match(x) for x in (c.via or {}).get("args", []))]
+            after = [(c, r) for c, _a, r in roles if _line(c) > el and r in ("instantiate", "replay") and inside(c)]
+            inst = _dedupe([{**self._site(c), "primitive": primitive_sites(self.g, c.node, "instantiate")}
+                            for c, r in after if r == "instantiate"])
+            for e in [x for x in region["ends"] if x["path"] == "normal"] + \
+                    [x for x in region["ends"] if x["path"] == "error"]:
+                for p in primitive_sites(self.g, end_stage[e["at"]].node, "instantiate"):
+                    if all(p["at"] != x["at"] for x in inst):
+                        inst.append({"call": p["call"], "target": p["call"], "at": p["at"], "role": "instantiate",
+                                     "through": p["through"], "from_end": e["at"]})
+            region["instantiate"] = inst
+            region["replay_after_capture"] = _dedupe([{**self._site(c), "primitive": primitive_sites(
+                self.g, c.node, "replay")} for c, r in after if r == "replay"])
+            region["replay"] = self._holder_replays(fn)
             out.append(region)
         if ends and not begins:
             for e, ea in ends:
                 out.append({"id": f"{fn.qualname}@{self._site(e)['at']}", "function": fn.qualname,
                             "function_node": fn.node, "file": fn.file, "begin": None, "end": self._site(e),
-                            "arms": list(ea), "body_calls": [], "_body": [], "instantiate": [],
-                            "replay_after_capture": [], "status": HEURISTIC,
+                            "ends": [self._site(e)], "arms": labels(ea), "body_calls": [], "_body": [],
+                            "_wrappers": [], "instantiate": [], "replay_after_capture": [], "replay": [],
+                            "status": HEURISTIC,
                             "note": f"capture ended in {fn.qualname}, begun in another function"})
+        return out
+
+    def _holder_replays(self, fn: Stage) -> list[dict[str, Any]]:
+        """Replaying methods of the type the capturing function returns (or belongs to)."""
+        d = self.index.definition(fn.node)
+        out = []
+        seen = set()
+        for t, how in ((holder_type(d.return_type) if d else "", "returns"),
+                       (d.container if d else "", "belongs to")):
+            if not t or t in seen:
+                continue
+            seen.add(t)
+            for m in replay_methods(self.g, t, self.roles):
+                if m["method"] != fn.qualname:
+                    out.append({**m, "type": t, "how": f"method of {t}, the type {fn.qualname} {how}",
+                                "status": HEURISTIC})
         return out
 
     def _site(self, st: Stage) -> dict[str, Any]:
@@ -108,60 +205,119 @@ class CaptureAnalysis:
     # -- body ------------------------------------------------------------------------------
 
     def body(self, fn: Stage, region: dict[str, Any]) -> dict[str, Any]:
-        """Launches with their captured constants, hazards and library calls reachable in the body."""
-        launches, hazards, library = [], [], []
+        """Launches with their captured constants, hazards (one per site) and library calls in the body."""
+        launches, occurrences, library = [], [], []
         allocs = False
         items = [(s, p, a) for c in region["_body"] for s, p, a in subtree(c)]
         for st, _p, _a in items:
             op = host_op(st.qualname, (st.via or {}).get("args", [])) if st.kind == "external" else None
             if op and op["kind"] == "alloc":
                 allocs = True
+        parents: dict[int, Stage] = {}
+        for st, path, _a in items:
+            if len(path) > 1:
+                parents[id(st)] = path[-2]
         for st, path, arms in items:
             v = st.via or {}
             where = loc(v.get("file", ""), v.get("line", 0))
             if v.get("kind") == "launch":
+                if not self._overload_fits(st, parents.get(id(st), fn)):
+                    continue
                 launches.append(self.launch(fn, region, st, path, arms, allocs))
                 cfg = v.get("launch_config", [])
                 if len(cfg) < 4 or cfg[3].strip() in _DEFAULT_STREAM:
-                    hazards.append({"kind": "default stream", "api": st.qualname, "at": where, "arms": list(arms),
-                                    "detail": "launch without an explicit stream inside a capture region "
-                                              "(legacy default stream: capture error or not recorded)"})
+                    occurrences.append({"kind": "default stream", "api": st.qualname, "at": where, "arms": labels(arms),
+                                        "_arms": arms, "call_at": where, "via": _via(path),
+                                        "detail": "launch without an explicit stream inside a capture region "
+                                                  "(legacy default stream: capture error or not recorded)"})
             elif v.get("kind") == "vendor":
                 library.append({"api": st.qualname, "library": (v.get("attrs") or {}).get("library", ""),
-                                "at": where, "arms": list(arms)})
+                                "at": where, "arms": labels(arms)})
             elif st.kind == "external":
-                op = host_op(st.qualname, v.get("args", []))
-                if op is None:
-                    continue
-                h = {"kind": op["kind"], "api": op["api"], "at": where, "arms": list(arms),
-                     "via": next((p.qualname for p in reversed(path[:-1]) if p.kind == "rust_fn"), "")}
-                if op["kind"] == "sync":
-                    h["detail"] = "host synchronisation inside capture: illegal while capturing (capture fails)"
-                elif op["kind"] == "alloc":
-                    h["detail"] = "allocation inside capture: the address is baked into the graph"
-                elif op["kind"] == "copy":
-                    h["direction"] = op["direction"]
-                    h["size"] = op["size"]
-                    h["detail"] = {"D2H": "host read of device values inside capture",
-                                   "H2D": "host→device copy recorded: the host buffer is read again at every replay"
-                                   }.get(op["direction"], "copy recorded into the graph")
-                    if op["blocking"]:
-                        h["detail"] += "; blocking copy (synchronises)"
-                elif op["kind"] == "memset":
-                    if not op["blocking"]:
-                        continue  # an async memset on the capturing stream is a graph node, not a hazard
-                    h["detail"] = "blocking memset inside capture"
-                elif op["kind"] == "free":
-                    h["detail"] = "free inside capture"
-                hazards.append(h)
+                h = self._hazard(st, path, arms, where)
+                if h is not None:
+                    occurrences.append(h)
         cuts = sorted({f"{s.qualname} ({s.cut})" for s, _p, _a in items if s.cut in ("budget", "depth")})
-        uniq: dict[tuple, dict[str, Any]] = {}
-        for h in hazards:  # one entry per site and arm path
-            uniq.setdefault((h["kind"], h["api"], h["at"], tuple(h["arms"]), h.get("via", "")), h)
-        hazards = list(uniq.values())
-        return {"launches": launches, "hazards": hazards, "library_calls": library,
-                "complete": not cuts, "cut": cuts[:20],
-                "allocations_in_body": allocs}
+        hazards = hazard_group(occurrences)
+        wrapper_notes(self.index, region.get("_wrappers", []), hazards)
+        self._key_coverage(fn, region, launches)
+        strip_private(launches)
+        return {"launches": launches, "hazards": public_hazards(hazards), "library_calls": library,
+                "complete": not cuts, "cut": cuts[:20], "allocations_in_body": allocs,
+                "graph_keys": [gk_public(c) for c in self._region_caches(fn)]}
+
+    def _hazard(self, st: Stage, path: tuple[Stage, ...], arms: tuple[ArmRef, ...], where: str) -> dict[str, Any] | None:
+        v = st.via or {}
+        op = host_op(st.qualname, v.get("args", []))
+        if op is None:
+            return None
+        call_at = where
+        if len(path) > 1 and path[-2].kind == "ffi_decl":  # the Rust call of the extern declaration
+            pv = path[-2].via or {}
+            call_at = loc(pv.get("file", ""), pv.get("line", 0))
+        h = {"kind": op["kind"], "api": op["api"], "at": where, "call_at": call_at, "arms": labels(arms),
+             "_arms": arms, "via": _via(path)}
+        if op["kind"] == "sync":
+            h["detail"] = "host synchronisation inside capture: illegal while capturing (capture fails)"
+        elif op["kind"] == "alloc":
+            h["detail"] = "allocation inside capture: the address is baked into the graph"
+        elif op["kind"] == "copy":
+            h["direction"] = op["direction"]
+            h["size"] = op["size"]
+            h["detail"] = {"D2H": "host read of device values inside capture",
+                           "H2D": "host→device copy recorded: the host buffer is read again at every replay"
+                           }.get(op["direction"], "copy recorded into the graph")
+            if op["blocking"]:
+                h["detail"] += "; blocking copy (synchronises)"
+        elif op["kind"] == "memset":
+            if not op["blocking"]:
+                return None  # an async memset on the capturing stream is a graph node, not a hazard
+            h["detail"] = "blocking memset inside capture"
+        elif op["kind"] == "free":
+            h["detail"] = "free inside capture"
+        return h
+
+    def _overload_fits(self, st: Stage, parent: Stage) -> bool:
+        """False for an overload the launch's argument types rule out (another candidate fits better)."""
+        v = st.via or {}
+        if v.get("resolution") != "ambiguous" or not v.get("site"):
+            return True
+        best = best_candidates(self.index, parent.node, v["site"], list(v.get("args", [])))
+        return best is None or st.node in best
+
+    # -- graph keys ------------------------------------------------------------------------
+
+    def _region_caches(self, fn: Stage) -> list[dict[str, Any]]:
+        """Caches keyed on the values this region freezes: its own map inserts and the callers' caches."""
+        gk = graph_keys(self.index, self.roles)
+        mine = [c for c in gk.caches() if c["function_node"] == fn.node]
+        return mine + [c for c in gk.caches() if c.get("_used_by") and fn.node in c["_used_by"]]
+
+    def _key_coverage(self, fn: Stage, region: dict[str, Any], launches: list[dict[str, Any]]) -> None:
+        """A frozen per-request scalar that is part of a graph key is safe by construction: unflag it."""
+        flagged = [c for la in launches for c in la["constants"] if c.get("flagged")]
+        if not flagged:
+            return
+        gk = graph_keys(self.index, self.roles)
+        for c in flagged:
+            local = gk.local_in_key(fn.node, set(c.get("_locals", [])))
+            paths = [p for prm in c.get("_params", []) for p in gk.coverage(fn.node, prm)]
+            keyed = [p for p in paths if p["in_key"]]
+            cache = local or (keyed[0]["cache"] if keyed else None)
+            if cache is None:
+                if paths:
+                    c["key_check"] = [f"{' ← '.join(p['chain'][-3:])}: {p['reason']}" for p in paths][:4]
+                continue
+            cache.setdefault("_used_by", set()).add(fn.node)
+            fld = keyed[0]["field"] if keyed and not local else ""
+            c["flagged"] = False
+            c["in_graph_key"] = {"key": cache["key"], "key_type": cache.get("key_type", ""), "field": fld,
+                                 "cache_at": cache["at"], "function": cache["function"],
+                                 "chain": keyed[0]["chain"] if keyed and not local else [],
+                                 "unkeyed_paths": 0 if local else len(paths) - len(keyed), "status": HEURISTIC}
+            what = f"{cache.get('key_type') or cache['key']}{'.' + fld if fld else ''}"
+            c["reason"] = (f"part of the graph key {what} ({cache['function']} at {cache['at']}): a different value "
+                           "builds another graph, so the frozen value is safe by construction")
 
     # -- constants -------------------------------------------------------------------------
 
@@ -189,7 +345,7 @@ class CaptureAnalysis:
                 continue
             origin = self.origin(chain, len(chain) - 1, a)
             consts.append({"param": p.name, "type": ptype, "arg": a, **origin})
-        return {"kernel": st.qualname, "at": loc(v.get("file", ""), v.get("line", 0)), "arms": list(arms),
+        return {"kernel": st.qualname, "at": loc(v.get("file", ""), v.get("line", 0)), "arms": labels(arms),
                 "template_args": list(v.get("template_args", [])), "constants": consts, "buffers": buffers}
 
     def origin(self, chain: tuple[Stage, ...], k: int, expr: str) -> dict[str, Any]:
@@ -199,6 +355,7 @@ class CaptureAnalysis:
         work = [(k - 1, expr)]
         seen: set[tuple[int, str]] = set()
         hops = 0
+        self._req_params, self._req_locals = set(), set()
         while work and hops < MAX_HOPS * 4:
             hops += 1
             j, e = work.pop()
@@ -226,7 +383,7 @@ class CaptureAnalysis:
                   else "origin not fully established (see derivation)" if status == UNKNOWN
                   else "no per-request origin on the traced chain")
         return {"origin": sorted(kinds), "derivation": steps, "flagged": per_request, "status": status,
-                "reason": reason}
+                "reason": reason, "_params": sorted(self._req_params), "_locals": sorted(self._req_locals)}
 
     def _ident(self, chain, j: int, ident: str, expr: str):
         """Classify ``ident`` evaluated inside ``chain[j]``: (kind, step text, next work item)."""
@@ -237,11 +394,14 @@ class CaptureAnalysis:
         if d is not None:
             a = next((x for x in reversed(d.attrs.get("assigns", [])) if x["var"] == ident), None)
             if a is not None and a["value"].strip() != ident:
+                if j == 0:
+                    self._req_locals.add(ident)
                 return "local", f"`{ident} = {a['value']}` in {st.qualname} ({loc(d.file, a['line'])})", (j, a["value"])
             names = [p.name for p in d.params]
             if ident in names:
                 idx = names.index(ident)
                 if j == 0:
+                    self._req_params.add(ident)
                     return "per-request", f"`{ident}`: parameter of {st.qualname} (per call)", None
                 inc = st.via or {}
                 if inc.get("kind") == "ffi":  # extern decl → C definition: same positions
@@ -271,6 +431,14 @@ class CaptureAnalysis:
         loops = (nxt.via or {}).get("loops", []) if nxt is not None else []
         pat = re.compile(rf"\bfor\s*\(?\s*(?:[\w:]+\s+)?\(?[\w\s,]*\b{re.escape(ident)}\b[\w\s,]*\)?\s*(in\b|=|:)")
         return any(pat.search(lp) for lp in loops)
+
+
+def strip_private(launches: list[dict[str, Any]]) -> None:
+    """Drop the private bookkeeping fields of captured constants (in place)."""
+    for la in launches:
+        for c in la["constants"]:
+            c.pop("_params", None)
+            c.pop("_locals", None)
 
 
 def _dedupe(sites: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from typing import Any
 
 from apxtui.analysis.capture import CaptureAnalysis
 from apxtui.analysis.dtypes import DtypeAnalysis
-from apxtui.analysis.evidence import HEURISTIC, loc
+from apxtui.analysis.evidence import loc
+from apxtui.analysis.graphkeys import graph_keys
+from apxtui.analysis.graphkeys import public as gk_public
 from apxtui.analysis.hostops import ROLE_EDGES, api_name, copy_direction
+from apxtui.analysis.lifecycle import primitive_sites
 from apxtui.trace import CALL_EDGE_KINDS, Tracer
 from apxtui.vocab import FN_KINDS
 
@@ -38,28 +40,26 @@ def _h2d_reach(g: Any, node: str, memo: dict[str, bool], depth: int = 3) -> bool
 
 
 def capture_report(index: Any) -> dict[str, Any]:
-    """Regions (with bodies, constants, hazards), replay sites (with stable-buffer writes) and graph caches."""
+    """Regions (with bodies, constants, hazards), replay sites (one per call site) and graph caches."""
     g = index.graph
     cap = CaptureAnalysis(index)
     roles = cap.roles
-    regions, replays, caches = [], [], []
-    drivers = set()
+    regions = []
+    replays: dict[str, tuple[str, dict[str, Any], list[str]]] = {}
+    gk = graph_keys(index, roles)
     for u, v, e in g.edges(data=True):
-        if e.get("kind") in CALL_EDGE_KINDS and g.nodes[u].get("kind") in FN_KINDS and not roles.role(u):
-            r = roles.role(v)
-            if r in ("begin", "end"):
-                drivers.add(u)
-            if r == "replay":
-                replays.append((u, e, v))
-    for u in sorted(drivers):
+        if e.get("kind") in CALL_EDGE_KINDS and g.nodes[u].get("kind") in FN_KINDS and not roles.role(u) \
+                and roles.role(v) == "replay":
+            site = loc(e.get("file", ""), e.get("line", 0))
+            replays.setdefault(site, (u, e, []))[2].append(v)  # an ambiguous call: one edge per candidate
+    for u in sorted(gk.capturing):
         root = Tracer(g, depth=CAPTURE_DEPTH, budget=CAPTURE_BUDGET).trace(u)
         for r in cap.regions_in(root):
             b = cap.body(root, r)
             regions.append({**{k: v for k, v in r.items() if not k.startswith("_")}, **b})
-        caches += _caches(index, u)
     memo: dict[str, bool] = {}
     replay_sites = []
-    for u, e, _v in replays:
+    for site, (u, e, targets) in sorted(replays.items()):
         conds = [(c.get("group"), c.get("arm")) for c in e.get("conditions", [])]
         writes = []
         for _, w, e2 in g.out_edges(u, data=True):
@@ -69,45 +69,23 @@ def capture_report(index: Any) -> dict[str, Any]:
                 writes.append({"call": e2.get("callee", ""), "receiver": e2.get("receiver", ""),
                                "args": e2.get("args", []), "at": loc(e2.get("file", ""), e2.get("line", 0)),
                                "direction": "H2D"})
+        launches: dict[str, dict[str, Any]] = {}
+        for v in targets:
+            for p in primitive_sites(g, v, "replay"):
+                launches.setdefault(p["at"], p)
         replay_sites.append({"function": g.nodes[u].get("qualname", ""), "call": e.get("callee", ""),
-                             "receiver": e.get("receiver", ""), "at": loc(e.get("file", ""), e.get("line", 0)),
+                             "receiver": e.get("receiver", ""), "at": site,
+                             "targets": sorted(g.nodes[v].get("qualname", "") for v in targets),
+                             "graph_launches": list(launches.values()),
                              "conditions": [c.get("text", "") for c in e.get("conditions", [])],
-                             "loops": list(e.get("loops", [])), "stable_buffer_writes_before": writes})
+                             "loops": list(e.get("loops", [])), "stable_buffer_writes_before": _dedupe_writes(writes)})
     return {"static_analysis": "static analysis of the source: not runtime validation",
-            "regions": regions, "replay_sites": replay_sites, "graph_caches": caches}
+            "regions": regions, "replay_sites": replay_sites,
+            "graph_caches": [gk_public(c) for c in gk.caches()]}
 
 
-def _caches(index: Any, node: str) -> list[dict[str, Any]]:
-    """Maps of instantiated graphs: ``R.insert(key, exec)`` after an instantiate call, with ``R.get`` lookups."""
-    d = index.definition(node)
-    if d is None:
-        return []
-    facts = index.facts[d.file]
-    calls = [c for c in facts.calls if c.caller == d.qualname and d.line <= c.line <= d.end_line]
-    roles = CaptureAnalysis(index).roles
-    inst_lines = [e.get("line", 0) for _, v, e in index.graph.out_edges(node, data=True) if roles.role(v) == "instantiate"]
-    if not inst_lines:
-        return []
-    assigns = {a["var"]: a for a in d.attrs.get("assigns", [])}
-    out = []
-    for c in calls:
-        if c.kind == "method" and c.callee.split(".")[-1] in ("insert", "emplace", "try_emplace") and c.receiver \
-                and any(line < c.line for line in inst_lines):
-            key = c.args[0] if c.args else ""
-            lookups = [loc(x.file, x.line) for x in calls if x.receiver == c.receiver and
-                       x.callee.split(".")[-1] in ("get", "contains_key", "find", "entry", "get_mut", "count")]
-            derivation = []
-            k = key.lstrip("&")
-            for _ in range(4):
-                if k not in assigns:
-                    break
-                derivation.append(f"{k} = {assigns[k]['value']} ({loc(d.file, assigns[k]['line'])})")
-                m = re.match(r"\s*([A-Za-z_]\w*)", assigns[k]["value"])
-                k = m.group(1) if m else ""
-            out.append({"function": d.qualname, "cache": c.receiver, "key": key, "key_derivation": derivation,
-                        "insert_at": loc(c.file, c.line), "lookups": lookups, "status": HEURISTIC,
-                        "reason": "an insert into this map follows a graph instantiate in the same function"})
-    return out
+def _dedupe_writes(writes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return list({w["at"]: w for w in writes}.values())
 
 
 def kernels_report(index: Any, max_entries: int = 8) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
 
 
 def add_parser(sub) -> None:
@@ -25,33 +26,30 @@ def render(rep: dict) -> str:
     for r in rep["regions"]:
         lines.append(f"region in {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}"
                      f", end {(r.get('end') or {}).get('at', '-')} [{r['status']}]" + (f" — {r['note']}" if r.get("note") else ""))
+        lines += [f"  {x}" for x in end_lines(r)]
         lines.append("  body: " + ", ".join(f"{c['call']} @ {c['at']}" for c in r["body_calls"]))
-        lines.append("  instantiate: " + (", ".join(c["at"] for c in r["instantiate"]) or "-")
-                     + "; replay after capture: " + (", ".join(c["at"] for c in r["replay_after_capture"]) or "-"))
+        lines += [f"  {x}" for x in lifecycle_lines(r)]
         lines.append(f"  kernel-launch sites in body (all arms, not a count): {len(r['launches'])}; library calls: {len(r['library_calls'])}"
                      f"; allocation reachable in body: {'yes' if r['allocations_in_body'] else 'no'}"
                      + ("" if r.get("complete", True) else f"; INCOMPLETE: body cut at {', '.join(r['cut'][:3])}"))
         seen = set()
         for launch in r["launches"]:
             for c in launch["constants"]:
-                key = (launch["kernel"], c["param"], c.get("flagged"))
+                key = (launch["kernel"], c["param"], c["arg"], c.get("flagged"))
                 if key in seen:
                     continue
                 seen.add(key)
-                mark = "FLAG per-request" if c.get("flagged") else c.get("status", "")
-                lines.append(f"  constant {launch['kernel']}.{c['param']} = {c['arg']} [{mark}] "
-                             + " ← ".join(c.get("derivation", [])[-2:]))
+                lines.append(f"  {constant_line(launch['kernel'], c)}")
         for h in r["hazards"]:
-            lines.append(f"  HAZARD {h['kind']} {h['api']} at {h['at']}" + (f" via {h['via']}" if h.get("via") else "")
-                         + (f" under {h['arms'][-1]}" if h.get("arms") else "") + f": {h.get('detail', '')}")
+            lines.append(f"  HAZARD {hazard_line(h)}")
     for s in rep["replay_sites"]:
         w = "; ".join(f"{x['receiver']}.{x['call']}({', '.join(x['args'])}) @ {x['at']}" for x in s["stable_buffer_writes_before"])
-        lines.append(f"replay {s['call']} in {s['function']} @ {s['at']}" + (f" under {'; '.join(s['conditions'])}" if s["conditions"] else "")
+        g = "; ".join(f"{p['call']} @ {p['at']}" for p in s.get("graph_launches", []))
+        lines.append(f"replay {s['call']} in {s['function']} @ {s['at']}" + (f" → {g}" if g else "")
+                     + (f" under {'; '.join(s['conditions'])}" if s["conditions"] else "")
                      + (f"; written before: {w}" if w else ""))
     for c in rep["graph_caches"]:
-        lines.append(f"graph cache {c['cache']} in {c['function']} keyed by {c['key']} "
-                     + ("(" + "; ".join(c["key_derivation"]) + ") " if c["key_derivation"] else "")
-                     + f"insert @ {c['insert_at']}, lookups @ {', '.join(c['lookups'])}")
+        lines.append(cache_line(c))
     return "\n".join(lines)
 
 

@@ -1,0 +1,101 @@
+"""Where the CUDA Graph lifecycle primitives of a capture region are called, through helper functions.
+
+A region's ``end`` call may itself instantiate (``CudaBackend::end_capture`` → ``graph::end`` →
+``cudaGraphInstantiate``), and the graph it returns is replayed by methods of the type that
+holds it (``Pi05Bf16CapturedGraph::replay`` → … → ``cudaGraphLaunch``).  These functions
+find the primitive call sites below a node (with the chain of functions that leads there),
+and the replaying methods of a type.  Pure over the graph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from typing import Any
+
+from apxtui.analysis.evidence import loc
+from apxtui.analysis.hostops import CAPTURE_PRIMS, ROLE_EDGES, api_name
+
+DEPTH = 6
+#: Condition text of an arm that handles a failure (the error path of a capture).
+ERROR_ARM = re.compile(r"\bErr\b|\berr(or)?\b|\bfail|\bexcept\b|is_err\(\)|!=\s*\w*(cudaSuccess|CUDA_SUCCESS|"
+                       r"_STATUS_SUCCESS)\b|\bstatus\s*!=\s*0\b|!\s*ok\b", re.I)
+_WRAPPERS = re.compile(r"^(Result|Option|Box|Arc|Rc|RefCell|Mutex|std::\w+::\w+|anyhow::Result)\s*<(.*)>$")
+
+
+def primitive_sites(g: Any, node: str, role: str, depth: int = DEPTH) -> list[dict[str, Any]]:
+    """Calls of a ``role`` primitive (``instantiate``, ``replay``, …) reachable from ``node``.
+
+    Each: ``{"call", "at", "function", "through"}``; ``at`` is the project call site (the Rust
+    call of an ``extern`` declaration, not the declaration), ``through`` the functions from
+    ``node`` down to the one that calls it.  Breadth-first, so the shortest chains come first.
+    """
+    names = CAPTURE_PRIMS[role]
+    out: dict[str, dict[str, Any]] = {}
+    parent: dict[str, tuple[str, dict[str, Any]] | None] = {node: None}
+    q = deque([(node, 0)])
+    while q:
+        n, d = q.popleft()
+        for _, v, e in g.out_edges(n, data=True):
+            if e.get("kind") not in ROLE_EDGES:
+                continue
+            nd = g.nodes[v]
+            if nd.get("kind") in ("external", "vendor_api") and api_name(nd.get("qualname", "")) in names:
+                site_edge, caller = e, n
+                if g.nodes[n].get("kind") == "ffi_decl" and parent.get(n):  # Rust call of the extern decl
+                    caller, site_edge = parent[n]  # type: ignore[misc]
+                at = loc(site_edge.get("file", ""), site_edge.get("line", 0))
+                if at not in out:
+                    out[at] = {"call": api_name(nd.get("qualname", "")), "at": at,
+                               "function": g.nodes[caller].get("qualname", ""),
+                               "through": _chain(g, parent, caller)}
+                continue
+            if v not in parent and d < depth and nd.get("kind") not in ("external", "vendor_api", "kernel"):
+                parent[v] = (n, e)
+                q.append((v, d + 1))
+    return list(out.values())
+
+
+def _chain(g: Any, parent: dict[str, Any], node: str) -> list[str]:
+    out = []
+    cur: str | None = node
+    while cur is not None:
+        if g.nodes[cur].get("kind") != "ffi_decl":
+            out.append(g.nodes[cur].get("qualname", cur))
+        p = parent.get(cur)
+        cur = p[0] if p else None
+    return out[::-1]
+
+
+def holder_type(return_type: str) -> str:
+    """The type a function's result holds: ``Result<Pi05Bf16CapturedGraph>`` → ``Pi05Bf16CapturedGraph``."""
+    t = (return_type or "").strip().lstrip("&").strip()
+    for _ in range(4):
+        m = _WRAPPERS.match(t)
+        if not m:
+            break
+        t = m.group(2).split(",")[0].strip()
+    t = re.sub(r"^(dyn|impl|mut)\s+", "", t)
+    return t.split("<")[0].split("::")[-1].strip()
+
+
+def replay_methods(g: Any, type_name: str, roles: Any) -> list[dict[str, Any]]:
+    """Methods of ``type_name`` that reach a graph launch, with the launch sites below them."""
+    if not type_name:
+        return []
+    out = []
+    for n, d in g.nodes(data=True):
+        if d.get("container") != type_name or d.get("kind") not in ("rust_fn", "host_fn", "python_fn"):
+            continue
+        if "replay" not in roles.reach(n):
+            continue
+        prims = primitive_sites(g, n, "replay")
+        if prims:
+            out.append({"method": d.get("qualname", ""), "at": loc(d.get("file", ""), d.get("line", 0)),
+                        "launches": prims})
+    return sorted(out, key=lambda r: r["at"])
+
+
+def is_error_path(labels: list[str]) -> str:
+    """The arm label that puts a call on a failure path ('' when none does)."""
+    return next((lb for lb in labels if ERROR_ARM.search(lb)), "")
