@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apxtui.analysis.capture import CaptureAnalysis, subtree
-from apxtui.analysis.dtypes import DtypeAnalysis
+from apxtui.analysis.dtypes import DtypeAnalysis, is_library_gemm
 from apxtui.analysis.evidence import HEURISTIC, loc
 from apxtui.analysis.hostops import host_op
 from apxtui.analysis.launches import Count, LaunchCounter, own_kind
@@ -119,12 +119,31 @@ class _Annotator:
             return self.dt.kernel(st.node, v)
         if v.get("kind") == "vendor" and parent is not None and GEMM_APIS.search(st.name or ""):
             return self.dt.library(parent.node, v)
+        lib = self._rust_ffi_gemm(st, parent)
+        if lib is not None:
+            return lib
         for it in st.children:
             if isinstance(it, Dispatch) and it.construct == "match":
                 arm = self.dt.operator_arm(it.subject, [(a.label, a.selected) for a in it.arms if not a.implicit])
                 if arm:
                     return {"kind": "operator", "dtype_arm": arm, "at": f"{it.file}:{it.line}"}
         return None
+
+    def _rust_ffi_gemm(self, st: Stage, parent: Stage | None) -> dict[str, Any] | None:
+        """A library GEMM called from Rust through its ``extern`` declaration (``ffi::cublasGemmEx``).
+
+        The ``ffi_decl`` stage (and the external stage under it) is read like a C vendor call made
+        by the Rust function, with that function's parameters bound by its own caller.
+        """
+        if parent is None or not is_library_gemm(st.name or ""):
+            return None
+        call, fn = (st, parent) if st.kind == "ffi_decl" else (parent, self.info[id(parent)].parent)
+        if call.kind != "ffi_decl" or fn is None or (call.via or {}).get("kind") != "call":
+            return None
+        up = self.info[id(fn)].parent
+        env = self.dt.env_for(fn.node, fn.via, up.node if up is not None else None)
+        v = fn.via or {}
+        return self.dt.library(fn.node, call.via or {}, env, f"{v.get('file', '')}:{v.get('line', 0)}" if env else "")
 
     def bodies(self) -> None:
         for r in self.regions:

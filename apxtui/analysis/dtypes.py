@@ -11,10 +11,13 @@ and descriptor/layout creation calls inside the same function.  Nothing is parse
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from apxtui.analysis import types as ty
 from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, fact, identifiers, loc
+from apxtui.analysis.hostops import api_name
+from apxtui.analysis.libvalues import Alt, Env, Values, summarize
 from apxtui.facts import CallSite, Definition
 
 _REDUCTION_HINT = re.compile(r"__shfl\w*|atomicAdd|BlockReduce|WarpReduce|__reduce_\w+")
@@ -28,6 +31,7 @@ class DtypeAnalysis:
         self.index = index
         self.g = index.graph
         self._calls: dict[tuple[str, str], list[CallSite]] = {}
+        self.values = Values(index)
 
     # -- facts access --------------------------------------------------------------------
 
@@ -196,8 +200,15 @@ class DtypeAnalysis:
 
     # -- library calls -------------------------------------------------------------------
 
-    def library(self, caller: str, via: dict[str, Any]) -> dict[str, Any]:
-        api = via.get("callee", "")
+    def library(self, caller: str, via: dict[str, Any], env: Env | None = None, env_at: str = "") -> dict[str, Any]:
+        """A/B/C/D, compute and scale types of one library call made by ``caller``.
+
+        ``env`` binds ``caller``'s parameters to the arguments of the call into it (one level),
+        so a type chosen by ``if dtype == DType::F16 {…}`` is decided when the caller passes
+        ``DType::BF16`` (``env_at``: where that call is).  Rust calls of an ``extern`` declaration
+        (``ffi::cublasGemmEx``) are read like C calls.
+        """
+        api = api_name(via.get("callee", ""))
         lib = (via.get("attrs") or {}).get("library", "")
         site = loc(via.get("file", ""), via.get("line", 0))
         d = self.defn(caller)
@@ -207,16 +218,21 @@ class DtypeAnalysis:
             return {"kind": "library", "api": api,
                     "operands": fact({}, UNKNOWN, "the calling function has no definition in the index", [site])}
         args = list(via.get("args", []))
-        calls = self.calls_in(d)
+        env = env or {}
         if api == "cublasLtMatmul" and len(args) >= 12:
-            ops = {k: self._lt_layout(d, calls, args[i]) for k, i in (("A", 4), ("B", 6), ("C", 9), ("D", 11))}
-            compute, scale = self._lt_desc(d, calls, args[1])
+            ops = {k: self._made(d, args[i], "cublasLtMatrixLayoutCreate", 1, env)
+                   for k, i in (("A", 4), ("B", 6), ("C", 9), ("D", 11))}
+            compute = self._made(d, args[1], "cublasLtMatmulDescCreate", 1, env)
+            scale = self._made(d, args[1], "cublasLtMatmulDescCreate", 2, env)
             return self._gemm(api, ops, compute, scale, site, d)
         pos = _GEMM_ARGS.get(api)
         if pos and len(args) > max(pos.values()):
-            ops = {k: self.resolve(d, args[i]) for k, i in pos.items() if k != "compute"}
-            compute = self.resolve(d, args[pos["compute"]]) if "compute" in pos else (None, [])
-            return self._gemm(api, ops, compute, (None, []), site, d)
+            ops = {k: self._arg(d, args[i], env, env_at) for k, i in pos.items() if k not in ("compute", "algo")}
+            compute = self._arg(d, args[pos["compute"]], env, env_at) if "compute" in pos else _NONE
+            out = self._gemm(api, ops, compute, _NONE, site, d)
+            if "algo" in pos and len(args) > pos["algo"]:
+                out["algorithm"] = _algo(args[pos["algo"]], site)
+            return out
         fixed = _FIXED.get(api)
         if fixed:
             return {"kind": "library", "api": api,
@@ -227,55 +243,68 @@ class DtypeAnalysis:
 
     def resolve(self, d: Definition, arg: str, hops: int = 4) -> tuple[str | None, list[str]]:
         """dtype named by an argument: an enum constant, or a local assigned one (followed)."""
-        a = arg.strip().lstrip("&").strip()
-        ev: list[str] = []
-        for _ in range(hops):
-            dt = ty.enum_dtype(a)
-            if dt:
-                return dt, ev
-            val = next((x for x in reversed(d.attrs.get("assigns", [])) if x["var"] == a), None)
-            if val is None:
-                return None, ev
-            ev.append(loc(d.file, val["line"]))
-            a = val["value"].strip()
-        return None, ev
+        v = self._arg(d, arg, {})
+        return v.dtype, v.evidence
 
-    def _creation(self, calls: list[CallSite], api_prefix: str, var: str) -> CallSite | None:
-        var = var.strip().lstrip("&")
-        for c in calls:
-            if c.callee.startswith(api_prefix) and c.args and c.args[0].strip().lstrip("&").strip() == var:
-                return c
-        return None
+    def _arg(self, d: Definition, arg: str, env: Env, env_at: str = "") -> _Op:
+        dt, cond, ev = summarize(self.values.eval(d, arg, env))
+        how = ""
+        if env and dt is not None:
+            free, alts, _ = summarize(self.values.eval(d, arg, {}))
+            if free is None and alts:
+                used = [f"`{p}` = `{v}`" for p in env if any(re.search(rf"\b{re.escape(p)}\b", c) for c in alts)
+                        and (v := self.values.value_text(d, p, env))]
+                how = (f"`{arg.strip()}` is chosen by " + " / ".join(f"{c} → {x}" for c, x in alts.items())
+                       + f"; the caller passes {', '.join(used) or 'arguments that decide it'}"
+                       + (f" ({env_at})" if env_at else ""))
+        return _Op(dt, cond, ev, how)
 
-    def _lt_layout(self, d: Definition, calls: list[CallSite], var: str) -> tuple[str | None, list[str]]:
-        c = self._creation(calls, "cublasLtMatrixLayoutCreate", var)
-        if c is None or len(c.args) < 2:
-            return None, []
-        dt, ev = self.resolve(d, c.args[1])
-        return dt, [loc(c.file, c.line), *ev]
+    def env_for(self, fn_node: str, via: dict[str, Any] | None, caller_node: str | None) -> Env:
+        """``fn_node``'s parameters bound to the arguments of the call ``via`` made in ``caller_node``."""
+        if not via or caller_node is None:
+            return {}
+        return Values.bind(self.defn(fn_node), self.defn(caller_node), list(via.get("args", [])),
+                           via.get("call_kind") == "method")
 
-    def _lt_desc(self, d: Definition, calls: list[CallSite], var: str):
-        c = self._creation(calls, "cublasLtMatmulDescCreate", var)
-        if c is None or len(c.args) < 3:
-            return (None, []), (None, [])
-        cd, cev = self.resolve(d, c.args[1])
-        sd, sev = self.resolve(d, c.args[2])
-        here = loc(c.file, c.line)
-        return (cd, [here, *cev]), (sd, [here, *sev])
+    def _made(self, d: Definition, var: str, api_prefix: str, pos: int, env: Env) -> _Op:
+        """The dtype argument ``pos`` of the creation call of the layout/descriptor ``var`` names."""
+        alts: list[Alt] = []
+        hows: list[str] = []
+        for c, cd, cenv, how in self.values.creations(d, var, api_prefix):
+            if len(c.args) <= pos:
+                continue
+            here = loc(c.file, c.line)
+            for a in self.values.eval(cd, c.args[pos], cenv or (env if cd is d else {})):
+                alts.append(Alt(a.dtype, a.conds, [here, *a.evidence]))
+            hows.append(how)
+        if not alts:
+            return _NONE
+        dt, cond, ev = summarize(alts)
+        how = "; ".join(dict.fromkeys(h for h in hows if h != "created in the calling function"))
+        return _Op(dt, cond, ev, how)
 
-    def _gemm(self, api, ops, compute, scale, site, d) -> dict[str, Any]:
-        vals = {k: v[0] for k, v in ops.items()}
-        ev = [site] + [e for v in ops.values() for e in v[1]]
+    def _gemm(self, api, ops: dict[str, _Op], compute: _Op, scale: _Op, site, d) -> dict[str, Any]:
+        vals = {k: v.dtype for k, v in ops.items()}
+        ev = [site] + [e for v in ops.values() for e in v.evidence]
         missing = [k for k, v in vals.items() if v is None]
-        st = EXACT if not missing else UNKNOWN
-        why = ("data types from the call's arguments (locals and layout/descriptor creation followed)" if not missing
+        hows = list(dict.fromkeys(v.how for v in (*ops.values(), compute) if v.how))
+        st = UNKNOWN if missing else (HEURISTIC if hows else EXACT)
+        why = ("data types from the call's arguments (locals and layout/descriptor creation followed)"
+               + (f"; {'; '.join(hows)}" if hows else "") if not missing
                else f"operand type(s) {', '.join(missing)} not established from {d.qualname}")
-        out = {"kind": "library", "api": api, "operands": fact(vals, st, why, _uniq(ev)),
-               "compute": fact(compute[0], EXACT if compute[0] else UNKNOWN,
-                               "compute type argument" if compute[0] else "compute type not established",
-                               _uniq([site, *compute[1]]))}
-        if scale[0]:
-            out["scale"] = fact(scale[0], EXACT, "scale type argument", _uniq(scale[1]))
+        alts = {k: v.alternatives for k, v in ops.items() if v.alternatives}
+        operands = fact(vals, st, why, _uniq(ev))
+        if alts:
+            operands["alternatives"] = alts
+            operands["reason"] += "; the value depends on a condition the trace does not decide (see alternatives)"
+        cst = (HEURISTIC if compute.how else EXACT) if compute.dtype else UNKNOWN
+        out = {"kind": "library", "api": api, "operands": operands,
+               "compute": fact(compute.dtype, cst, ("compute type argument" + (f"; {compute.how}" if compute.how else ""))
+                               if compute.dtype else "compute type not established", _uniq([site, *compute.evidence]))}
+        if compute.alternatives:
+            out["compute"]["alternatives"] = compute.alternatives
+        if scale.dtype:
+            out["scale"] = fact(scale.dtype, cst, "scale type argument", _uniq(scale.evidence))
         return out
 
     def _cutlass(self, via: dict[str, Any], site: str) -> dict[str, Any]:
@@ -304,24 +333,57 @@ class DtypeAnalysis:
     @staticmethod
     def operator_arm(dispatch_subject: str, arms: list[tuple[str, bool | None]]) -> dict[str, Any] | None:
         """The ``DType`` arm of a ``match x.dtype()`` dispatch: the chosen arm or the alternatives."""
-        if "dtype" not in dispatch_subject.lower() and not any(ty.enum_dtype(a) for a, _ in arms):
+        if "dtype" not in dispatch_subject.lower() and not any(ty.enum_dtypes(a) for a, _ in arms):
             return None
         chosen = [a for a, s in arms if s]
         alts = [a for a, s in arms if s is None]
         if chosen:
-            return fact([ty.enum_dtype(a) or a for a in chosen], EXACT, f"arm selected at `match {dispatch_subject}`",
+            return fact([x for a in chosen for x in (ty.enum_dtypes(a) or [a])], EXACT, f"arm selected at `match {dispatch_subject}`",
                         arms=[a for a, _ in arms])
         return fact(None, UNKNOWN, f"no selection at `match {dispatch_subject}`: alternatives "
                     + ", ".join(a for a in alts), arms=[a for a, _ in arms])
 
 
 _GEMM_ARGS = {
-    "cublasGemmEx": {"A": 8, "B": 11, "C": 15, "compute": 17},
-    "cublasGemmBatchedEx": {"A": 8, "B": 11, "C": 15, "compute": 18},
-    "cublasGemmStridedBatchedEx": {"A": 8, "B": 12, "C": 17, "compute": 21},
+    "cublasGemmEx": {"A": 8, "B": 11, "C": 15, "compute": 17, "algo": 18},
+    "cublasGemmBatchedEx": {"A": 8, "B": 11, "C": 15, "compute": 18, "algo": 19},
+    "cublasGemmStridedBatchedEx": {"A": 8, "B": 12, "C": 17, "compute": 21, "algo": 22},
 }
+
+
+@dataclass
+class _Op:
+    """One operand's dtype (or the alternatives it takes), evidence and how it was followed."""
+
+    dtype: str | None
+    alternatives: dict[str, str] = field(default_factory=dict)
+    evidence: list[str] = field(default_factory=list)
+    how: str = ""
+
+
+_NONE = _Op(None)
+
+
+def _algo(arg: str, site: str) -> dict[str, Any]:
+    """cuBLAS GEMM algorithm argument: ``-1`` / ``CUBLAS_GEMM_DEFAULT`` is the library's default choice."""
+    a = arg.strip().split("::")[-1]
+    if a in ("-1", "CUBLAS_GEMM_DEFAULT", "CUBLAS_GEMM_DFALT"):
+        return fact("default", EXACT, f"`{arg.strip()}` = CUBLAS_GEMM_DEFAULT: cuBLAS chooses", [site])
+    if a in ("CUBLAS_GEMM_DEFAULT_TENSOR_OP", "CUBLAS_GEMM_DFALT_TENSOR_OP", "99"):
+        return fact("default (tensor op)", EXACT, f"`{arg.strip()}` = CUBLAS_GEMM_DEFAULT_TENSOR_OP", [site])
+    m = re.fullmatch(r"CUBLAS_GEMM_ALGO(\d+)(_TENSOR_OP)?|(\d+)", a)
+    if m:
+        return fact(f"algorithm {m.group(1) or m.group(3)}" + (" (tensor op)" if m.group(2) else ""), EXACT,
+                    f"`{arg.strip()}`", [site])
+    return fact(None, UNKNOWN, f"algorithm argument `{arg.strip()}` not a known constant", [site])
 _FIXED = {"cublasSgemm": "f32", "cublasHgemm": "f16", "cublasDgemm": "f64", "cublasSgemmStridedBatched": "f32",
           "cublasHgemmStridedBatched": "f16"}
+
+
+def is_library_gemm(name: str) -> bool:
+    """A vendor GEMM whose operand types are read from its arguments (or typed by its name)."""
+    n = api_name(name)
+    return n in _GEMM_ARGS or n in _FIXED or n == "cublasLtMatmul"
 
 
 def template_args(t: str) -> list[str]:

@@ -81,14 +81,23 @@ def canonical(t: str) -> str | None:
 
 
 def enum_dtype(name: str) -> str | None:
-    """``CUDA_R_16BF`` → bf16, ``CUBLAS_COMPUTE_32F`` → f32, ``DType::BF16`` → bf16."""
+    """``CUDA_R_16BF`` → bf16, ``ffi::cudaDataType_t::CUDA_R_16BF`` → bf16, ``CUBLAS_COMPUTE_32F`` → f32,
+    ``DType::BF16`` → bf16.  The whole text must be one name: ``if dtype == DType::F16 {…}`` is not."""
     name = name.strip()
-    if name in _ENUMS:
-        return _ENUMS[name]
-    m = re.search(r"(?:DType|Dtype|DataType|ScalarType)::(\w+)", name)
+    if not re.fullmatch(r"[\w:]+", name):
+        return None
+    tail = name.split("::")[-1]
+    if tail in _ENUMS:
+        return _ENUMS[tail]
+    m = re.fullmatch(r"(?:[\w:]*::)?(?:DType|Dtype|DataType|ScalarType)::(\w+)", name)
     if m:
         return _RUST_DTYPE.get(m.group(1).upper())
     return None
+
+
+def enum_dtypes(text: str) -> list[str]:
+    """Every dtype named by an enum constant in a text (``DType::F16 | DType::BF16`` → f16, bf16)."""
+    return list(dict.fromkeys(d for n in re.findall(r"[A-Za-z_][\w:]*", text or "") if (d := enum_dtype(n))))
 
 
 def substitute(t: str, bindings: dict[str, str]) -> str:
