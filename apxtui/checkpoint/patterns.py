@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apxtui.checkpoint.claims import ALTERNATIVE, MESSAGE, OPTIONAL, REQUIRED, Claim, Claims
 from apxtui.vocab import node_id
 
 ONE, MANY = "{*}", "{**}"
@@ -35,6 +36,9 @@ FILE_EXT = re.compile(r"\.(json|safetensors|bin|pt|pth|gguf|ckpt|txt|py|rs|cu|cu
 MESSAGE_MACROS = {"println", "eprintln", "print", "eprint", "panic", "bail", "anyhow", "ensure", "assert",
                   "assert_eq", "debug_assert", "write", "writeln", "info", "warn", "debug", "error", "trace",
                   "unreachable", "todo", "unimplemented", "expect", "log", "concat", "include_str", "env"}
+#: Directories of scripts and tools: their strings analyse or convert checkpoints, they are not the loader.
+SCRIPT_DIRS = re.compile(r"/(scripts|tools|benchmarks|bench)/")
+CLAIM_ORDER = {REQUIRED: 0, ALTERNATIVE: 1, OPTIONAL: 2}
 _NAME_CHARS = re.compile(r"^[\w.\-\[\]*{}]+$")
 _FIELD_INIT = re.compile(r"^\s*(?:(?:pub\s+)?let\s+(?:mut\s+)?)?([A-Za-z_]\w*)\s*[:=](?!:)")
 _STRIP_TAIL = re.compile(r"(\?|\.clone\(\)|\.to_string\(\)|\.to_owned\(\)|\.as_str\(\)|\.into\(\)|\.as_ref\(\))+$")
@@ -64,6 +68,10 @@ class NamePattern:
     sources: list[Source] = field(default_factory=list)
     how: list[str] = field(default_factory=list)
     loaderish: bool = False
+    claim: str = REQUIRED  # required / optional (read under a condition) / alternative (one of a group)
+    condition: str = ""  # optional: the condition
+    group: str = ""  # alternative: the call site listing the alternatives
+    claim_how: list[str] = field(default_factory=list)
 
     @property
     def wildcards(self) -> int:
@@ -349,8 +357,13 @@ class Resolver:
 
     # -- callers fill parameters ----------------------------------------------------------
 
-    def expand(self, toks: list[Tok], depth: int, how: list[str], levels: int = 2) -> list[list[Tok]]:
-        """One token list per caller binding of the remaining parameters."""
+    def expand(self, toks: list[Tok], depth: int, how: list[str], levels: int = 2,
+               cond: Claim | None = None) -> list[list[Tok]]:
+        """One token list per caller binding of the remaining parameters.
+
+        ``cond``: an optional claim whose condition is a parameter of the string's function; a
+        caller passing ``true``/``false`` for it decides the claim for the names built there.
+        """
         params = [t for t in toks if isinstance(t, _Param)]
         if not params:
             return [toks]
@@ -359,11 +372,22 @@ class Resolver:
         sites = self._call_sites(d) if d is not None and levels > 0 else []
         if not sites:
             how.append(f"{{{p.name}}}: parameter of {p.fn.split('::')[-1]}, no caller found: wildcard")
-            return self.expand([MANY if t == p else t for t in toks], depth, how, levels)
+            return self.expand([MANY if t == p else t for t in toks], depth, how, levels, cond)
         plist = [x.name for x in d.params if x.name != "self"]
         k = plist.index(p.name) if p.name in plist else -1
+        ci = plist.index(cond.cond_param) if cond and cond.cond_param in plist and p.fn == self._cond_fn else -1
         out: list[list[Tok]] = []
         for c in sites:
+            kind = ""
+            if ci >= 0:
+                flag = c.args[ci].strip() if ci < len(c.args) else ""
+                if flag in ("true", "false", "True", "False"):
+                    if (flag.lower() == "true") == cond.cond_negated:  # type: ignore[union-attr]
+                        self.dropped_by_condition += 1
+                        continue  # this caller never reads the name
+                    kind = REQUIRED
+                else:
+                    kind = OPTIONAL
             arg = c.args[k] if 0 <= k < len(c.args) else ""
             sub_how: list[str] = []
             val = self.expr(arg, c.caller, c.line, depth + 1, sub_how)
@@ -374,13 +398,20 @@ class Resolver:
             for t in toks:
                 new += val if t == p else [t]
             site_how = [*how, f"{{{p.name}}} ← `{_short(arg)}` at {c.file}:{c.line}", *sub_how]
-            for res in self.expand(new, depth, site_how, levels - 1):
+            if kind:
+                site_how.append(f"`{cond.cond_param}` = `{c.args[ci].strip() if ci < len(c.args) else '?'}` at "  # type: ignore[union-attr]
+                                f"{c.file}:{c.line}: {'read' if kind == REQUIRED else 'read only if true'}")
+            for res in self.expand(new, depth, site_how, levels - 1, cond):
                 out.append(res)
-                res_how = site_how
-                self._last_how[id(res)] = res_how
+                self._last_how[id(res)] = site_how
+                if kind:
+                    self._variant_claim[id(res)] = kind
         return out
 
     _last_how: dict[int, list[str]] = {}
+    _variant_claim: dict[int, str] = {}
+    _cond_fn: str = ""
+    dropped_by_condition: int = 0
 
     def _call_sites(self, d: Any) -> list[Any]:
         g = self.ctx.graph
@@ -457,8 +488,12 @@ def collect_patterns(facts: Mapping[str, Any], graph: Any = None, root: Path | s
     built: list[tuple[str, Source, list[str], bool]] = []
     skipped = {"messages": 0, "not_name_like": 0, "consumed_as_prefix": 0}
     todo = []
+    claims = Claims(ctx)
     for path, s in ctx.strings:
         if under and not path.startswith(under):
+            continue
+        if SCRIPT_DIRS.search(f"/{path}"):
+            skipped["scripts"] = skipped.get("scripts", 0) + 1
             continue
         if re.search(r"(::|\.)tests?(::|\.)|(::|\.)test_\w+$", s.get("caller", "")) or "/tests/" in f"/{path}":
             skipped["tests"] = skipped.get("tests", 0) + 1
@@ -467,14 +502,22 @@ def collect_patterns(facts: Mapping[str, Any], graph: Any = None, root: Path | s
             skipped["messages"] += 1
             continue
         todo.append((path, s))
-    results: list[tuple[str, dict[str, Any], list[list[Tok]], list[str], list[list[str]]]] = []
+    results = []
     for path, s in todo:
+        claim = claims.of(path, s)
+        if claim.kind == MESSAGE:
+            skipped["message_args"] = skipped.get("message_args", 0) + 1
+            continue
         how: list[str] = []
-        res._last_how = {}
+        res._last_how, res._variant_claim = {}, {}
+        res._cond_fn = s.get("caller", "") if claim.cond_param else ""
         toks = res.template(s, s.get("caller", ""), 0, how)
-        variants = res.expand(toks, 0, how)
-        results.append((path, s, variants, how, [res._last_how.get(id(v), how) for v in variants]))
-    for path, s, variants, _how, hows in results:
+        variants = res.expand(toks, 0, how, cond=claim if claim.cond_param else None)
+        kinds = [res._variant_claim.get(id(v), claim.kind) for v in variants]
+        results.append((path, s, variants, how, [res._last_how.get(id(v), how) for v in variants], kinds, claim))
+    if res.dropped_by_condition:
+        skipped["not_read_by_caller"] = res.dropped_by_condition
+    for path, s, variants, _how, hows, kinds, claim in results:
         if id(s) in ctx.consumed:
             skipped["consumed_as_prefix"] += 1
             continue
@@ -482,7 +525,7 @@ def collect_patterns(facts: Mapping[str, Any], graph: Any = None, root: Path | s
         if origin not in ("const", "literal", "format", "fstring", "percent"):
             origin = "format"
         fld = _field_of(ctx, path, s)
-        for toks, how in zip(variants, hows, strict=False):
+        for toks, how, kind in zip(variants, hows, kinds, strict=False):
             text = _render(toks)
             if not _namelike(text):
                 skipped["not_name_like"] += 1
@@ -492,13 +535,21 @@ def collect_patterns(facts: Mapping[str, Any], graph: Any = None, root: Path | s
                          else origin, fld)
             loaderish = bool(TENSOR_SUFFIX.search(text) or LOADERISH.search(path) or
                              LOADERISH.search(s.get("caller", "").split("::")[-1].split(".")[-1]))
-            built.append((text, src, how, loaderish))
+            built.append((text, src, how, loaderish, kind, claim))
     merged: dict[str, NamePattern] = {}
-    for text, src, how, loaderish in built:
-        p = merged.setdefault(text, NamePattern(text))
+    for text, src, how, loaderish, kind, claim in built:
+        p = merged.get(text)
+        if p is None:
+            p = merged[text] = NamePattern(text, claim=kind, condition=claim.condition if kind == OPTIONAL else "",
+                                           group=claim.group if kind == ALTERNATIVE else "")
+        elif CLAIM_ORDER[kind] < CLAIM_ORDER[p.claim]:  # required wins over alternative, alternative over optional
+            p.claim, p.condition = kind, claim.condition if kind == OPTIONAL else ""
+            p.group = claim.group if kind == ALTERNATIVE else ""
         if all(x.at != src.at for x in p.sources):
             p.sources.append(src)
         p.how += [h for h in how if h not in p.how]
+        if claim.how and claim.how not in p.claim_how:
+            p.claim_how.append(claim.how)
         p.loaderish = p.loaderish or loaderish
     return list(merged.values()), skipped
 

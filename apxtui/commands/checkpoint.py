@@ -94,12 +94,21 @@ def render_join(d: dict[str, Any]) -> str:
         f"status       {d['status_text']}",
         f"tensors      {c['tensors']:,}: {c['claimed']:,} claimed, {c['unclaimed']:,} unclaimed, "
         f"{c['duplicate_claims']:,} claimed by more than one pattern",
-        f"patterns     {c['patterns']:,}: {c['matched_patterns']:,} matched, {c['unmatched_patterns']:,} match "
-        f"nothing, {c['prefix_patterns']:,} name only a prefix; {c['ignored_non_loader_strings']:,} name-like "
-        f"strings outside loaders ignored; {c.get('too_generic_patterns', 0):,} mostly-wildcard patterns not "
-        "used as claims",
+        f"patterns     {c['patterns']:,}: {c['matched_patterns']:,} matched, {c['unmatched_patterns']:,} needed and "
+        f"missing, {c.get('optional_absent', 0):,} optional and absent, {c.get('alternatives_unused', 0):,} unused "
+        f"alternatives, {c.get('not_applicable_patterns', 0):,} of loader families that do not apply, "
+        f"{c['prefix_patterns']:,} name only a prefix",
+        f"             {c['ignored_non_loader_strings']:,} name-like strings outside loaders ignored; "
+        f"{c.get('too_generic_patterns', 0):,} mostly-wildcard patterns not used as claims; "
+        f"{c.get('skipped_message_args', 0):,} names built only for messages; "
+        f"{c.get('skipped_scripts', 0):,} strings in scripts/tools not taken as claims",
         d["static_analysis"],
     ]
+    if d.get("families"):
+        out += _section("Loader families (a family applies when its names claim a tensor)",
+                        ["family", "applies", "patterns", "matched", "tensors"],
+                        [[f["family"] or "-", "yes" if f["applies"] else "no", str(f["patterns"]),
+                          str(f["matched_patterns"]), str(f["tensors"])] for f in d["families"]])
 
     def src(p: dict[str, Any]) -> str:
         s = p["sources"]
@@ -109,8 +118,14 @@ def render_join(d: dict[str, Any]) -> str:
                     [[p["pattern"], str(p["tensors"]), ",".join(p["dtypes"]), _bytes(p["bytes"]), src(p)]
                      for p in d["matched"]] or [["-", "-", "-", "-", "no pattern matched"]])
     if d["unmatched"]:
-        out += _section("Asked for by the code, not in the checkpoint", ["pattern", "source", "written"],
+        out += _section("Needed by the code, not in the checkpoint", ["pattern", "source", "written"],
                         [[p["pattern"], src(p), p["sources"][0]["written"]] for p in d["unmatched"]])
+    if d.get("optional_absent"):
+        out += _section("Read only under a condition, absent", ["pattern", "condition", "source"],
+                        [[p["pattern"], p["condition"], src(p)] for p in d["optional_absent"]])
+    if d.get("alternatives_unused"):
+        out += _section("Alternatives not needed (another name of the group matched)", ["pattern", "group", "source"],
+                        [[p["pattern"], p["group"], src(p)] for p in d["alternatives_unused"]])
     if d["prefixes"]:
         out += _section("Prefixes only (no tensor of that exact name)", ["pattern", "source"],
                         [[p["pattern"], src(p)] for p in d["prefixes"]])
