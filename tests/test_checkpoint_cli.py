@@ -46,12 +46,13 @@ def test_json_output_follows_documented_schema(tmp_path, capsys):
     assert all(f["kind"] != "mismatch" for f in doc["findings"])
 
 
-def test_bad_shard_printed_but_exit_zero(tmp_path, capsys):
+def test_bad_shard_printed_and_exit_one(tmp_path, capsys):
     write_safetensors(tmp_path / "a.safetensors", llama_like())
     (tmp_path / "b.safetensors").write_bytes(b"garbage!" * 4)
-    assert main(["checkpoint", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "Problems" in out and "b.safetensors" in out
+    assert main(["checkpoint", str(tmp_path)]) == 1  # a file of the checkpoint could not be used
+    cap = capsys.readouterr()
+    assert "Problems" in cap.out and "b.safetensors" in cap.out  # what could be read is still shown
+    assert "b.safetensors" in cap.err
 
 
 def test_nothing_readable_exits_one_with_one_line(tmp_path, capsys):

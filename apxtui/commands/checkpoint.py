@@ -1,8 +1,9 @@
 """``apxtui checkpoint PATH [--json]``: safetensors headers, config dims, shape checks.
 
-Exit status: 0 when at least one tensor was read (problems with other shards are
-printed), 1 when nothing could be read.  ``--json`` prints the dict documented in
-:mod:`apxtui.checkpoint.export`.
+Exit status: 0 when every file of the checkpoint was read; 1 when any could not be used
+(an error-severity problem: a broken shard, an index that is not valid JSON or names a
+missing shard, an unreadable config) — what could be read is still printed — or when
+nothing could be read.  ``--json`` prints the dict documented in :mod:`apxtui.checkpoint.export`.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(to_dict(ckpt), sys.stdout, indent=1, default=str)
         print()
-        return 1 if nothing else 0
+        return 1 if nothing or ckpt.errors else 0
     if nothing:
         errors = ckpt.errors or ckpt.problems
         if len(errors) == 1:
@@ -58,11 +59,19 @@ def run(args: argparse.Namespace) -> int:
         print("apxtui: no tensor could be read", file=sys.stderr)
         return 1
     print(render_text(ckpt, summarize(ckpt), check_shapes(ckpt)))
-    return 0
+    return _errors_exit(ckpt)
+
+
+def _errors_exit(ckpt: Checkpoint) -> int:
+    """1 (with one line per error on stderr) when a file of the checkpoint could not be used."""
+    for p in ckpt.errors:
+        print(f"apxtui: error: {p}", file=sys.stderr)
+    return 1 if ckpt.errors else 0
 
 
 def run_join(args: argparse.Namespace) -> int:
-    """``--code CHECKOUT``: the weight join, as text or JSON; exit 1 when nothing was joined."""
+    """``--code CHECKOUT``: the weight join, as text or JSON; exit 1 when nothing was joined or a file
+    of the checkpoint could not be used."""
     from apxtui.checkpoint.join import CLEAN, PARTIAL, join_dict, join_index
     from apxtui.index.build import build_index
     from apxtui.scan import ScanError
@@ -83,7 +92,8 @@ def run_join(args: argparse.Namespace) -> int:
         print()
     else:
         print(render_join(d))
-    return 0 if j.status in (CLEAN, PARTIAL) else 1
+    broken = _errors_exit(ckpt)
+    return 0 if j.status in (CLEAN, PARTIAL) and not broken else 1
 
 
 def render_join(d: dict[str, Any]) -> str:
