@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from apxtui.analysis import types as ty
+from apxtui.analysis.dtypes import is_library_gemm
 from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, identifiers, loc
 from apxtui.analysis.graphkeys import graph_keys
 from apxtui.analysis.graphkeys import public as gk_public
@@ -191,7 +192,7 @@ class CaptureAnalysis:
             if not t or t in seen:
                 continue
             seen.add(t)
-            for m in replay_methods(self.g, t, self.roles):
+            for m in replay_methods(self.g, t, self.roles, fn.qualname):
                 if m["method"] != fn.qualname:
                     out.append({**m, "type": t, "how": f"method of {t}, the type {fn.qualname} {how}",
                                 "status": HEURISTIC})
@@ -230,8 +231,8 @@ class CaptureAnalysis:
                                         "_arms": arms, "call_at": where, "via": _via(path),
                                         "detail": "launch without an explicit stream inside a capture region "
                                                   "(legacy default stream: capture error or not recorded)"})
-            elif v.get("kind") == "vendor":
-                library.append({"api": st.qualname, "library": (v.get("attrs") or {}).get("library", ""),
+            elif v.get("kind") == "vendor" or (st.kind == "ffi_decl" and is_library_gemm(st.name or "")):
+                library.append({"api": api_name(st.qualname), "library": (v.get("attrs") or {}).get("library", ""),
                                 "at": where, "arms": labels(arms)})
             elif st.kind == "external":
                 h = self._hazard(st, path, arms, where)

@@ -143,6 +143,9 @@ class GraphKeys:
                   and x["line"] <= line), None)
         if a is not None:
             deriv.append(f"{key} = {a['value']} ({loc(d.file, a['line'])})")
+            lit = re.match(r"^\s*([A-Z]\w*)\s*\{", a["value"])  # a struct literal: `Spec { token_count: … }`
+            if not t and lit:
+                t = lit.group(1)
             if not t:
                 m = re.search(r"(\w+)\s*\([^()]*\)\s*\??\s*$", a["value"])
                 if m:
@@ -152,13 +155,21 @@ class GraphKeys:
                             break
         name = holder_type(t)
         fields: list[str] = []
-        for n, nd in self.g.nodes(data=True):
-            if nd.get("kind") in ("rust_type", "cpp_type") and nd.get("name") == name:
-                df = self.index.definition(n)
-                if df is not None and df.fields:
-                    fields = list(df.fields)
-                    break
+        for df in self._types(name):
+            if df.fields:
+                fields = list(df.fields)
+                break
         return name, fields, deriv
+
+    def _types(self, name: str) -> list[Any]:
+        """Struct/class definitions of a short type name (the linker's tables, else a scan of the facts)."""
+        if not name:
+            return []
+        tables = getattr(self.index, "tables", None)
+        if tables is not None:
+            return list(tables.types.get(name, []))
+        return [d for ff in self.index.facts.values() for d in ff.defs
+                if d.kind in ("rust_type", "cpp_type") and d.name == name]
 
     def _insert_caches(self, node: str) -> list[dict[str, Any]]:
         """``R.insert(key, exec)`` after an instantiate call in the capturing function, with ``R.get`` lookups."""

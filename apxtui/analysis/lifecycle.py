@@ -79,14 +79,26 @@ def holder_type(return_type: str) -> str:
     return t.split("<")[0].split("::")[-1].strip()
 
 
-def replay_methods(g: Any, type_name: str, roles: Any) -> list[dict[str, Any]]:
-    """Methods of ``type_name`` that reach a graph launch, with the launch sites below them."""
+def _module(qualname: str) -> str:
+    return qualname.rsplit("::", 2)[0] if qualname.count("::") >= 2 else ""
+
+
+def replay_methods(g: Any, type_name: str, roles: Any, near: str = "") -> list[dict[str, Any]]:
+    """Methods of ``type_name`` that reach a graph launch, with the launch sites below them.
+
+    Several types may share the short name: those of ``near``'s module (the capturing
+    function's) are preferred when there are any.
+    """
     if not type_name:
         return []
+    methods = [n for n, d in g.nodes(data=True)
+               if d.get("container") == type_name and d.get("kind") in ("rust_fn", "host_fn", "python_fn")]
+    here = near.rsplit("::", 1)[0] if "::" in near else ""
+    local = [n for n in methods if here and (_module(g.nodes[n].get("qualname", "")) == _module(near)
+                                              or g.nodes[n].get("qualname", "").startswith(here + "::"))]
     out = []
-    for n, d in g.nodes(data=True):
-        if d.get("container") != type_name or d.get("kind") not in ("rust_fn", "host_fn", "python_fn"):
-            continue
+    for n in local or methods:
+        d = g.nodes[n]
         if "replay" not in roles.reach(n):
             continue
         prims = primitive_sites(g, n, "replay")

@@ -48,9 +48,12 @@ def _no_strings(text: str) -> str:
 
 
 def _mentions(text: str, name: str) -> bool:
-    """``name`` as an identifier outside string literals, or as a ``{name}`` format placeholder."""
-    return (re.search(rf"(?<![\w.]){re.escape(name)}\b", _no_strings(text)) is not None
-            or re.search(rf"\{{{re.escape(name)}[}}:!.\[]", text or "") is not None)
+    """``name`` as an identifier outside string literals, or as a ``{name}`` placeholder of a template
+    that could be a name (``"{name}.weight"``; ``"{name}: bad shape"`` has spaces: a message)."""
+    if re.search(rf"(?<![\w.]){re.escape(name)}\b", _no_strings(text)) is not None:
+        return True
+    ph = re.compile(rf"\{{{re.escape(name)}[}}:!.\[]")
+    return any(ph.search(lit) and not re.search(r"\s", lit) for lit in _STRING.findall(text or ""))
 
 
 class Claims:
