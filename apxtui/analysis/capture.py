@@ -291,8 +291,7 @@ class CaptureAnalysis:
     def _region_caches(self, fn: Stage) -> list[dict[str, Any]]:
         """Caches keyed on the values this region freezes: its own map inserts and the callers' caches."""
         gk = graph_keys(self.index, self.roles)
-        mine = [c for c in gk.caches() if c["function_node"] == fn.node]
-        return mine + [c for c in gk.caches() if c.get("_used_by") and fn.node in c["_used_by"]]
+        return [c for c in gk.caches() if c["function_node"] == fn.node or fn.node in c.get("_used_by", ())]
 
     def _key_coverage(self, fn: Stage, region: dict[str, Any], launches: list[dict[str, Any]]) -> None:
         """A frozen per-request scalar that is part of a graph key is safe by construction: unflag it."""

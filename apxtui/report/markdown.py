@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
 from apxtui.vocab import DEVICE_KINDS
 
 LANG_TAG = {"python": "Python", "rust": "Rust", "cuda": "CUDA/C++"}
@@ -232,18 +233,19 @@ def analysis_sections(doc: dict[str, Any]) -> list[str]:
     for r in regions:
         out.append(f"- **Region** in {code(r['function'])}: begin {esc((r.get('begin') or {}).get('at', '—'))}, "
                    f"end {esc((r.get('end') or {}).get('at', '—'))}" + (f" — {esc(r['note'])}" if r.get("note") else ""))
+        out += [f"  - {esc(x)}" for x in end_lines(r)]
         out.append("  - body: " + (", ".join(code(c["call"]) + f" @ {c['at']}" for c in r["body_calls"]) or "—"))
-        out.append("  - instantiate: " + (", ".join(c["at"] for c in r.get("instantiate", [])) or "—")
-                   + "; replay after capture: " + (", ".join(c["at"] for c in r.get("replay_after_capture", [])) or "—"))
-        flagged = {(c["param"], launch["kernel"]): c for launch in r.get("launches", []) for c in launch["constants"]
-                   if c.get("flagged")}
-        for (param, kernel), c in flagged.items():
-            out.append(f"  - frozen per-request scalar {code(param)} of {code(kernel)}: "
-                       + esc(" ← ".join(c["derivation"][-3:])))
+        out += [f"  - {esc(x)}" for x in lifecycle_lines(r)]
+        for c in r.get("graph_keys", []):
+            out.append(f"  - {esc(cache_line(c))}")
+        seen = set()
+        for launch in r.get("launches", []):
+            for c in launch["constants"]:
+                if (c.get("flagged") or c.get("in_graph_key")) and (launch["kernel"], c["param"]) not in seen:
+                    seen.add((launch["kernel"], c["param"]))
+                    out.append(f"  - {esc(constant_line(launch['kernel'], c))}")
         for h in r.get("hazards", []):
-            out.append(f"  - **hazard** {esc(h['kind'])} {code(h['api'])} at {h['at']}"
-                       + (f" via {code(h['via'])}" if h.get("via") else "")
-                       + (f" under {code('; '.join(h['arms'][-2:]))}" if h.get("arms") else "") + f": {esc(h.get('detail', ''))}")
+            out.append(f"  - **hazard** {esc(hazard_line(h))}")
     out += ["", "## Host transfers, syncs, allocations", ""]
     tr = doc.get("host_transfers") or []
     if not tr:

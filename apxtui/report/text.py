@@ -53,6 +53,7 @@ def _items(items: list[Stage | Dispatch], prefix: str, lines: list[str]) -> None
 def render_summary(doc: dict) -> str:
     """Path-level analyses: launch totals, dtype boundaries, capture regions, host transfers."""
     from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
+    from apxtui.report.capture_lines import hazard_line
 
     if doc.get("analysis_error"):
         return f"analyses failed: {doc['analysis_error']}"
@@ -77,7 +78,7 @@ def render_summary(doc: dict) -> str:
         lines.append(f"  {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}, end {(r.get('end') or {}).get('at', '-')}"
                      f", body {', '.join(c['call'] for c in r['body_calls'])}")
         for h in r.get("hazards", []):
-            lines.append(f"    HAZARD {h['kind']} {h['api']} at {h['at']}: {h.get('detail', '')}")
+            lines.append(f"    HAZARD {hazard_line(h)}")
     lines += ["", "== host transfers / syncs / allocations =="]
     for t in doc.get("host_transfers", []):
         lines.append(f"  {t['kind']} {t['api']} {t.get('direction', '')} at {t['at']} ({t['phase']}"

@@ -153,10 +153,18 @@ def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
     rows: list[tuple[str, str, str, str]] = []
     for i, r in enumerate(path.get("capture_regions") or [], 1):
         begin, end = r.get("begin") or {}, r.get("end") or {}
+        errs = [e for e in r.get("ends") or [] if e.get("path") == "error"]
         rows.append((f"region {i}", r.get("function", ""), begin.get("at", ""),
-                     f"{r.get('status', '')}; ends {end.get('at', '?')}"))
+                     f"{r.get('status', '')}; ends {end.get('at', '?')}"
+                     + "".join(f"; failure-path end {e['at']} ({e.get('condition', '')})" for e in errs)))
         for c in r.get("body_calls") or []:
             rows.append(("  body", c.get("call", ""), c.get("at", ""), c.get("target", "")))
+        for c in r.get("instantiate") or []:
+            rows.append(("  instantiate", c.get("call", ""), c.get("at", ""), " → ".join(c.get("through", []))))
+        for c in r.get("replay_after_capture") or []:
+            rows.append(("  replay", c.get("call", ""), c.get("at", ""), "after capture, same function"))
+        for m in r.get("replay") or []:
+            rows.append(("  replay", m.get("method", ""), m.get("at", ""), m.get("how", "")))
         for la in r.get("launches") or []:
             consts = la.get("constants") or []
             flagged = sum(1 for c in consts if c.get("flagged"))
@@ -165,8 +173,9 @@ def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
         for lib in r.get("library_calls") or []:
             rows.append(("  library", str(lib.get("api") or lib.get("call") or lib), lib.get("at", ""), ""))
         for h in r.get("hazards") or []:
+            guard = f"conditional under {' | '.join(h.get('guards', []))}; " if h.get("conditional") else ""
             rows.append(("  HAZARD", f"{h.get('api', '')} {h.get('direction', '')}".strip(), h.get("at", ""),
-                         h.get("detail", "")))
+                         f"{guard}{h.get('paths', 1)} path(s); {h.get('detail', '')}"))
     for t in path.get("host_transfers") or []:
         where = "in capture" if t.get("in_capture") else t.get("phase", "")
         rows.append(("transfer", f"{t.get('api', '')} {t.get('direction', t.get('kind', ''))}".strip(), t.get("at", ""),
