@@ -8,6 +8,10 @@ callers of the function (``take_linear(t, &format!("{p}.q_proj"))`` joined to it
 ``format!("{prefix}.weight")``), each followed one call deep.  What stays unknown
 becomes a wildcard: ``{*}`` (one name segment: an index) or ``{**}`` (one or more).
 
+What each string claims (needed, optional under a condition, one of a group of alternatives,
+or only a message) comes from :mod:`apxtui.checkpoint.claims`; strings under ``scripts/``,
+``tools/`` and ``benchmarks/`` are not loader claims.
+
 Pure over facts (and the graph when given); the only source read is one line per
 loader call, to name the struct field a tensor initialises (a labelled heuristic).
 """
