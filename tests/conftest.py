@@ -21,17 +21,8 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="session")
 def demo_index(tmp_path_factory):
     """The embedded demo checkout, indexed once per session (own cache dir)."""
-    import os
+    from helpers import build_isolated
 
     from apxtui.demo import DEMO_CHECKOUT
-    from apxtui.index.build import build_index
 
-    old = os.environ.get("APXTUI_CACHE_DIR")
-    os.environ["APXTUI_CACHE_DIR"] = str(tmp_path_factory.mktemp("demo-cache"))
-    try:
-        return build_index(DEMO_CHECKOUT, workers=1)
-    finally:
-        if old is None:
-            os.environ.pop("APXTUI_CACHE_DIR", None)
-        else:
-            os.environ["APXTUI_CACHE_DIR"] = old
+    return build_isolated(DEMO_CHECKOUT, tmp_path_factory.mktemp("demo-cache"))

@@ -23,3 +23,20 @@ def edges_from(g, qual_suffix: str, kind: str | None = None):
     src = [n for n, d in g.nodes(data=True) if d.get("qualname", "").endswith(qual_suffix)]
     assert len(src) == 1, (qual_suffix, src)
     return [(g.nodes[v], d) for _, v, d in g.out_edges(src[0], data=True) if kind is None or d["kind"] == kind]
+
+
+def build_isolated(root, cache_dir):
+    """Index ``root`` once with its own fact cache directory (the caller's cache env restored after)."""
+    import os
+
+    from apxtui.index.build import build_index
+
+    old = os.environ.get("APXTUI_CACHE_DIR")
+    os.environ["APXTUI_CACHE_DIR"] = str(cache_dir)
+    try:
+        return build_index(root, workers=1)
+    finally:
+        if old is None:
+            os.environ.pop("APXTUI_CACHE_DIR", None)
+        else:
+            os.environ["APXTUI_CACHE_DIR"] = old

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import build_isolated
 
 from apxtui.analysis.annotate import annotate
 from apxtui.analysis.checkout import capture_report
@@ -22,19 +23,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "truth_checkout"
 
 @pytest.fixture(scope="module")
 def fx(tmp_path_factory):
-    import os
-
-    from apxtui.index.build import build_index
-
-    old = os.environ.get("APXTUI_CACHE_DIR")
-    os.environ["APXTUI_CACHE_DIR"] = str(tmp_path_factory.mktemp("fx-cache"))
-    try:
-        return build_index(FIXTURE, workers=1)
-    finally:
-        if old is None:
-            os.environ.pop("APXTUI_CACHE_DIR", None)
-        else:
-            os.environ["APXTUI_CACHE_DIR"] = old
+    return build_isolated(FIXTURE, tmp_path_factory.mktemp("fx-cache"))
 
 
 def _annotated(idx, entry):

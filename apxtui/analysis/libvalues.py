@@ -98,6 +98,7 @@ class Values:
     def __init__(self, index: Any):
         self.index = index
         self._calls: dict[tuple[str, int], list[Any]] = {}
+        self._builders: dict[tuple[str, int, str], list[tuple[Any, str, Env, str]]] = {}
 
     def calls_in(self, d: Any) -> list[Any]:
         key = (d.file, d.line)
@@ -232,6 +233,12 @@ class Values:
 
     def builders(self, d: Any, base: str) -> list[tuple[Any, str, Env, str]]:
         """Functions that fill the plan ``base`` names: (definition, its name there, env, how)."""
+        key = (d.file, d.line, base)
+        if key not in self._builders:
+            self._builders[key] = self._find_builders(d, base)
+        return self._builders[key]
+
+    def _find_builders(self, d: Any, base: str) -> list[tuple[Any, str, Env, str]]:
         maps = self._maps_of(d, base)
         out = []
         for mp in maps:
