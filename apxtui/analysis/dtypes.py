@@ -32,6 +32,8 @@ class DtypeAnalysis:
         self.g = index.graph
         self._calls: dict[tuple[str, str], list[CallSite]] = {}
         self.values = Values(index)
+        self._made_memo: dict[tuple[str, int, str, str, int], _Op] = {}
+        self._arg_memo: dict[tuple, _Op] = {}
 
     # -- facts access --------------------------------------------------------------------
 
@@ -247,6 +249,12 @@ class DtypeAnalysis:
         return v.dtype, v.evidence
 
     def _arg(self, d: Definition, arg: str, env: Env, env_at: str = "") -> _Op:
+        key = (d.file, d.line, arg, env_at, tuple(sorted((k, v[1]) for k, v in env.items())))
+        if key not in self._arg_memo:
+            self._arg_memo[key] = self._arg_in(d, arg, env, env_at)
+        return self._arg_memo[key]
+
+    def _arg_in(self, d: Definition, arg: str, env: Env, env_at: str) -> _Op:
         dt, cond, ev = summarize(self.values.eval(d, arg, env))
         how = ""
         if env and dt is not None:
@@ -268,6 +276,14 @@ class DtypeAnalysis:
 
     def _made(self, d: Definition, var: str, api_prefix: str, pos: int, env: Env) -> _Op:
         """The dtype argument ``pos`` of the creation call of the layout/descriptor ``var`` names."""
+        if env:
+            return self._made_in(d, var, api_prefix, pos, env)
+        key = (d.file, d.line, var, api_prefix, pos)
+        if key not in self._made_memo:
+            self._made_memo[key] = self._made_in(d, var, api_prefix, pos, env)
+        return self._made_memo[key]
+
+    def _made_in(self, d: Definition, var: str, api_prefix: str, pos: int, env: Env) -> _Op:
         alts: list[Alt] = []
         hows: list[str] = []
         for c, cd, cenv, how in self.values.creations(d, var, api_prefix):
@@ -382,6 +398,8 @@ _FIXED = {"cublasSgemm": "f32", "cublasHgemm": "f16", "cublasDgemm": "f64", "cub
 
 def is_library_gemm(name: str) -> bool:
     """A vendor GEMM whose operand types are read from its arguments (or typed by its name)."""
+    if "emm" not in name and "Matmul" not in name:
+        return False
     n = api_name(name)
     return n in _GEMM_ARGS or n in _FIXED or n == "cublasLtMatmul"
 

@@ -22,6 +22,7 @@ from collections import deque
 from typing import Any
 
 from apxtui.analysis.evidence import HEURISTIC, identifiers, loc
+from apxtui.analysis.hostops import CAPTURE_PRIMS, DEPTH, ROLE_EDGES, api_name
 from apxtui.analysis.lifecycle import holder_type
 from apxtui.vocab import FN_KINDS
 
@@ -55,12 +56,26 @@ class GraphKeys:
     # -- where captures happen ---------------------------------------------------------------
 
     def _capturing(self) -> set[str]:
-        """Functions that call a begin- or end-role function (and are not wrappers themselves)."""
+        """Functions that call a begin- or end-role function (and are not wrappers themselves).
+
+        Only nodes within the role depth above a begin/end primitive can have those roles, so
+        those are found first (a reverse walk) instead of asking every edge.
+        """
+        names = CAPTURE_PRIMS["begin"] | CAPTURE_PRIMS["end"]
+        near = {n for n, d in self.g.nodes(data=True)
+                if d.get("kind") in ("external", "vendor_api") and api_name(d.get("qualname", "")) in names}
+        frontier = set(near)
+        for _ in range(DEPTH):
+            frontier = {u for n in frontier for u, _, k in self.g.in_edges(n, data="kind")
+                        if k in ROLE_EDGES and u not in near}
+            near |= frontier
         out = set()
-        for u, v, k in self.g.edges(data="kind"):
-            if k in ("call", "ffi") and self.g.nodes[u].get("kind") in FN_KINDS and not self.roles.role(u) \
-                    and self.roles.role(v) in ("begin", "end"):
-                out.add(u)
+        for v in near:
+            if self.roles.role(v) not in ("begin", "end"):
+                continue
+            for u, _, k in self.g.in_edges(v, data="kind"):
+                if k in ("call", "ffi") and self.g.nodes[u].get("kind") in FN_KINDS and not self.roles.role(u):
+                    out.add(u)
         return out
 
     def _ancestors(self) -> set[str]:
@@ -138,6 +153,7 @@ class GraphKeys:
     def _key_type(self, u: str, d: Any, key: str, line: int) -> tuple[str, list[str], list[str]]:
         """The key's type and fields, from its declaration or the function whose result it holds."""
         deriv: list[str] = []
+        files = [d.file] if d else []
         t = (d.locals.get(key) or next((p.type for p in d.params if p.name == key), "")) if d else ""
         a = next((x for x in reversed((d.attrs.get("assigns", []) if d else [])) if x["var"] == key
                   and x["line"] <= line), None)
@@ -151,25 +167,30 @@ class GraphKeys:
                 if m:
                     for _, v, x in self.g.out_edges(u, data=True):
                         if x.get("line") == a["line"] and self.g.nodes[v].get("name") == m.group(1):
-                            t = self.g.nodes[v].get("return_type", "") or getattr(self.index.definition(v), "return_type", "")
+                            t = getattr(self.index.definition(v), "return_type", "") or ""
+                            files.insert(0, self.g.nodes[v].get("file", ""))
                             break
         name = holder_type(t)
         fields: list[str] = []
-        for df in self._types(name):
+        for df in self._types(name, files):
             if df.fields:
                 fields = list(df.fields)
                 break
         return name, fields, deriv
 
-    def _types(self, name: str) -> list[Any]:
-        """Struct/class definitions of a short type name (the linker's tables, else a scan of the facts)."""
+    def _types(self, name: str, files: list[str]) -> list[Any]:
+        """Struct/class definitions of a short type name: in ``files`` first (where the key is made or
+        returned), else the linker's tables when they are already built (never rebuilt for this)."""
         if not name:
             return []
-        tables = getattr(self.index, "tables", None)
-        if tables is not None:
-            return list(tables.types.get(name, []))
-        return [d for ff in self.index.facts.values() for d in ff.defs
-                if d.kind in ("rust_type", "cpp_type") and d.name == name]
+        out = []
+        for f in dict.fromkeys(files):
+            ff = self.index.facts.get(f) if hasattr(self.index.facts, "get") else None
+            out += [d for d in (ff.defs if ff else []) if d.kind in ("rust_type", "cpp_type") and d.name == name]
+        if out:
+            return out
+        linker = getattr(self.index, "linker", None)
+        return list(linker.t.types.get(name, [])) if linker is not None else []
 
     def _insert_caches(self, node: str) -> list[dict[str, Any]]:
         """``R.insert(key, exec)`` after an instantiate call in the capturing function, with ``R.get`` lookups."""

@@ -95,9 +95,13 @@ def enum_dtype(name: str) -> str | None:
     return None
 
 
+_ENUM_TOKEN = re.compile(r"\b(?:CUDA|CUBLAS|CUDNN|nccl)\w+|[A-Za-z_][\w:]*::\w+")
+
+
 def enum_dtypes(text: str) -> list[str]:
     """Every dtype named by an enum constant in a text (``DType::F16 | DType::BF16`` → f16, bf16)."""
-    return list(dict.fromkeys(d for n in re.findall(r"[A-Za-z_][\w:]*", text or "") if (d := enum_dtype(n))))
+    names = _ENUM_TOKEN.findall(text or "")
+    return list(dict.fromkeys(d for n in names if (d := enum_dtype(n))))
 
 
 def substitute(t: str, bindings: dict[str, str]) -> str:
