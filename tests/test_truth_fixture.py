@@ -98,6 +98,7 @@ def test_graph_key_makes_a_frozen_scalar_safe_and_others_stay_flagged(fx):
     (cache,) = r["graph_keys"]
     assert cache["kind"] == "build on miss" and cache["key"] == "spec"
     assert cache["key_fields"] == ["token_count", "raw_images"] and cache["at"].endswith("runtime.rs:61")
+    assert cache["key_type_at"] == "crates/fxmodel/src/runtime.rs:15"  # `pub struct Spec`
 
 
 def test_launch_overload_chosen_by_argument_types(fx):
@@ -118,6 +119,10 @@ def test_capture_report_and_command(fx, capsys):
     assert "(error path, under Err(error))" in out and "CONDITIONAL under workspace.is_null()" in out
     assert "in graph key Spec.token_count: safe" in out and "rope_bf16_kernel.pos = pos [FLAG per-request]" in out
     assert out.count("HAZARD alloc cudaMalloc") == 1
+    assert main(["trace", str(FIXTURE), "--from", "Runtime::capture", "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "(error path, under Err(error))" in md and "cudaGraphInstantiate @ crates/fxcuda/src/graph.rs:32" in md
+    assert "**hazard** alloc cudaMalloc" in md and "CONDITIONAL under workspace.is_null()" in md
 
 
 # -- vendor dtypes --------------------------------------------------------------------------------

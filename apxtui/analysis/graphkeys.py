@@ -118,7 +118,7 @@ class GraphKeys:
                 continue
             key = e["args"][key_i].strip().lstrip("&").strip()
             d = self.index.definition(u)
-            key_type, fields, deriv = self._key_type(u, d, key, e.get("line", 0))
+            key_type, fields, deriv, type_at = self._key_type(u, d, key, e.get("line", 0))
             lines = [x.get("line", 0) for _, x in inner]
             cache = e["args"][0].strip() if key_i != 0 else ""
             cache = re.sub(r"^&\s*(mut\s+)?", "", cache)
@@ -129,7 +129,7 @@ class GraphKeys:
                 "kind": "build on miss", "function": self.g.nodes[u].get("qualname", ""), "function_node": u,
                 "call": e.get("callee", ""), "at": loc(e.get("file", ""), e.get("line", 0)),
                 "cache": cache, "key": key, "key_type": key_type,
-                "key_fields": fields, "key_derivation": deriv,
+                "key_fields": fields, "key_type_at": type_at, "key_derivation": deriv,
                 "builds": sorted({self.g.nodes[w].get("qualname", "") for w, _ in inner}),
                 "_lines": (min(lines), max(lines)), "_key_vars": {key},
                 "status": HEURISTIC,
@@ -150,7 +150,7 @@ class GraphKeys:
         plain = [i for i, a in enumerate(args) if i not in clo and not a.strip().startswith("&mut")]
         return plain[0] if len(plain) == 1 else None
 
-    def _key_type(self, u: str, d: Any, key: str, line: int) -> tuple[str, list[str], list[str]]:
+    def _key_type(self, u: str, d: Any, key: str, line: int) -> tuple[str, list[str], list[str], str]:
         """The key's type and fields, from its declaration or the function whose result it holds."""
         deriv: list[str] = []
         files = [d.file] if d else []
@@ -171,12 +171,10 @@ class GraphKeys:
                             files.insert(0, self.g.nodes[v].get("file", ""))
                             break
         name = holder_type(t)
-        fields: list[str] = []
         for df in self._types(name, files):
             if df.fields:
-                fields = list(df.fields)
-                break
-        return name, fields, deriv
+                return name, list(df.fields), deriv, loc(df.file, df.line)
+        return name, [], deriv, ""
 
     def _types(self, name: str, files: list[str]) -> list[Any]:
         """Struct/class definitions of a short type name: in ``files`` first (where the key is made or

@@ -74,7 +74,8 @@ def constant_line(kernel: str, c: dict[str, Any]) -> str:
 
 
 def cache_line(c: dict[str, Any]) -> str:
-    key = c["key"] + (f": {c['key_type']}" if c.get("key_type") else "")
+    key = c["key"] + (f": {c['key_type']}" if c.get("key_type") else "") + (
+        f" ({c['key_type_at']})" if c.get("key_type_at") else "")
     fields = f" {{{', '.join(c['key_fields'])}}}" if c.get("key_fields") else ""
     deriv = f" ({'; '.join(c['key_derivation'])})" if c.get("key_derivation") else ""
     tail = f", lookups @ {', '.join(c['lookups'])}" if c.get("lookups") else ""
