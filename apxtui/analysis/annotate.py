@@ -59,12 +59,20 @@ class _Annotator:
         self.role_of: dict[int, str] = {}
         self.launch_info: dict[int, dict[str, Any]] = {}
         self.hazard_info: dict[int, list[dict[str, Any]]] = {}
+        self._consts: dict[str, dict[str, tuple[str, str]]] = {}  # parent node → its constants, once
+
+    def consts(self, parent: Stage | None) -> dict[str, tuple[str, str]]:
+        """Constants visible in ``parent``'s body, computed once per function (not per call site)."""
+        if parent is None:
+            return {}
+        if parent.node not in self._consts:
+            self._consts[parent.node] = consts_of(self.index.definition(parent.node))
+        return self._consts[parent.node]
 
     # -- pass 1: structure ---------------------------------------------------------------
 
     def walk(self, st: Stage, parent: Stage | None, path_mults, phase, arms, alt) -> None:
-        consts = consts_of(self.index.definition(parent.node)) if parent is not None else {}
-        own = [multiplier(h, consts) for h in (st.via or {}).get("loops", [])]
+        own = [multiplier(h, self.consts(parent)) for h in (st.via or {}).get("loops", [])]
         if phase == "eager" and LOADER.match(st.name or ""):
             phase = "load"
         info = _Info(parent, own, [*path_mults, *own], phase, arms, alt)
