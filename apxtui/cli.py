@@ -39,33 +39,71 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def split_command(argv: list[str], commands: set[str], takes_value: set[str]) -> tuple[str | None, list[str]]:
+    """The sub-command named in ``argv`` and the arguments for it (options given before it moved after it).
+
+    ``apxtui --jobs 2 index --demo`` is the ``index`` command: the ``2`` is the value of ``--jobs``, not a
+    checkout.  ``--debug``/``--version``/``-h`` before the command stay where they are (top-level options).
+    """
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return None, argv
+        if a.startswith("-"):
+            i += 2 if a in takes_value else 1
+            continue
+        if a not in commands:
+            return None, argv
+        before = argv[:i]
+        top = [x for x in before if x in ("--debug", "--version", "-h", "--help")]
+        moved = [x for x in before if x not in top]
+        return a, [*top, a, *moved, *argv[i + 1 :]]
+    return None, argv
+
+
+def _parse(argv: list[str]):
+    """(function to run, parsed args) for ``argv``: a sub-command, or the TUI."""
+    from apxtui.commands import tui
+
+    parser = build_parser()
+    tui_parser = tui.build_parser()
+    commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    takes_value = {o for a in tui_parser._actions if a.nargs != 0 for o in a.option_strings}
+    cmd, argv = split_command(argv, commands, takes_value)
+    if cmd is None:  # `apxtui CHECKOUT [opts]` (no sub-command) opens the TUI
+        return tui.run, tui_parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    return args.func, args
+
+
 def main(argv: list[str] | None = None) -> int:
+    from apxtui.cliout import OutputError, Streams, check_output_path, quiet_broken_pipe
+    from apxtui.textsafe import one_line
+
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
-    parser = build_parser()
-    # `apxtui CHECKOUT [opts]` (no sub-command) opens the TUI.
-    first = next((a for a in argv if not a.startswith("-")), None)
-    if first is None or first not in parser._subparsers._group_actions[0].choices:  # type: ignore[union-attr]
-        from apxtui.commands import tui
-
-        sub_parser = tui.build_parser()
-        args = sub_parser.parse_args(argv)
-        func = tui.run
-    else:
-        args = parser.parse_args(argv)
-        func = args.func
-    try:
-        return int(func(args) or 0)
-    except UserError as e:
-        print(f"apxtui: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # noqa: BLE001 - one clear line, traceback with --debug
-        if debug:
-            raise
-        print(f"apxtui: error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
+    with Streams() as streams:
+        try:
+            func, args = _parse(argv)
+            check_output_path(getattr(args, "output", None))
+            if getattr(args, "command", None) is None:
+                streams.release()  # the explorer draws on the real terminal
+            code = int(func(args) or 0)
+            sys.stdout.flush()
+            return code
+        except (UserError, OutputError) as e:
+            print(f"apxtui: {one_line(e, 0)}", file=sys.stderr)
+            return 1
+        except BrokenPipeError:
+            return quiet_broken_pipe()
+        except KeyboardInterrupt:
+            return 130
+        except Exception as e:  # noqa: BLE001 - one clear line, traceback with --debug
+            if debug:
+                raise
+            print(f"apxtui: error: {type(e).__name__}: {one_line(e, 0)}", file=sys.stderr)
+            return 1
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import json
 
 from apxtui.commands.common import add_checkout, load_index, write_output
 from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
+from apxtui.textsafe import join_lines
 
 
 def add_parser(sub) -> None:
@@ -50,7 +51,7 @@ def render(rep: dict) -> str:
                      + (f"; written before: {w}" if w else ""))
     for c in rep["graph_caches"]:
         lines.append(cache_line(c))
-    return "\n".join(lines)
+    return join_lines(lines)
 
 
 def run(args) -> int:

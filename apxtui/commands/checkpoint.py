@@ -19,6 +19,7 @@ from apxtui.checkpoint.names import pattern
 from apxtui.checkpoint.shapes import Finding
 from apxtui.checkpoint.summary import Summary
 from apxtui.cli import UserError
+from apxtui.textsafe import join_lines, one_line
 
 
 def add_parser(sub: Any) -> None:
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         if len(errors) == 1:
             raise UserError(f"{errors[0]}")
         for p in ckpt.problems:
-            print(f"apxtui: {p.severity}: {p}", file=sys.stderr)
+            print(f"apxtui: {p.severity}: {one_line(p, 0)}", file=sys.stderr)
         print("apxtui: no tensor could be read", file=sys.stderr)
         return 1
     print(render_text(ckpt, summarize(ckpt), check_shapes(ckpt)))
@@ -146,7 +147,7 @@ def render_join(d: dict[str, Any]) -> str:
     if d["duplicates"]:
         out += _section("Claimed by more than one pattern", ["tensor", "patterns"],
                         [[x["tensor"], " | ".join(x["patterns"])] for x in d["duplicates"]])
-    return "\n".join(out)
+    return join_lines(out)
 
 
 def render_text(ckpt: Checkpoint, s: Summary, findings: list[Finding]) -> str:
@@ -182,7 +183,7 @@ def render_text(ckpt: Checkpoint, s: Summary, findings: list[Finding]) -> str:
     )
     if ckpt.problems:
         out += _section("Problems", ["severity", "problem"], [[p.severity, str(p)] for p in ckpt.problems])
-    return "\n".join(out)
+    return join_lines(out)
 
 
 def _where(f: Finding) -> str:
@@ -192,6 +193,7 @@ def _where(f: Finding) -> str:
 
 
 def _section(title: str, headers: list[str], rows: list[list[str]]) -> list[str]:
+    rows = [[one_line(c, 0) for c in r] for r in rows]  # a name with a newline or escape stays in its cell
     widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
     widths[-1] = 0  # last column is not padded
     fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=False)).rstrip()  # noqa: E731

@@ -11,6 +11,7 @@ from apxtui.profile import add_profile_args, profile_from_args, resolve
 from apxtui.profile.cli import ProfileError
 from apxtui.profile.space import discover
 from apxtui.report.model import header
+from apxtui.textsafe import join_lines
 
 
 def add_parser(sub) -> None:
@@ -37,7 +38,7 @@ def run(args) -> int:
     if args.json:
         write_output(json.dumps(doc, indent=2, default=str), None)
         return 0
-    write_output("\n".join(render(doc)), None)
+    write_output(join_lines(render(doc)), None)
     return 0
 
 

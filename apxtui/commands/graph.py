@@ -7,6 +7,7 @@ import json
 import networkx as nx
 
 from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.textsafe import one_line
 
 
 def add_parser(sub) -> None:
@@ -19,13 +20,15 @@ def add_parser(sub) -> None:
 
 
 def _dot_id(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A quoted DOT string: one line (controls visible), backslash and quote escaped."""
+    return '"' + one_line(s, 0).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def to_dot(g: nx.MultiDiGraph) -> str:
     lines = ["digraph apxtui {", "  rankdir=LR;", "  node [shape=box, fontsize=10];"]
     for n, d in g.nodes(data=True):
-        lines.append(f"  {_dot_id(n)} [label={_dot_id(d.get('qualname', n) + chr(10) + d.get('kind', ''))}];")
+        label = _dot_id(d.get("qualname", n))[:-1] + "\\n" + d.get("kind", "") + '"'  # \n: DOT's line break
+        lines.append(f"  {_dot_id(n)} [label={label}];")
     for u, v, d in g.edges(data=True):
         style = {"exact": "solid", "heuristic": "dashed", "ambiguous": "dotted", "unresolved": "dotted"}.get(
             d.get("resolution", ""), "solid")

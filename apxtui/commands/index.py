@@ -8,6 +8,7 @@ from collections import Counter
 from apxtui.commands.common import add_checkout, load_index, write_output
 from apxtui.profile import add_profile_args, resolve_from_args
 from apxtui.report.model import header
+from apxtui.textsafe import join_lines
 
 
 def add_parser(sub) -> None:
@@ -72,5 +73,5 @@ def run(args) -> int:
     lines.append(f"seconds   total {secs.get('total')} (scan {secs.get('scan')}, parse {secs.get('parse')}, "
                  f"link {secs.get('link')}, vendored search {secs.get('vendored_search')}, "
                  f"vendored parse {secs.get('vendored_parse', 0)}); parsed {s['parsed_this_run']} files this run")
-    write_output("\n".join(lines), None)
+    write_output(join_lines(lines), None)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.textsafe import join_lines
 
 
 def add_parser(sub) -> None:
@@ -45,7 +46,7 @@ def render(rep: dict, include_vendored: bool) -> str:
     lines.append("not reached from any entry:")
     for u in rep["unreached"]:
         lines.append(f"  {u['kind']} {u['name']}  {u['definition']}" + ("  (launched, but no entry reaches the launcher)" if u["launched"] else ""))
-    return "\n".join(lines)
+    return join_lines(lines)
 
 
 def run(args) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.textsafe import join_lines
 
 
 def add_parser(sub) -> None:
@@ -33,6 +34,6 @@ def run(args) -> int:
     if args.json:
         write_output(json.dumps(rows, indent=2), None)
     else:
-        write_output("\n".join(f"{r['kind']:<13} {r['qualname']}  {r['file']}:{r['line']}" for r in rows)
-                     + f"\n{len(rows)} symbols", None)
+        write_output(join_lines([*(f"{r['kind']:<13} {r['qualname']}  {r['file']}:{r['line']}" for r in rows),
+                                 f"{len(rows)} symbols"]), None)
     return 0

@@ -7,6 +7,7 @@ import json
 from apxtui.cli import UserError
 from apxtui.commands.common import add_checkout, load_index, write_output
 from apxtui.profile import add_profile_args, resolve_from_args
+from apxtui.textsafe import join_lines
 from apxtui.trace import SymbolError, Tracer, find_symbol
 
 
@@ -113,4 +114,4 @@ def _checkpoint_text(doc) -> str:
             val = f"{r['seconds'] * 1e6:.3f} µs" if "seconds" in r else "—"
             out.append(f"speed of light on {sol['device']}: {name} {val} [{r['status']}]"
                        + (f" missing: {'; '.join(r['missing'])}" if r.get("missing") else ""))
-    return "\n".join(out)
+    return join_lines(out)

@@ -26,6 +26,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from apxtui.cli import UserError
+    from apxtui.commands.common import jobs
+
+    jobs(args)
+    if not (sys.stdin and sys.stdin.isatty() and sys.stdout and sys.stdout.isatty()):
+        raise UserError("the explorer needs a terminal (stdin or stdout is not one); for output to a file or "
+                        "pipe use a sub-command, e.g. `apxtui index CHECKOUT` or `apxtui trace …`")
     try:
         from apxtui.tui.app import run_app
     except ModuleNotFoundError as e:

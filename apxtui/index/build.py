@@ -261,7 +261,7 @@ def build_index(
     sources = sr.by_rel()
     issues: list[Issue] = list(sr.skipped)
     cache = FactCache(root, queries_fingerprint()) if use_cache else None
-    workers = workers or min(os.cpu_count() or 1, 8)
+    workers = min(workers or 8, os.cpu_count() or 1)  # never more processes than cores (callers say so)
 
     parsed_log: list[str] = []  # every file parsed in this run (an abandoned incremental try included)
 

@@ -1,7 +1,9 @@
 """Markdown report of a trace document (``apxtui trace --format md`` and the TUI's ``e``).
 
 Input is the dict of :func:`apxtui.report.model.trace_document`; nothing is parsed or
-resolved here.  Text from the analysed source is escaped for Markdown tables.
+resolved here.  Every string from the checkout or checkpoint goes through :func:`esc`
+(text) or :func:`code` (inline code) of :mod:`apxtui.textsafe`: no HTML, link, code
+span, table-cell break, newline or terminal control survives into the report.
 """
 
 from __future__ import annotations
@@ -9,6 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
+from apxtui.textsafe import md as esc
+from apxtui.textsafe import md_code as code
+from apxtui.textsafe import one_line
 from apxtui.vocab import DEVICE_KINDS
 
 LANG_TAG = {"python": "Python", "rust": "Rust", "cuda": "CUDA/C++"}
@@ -19,17 +24,6 @@ KIND_TAG = {
 }
 
 ALL_STAGES_MAX = 2000  # rows of the "All stages" table (a real engine's full trace has tens of thousands)
-
-
-def esc(s: Any) -> str:
-    """Escape text for a Markdown table cell (pipes, newlines, backticks kept literal)."""
-    return str(s).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def code(s: Any) -> str:
-    s = str(s).replace("\n", " ").replace("|", "\\|")
-    tick = "``" if "`" in s else "`"
-    return f"{tick}{s}{tick}" if s else ""
 
 
 def breadcrumb(stages: list[dict[str, Any]]) -> str:
@@ -80,7 +74,7 @@ def mermaid(stages: list[dict[str, Any]], limit: int = 60) -> str:
     stack: list[int] = []
     for i, s in enumerate(stages[:limit]):
         ids[i] = f"s{i}"
-        label = f"{KIND_TAG.get(s['kind'], s['kind'])}: {s['name']}".replace('"', "'")
+        label = _mermaid_label(f"{KIND_TAG.get(s['kind'], s['kind'])}: {s['name']}")
         lines.append(f'  s{i}["{label}"]')
         stack = stack[: s["depth"]]
         if stack:
@@ -96,20 +90,27 @@ def mermaid(stages: list[dict[str, Any]], limit: int = 60) -> str:
     return "\n".join(lines)
 
 
+def _mermaid_label(text: str) -> str:
+    """A quoted Mermaid node label: one line, no quote, HTML or Markdown-string delimiter."""
+    for ch, ent in (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;"), ("`", "#96;")):
+        text = text.replace(ch, ent)
+    return one_line(text, 120)
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
     stages = doc["stages"]
     e = doc["entry"]
-    out = [f"# apxtui trace: `{e['qualname']}`", ""]
+    out = [f"# apxtui trace: {code(e['qualname'])}", ""]
     wt = doc.get("working_tree")
     changes = "not a git checkout" if wt is None else (
         f"{len(wt['modified'])} modified, {len(wt['untracked'])} untracked" if (wt["modified"] or wt["untracked"])
         else "clean")
     out += [
-        f"- **Checkout:** `{doc['checkout']}`",
-        f"- **Revision:** `{doc['revision']}`" + (f" (branch `{doc['branch']}`)" if doc.get("branch") else ""),
+        f"- **Checkout:** {code(doc['checkout'])}",
+        f"- **Revision:** {code(doc['revision'])}" + (f" (branch {code(doc['branch'])})" if doc.get("branch") else ""),
         f"- **Working tree:** {changes}",
-        f"- **Checkpoint:** {doc.get('checkpoint') or 'none given'}",
-        f"- **Profile:** {doc['profile']}",
+        f"- **Checkpoint:** {code(doc['checkpoint']) if doc.get('checkpoint') else 'none given'}",
+        f"- **Profile:** {esc(doc['profile'])}",
         f"- **Selection:** {', '.join(code(s) for s in doc['select']) or 'none (every arm shown)'}",
         *choice_lines(doc),
         f"- **apxtui:** {doc['apxtui']}",
@@ -156,7 +157,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out += ["", "## Dispatch points", ""]
     if doc["dispatch_points"]:
         for d in doc["dispatch_points"]:
-            out.append(f"- **{esc(d['construct'])}** {code(d['subject'])} at {d['file']}:{d['line']}")
+            out.append(f"- **{esc(d['construct'])}** {code(d['subject'])} at {esc(d['file'])}:{d['line']}")
             for a in d["arms"]:
                 mark = {True: "chosen", False: "not chosen", None: "shown"}[a["selected"]]
                 out.append(f"  - {code(a['label'])} — {mark}")
@@ -166,10 +167,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
     if not doc["ambiguous"] and not doc["unresolved"]:
         out.append("Every edge on this path resolved exactly or heuristically.")
     for a in doc["ambiguous"]:
-        out.append(f"- ambiguous {code(a['callee'])} at {a['file']}:{a['line']}: " + "; ".join(code(c) for c in a["candidates"]))
+        out.append(f"- ambiguous {code(a['callee'])} at {esc(a['file'])}:{a['line']}: " + "; ".join(code(c) for c in a["candidates"]))
     for s in doc["unresolved"]:
         v = s.get("via") or {}
-        out.append(f"- unresolved {code(s['qualname'])} called at {_site(s)} ({esc(v.get('how', ''))})")
+        out.append(f"- unresolved {code(s['qualname'])} called at {esc(_site(s))} ({esc(v.get('how', ''))})")
     out += analysis_sections(doc)
     out += checkpoint_sections(doc)
     out += ["", "## Graph", "", mermaid(stages), ""]
@@ -181,7 +182,7 @@ def choice_lines(doc: dict[str, Any]) -> list[str]:
     chosen = doc.get("choices") or {}
     if not chosen:
         return []
-    picks = [f"{code(d['subject'] or d['construct'])} at {d['file']}:{d['line']} → "
+    picks = [f"{code(d['subject'] or d['construct'])} at {esc(d['file'])}:{d['line']} → "
              + ", ".join(code(a["label"][:60]) for a in d["arms"] if a["selected"])
              for d in doc["dispatch_points"] if d["key"] in chosen]
     return [f"- **Arm choices:** {'; '.join(dict.fromkeys(picks)) or 'none on this path'}"]
@@ -206,9 +207,9 @@ def analysis_sections(doc: dict[str, Any]) -> list[str]:
         return out
     out += ["", "## Launch totals (static)", ""] + [f"- {esc(x)}" for x in totals_lines(doc)]
     for a in doc["launch_totals"].get("alternatives", [])[:20]:
-        out.append(f"  - alternatives at {code(a['subject'] or a['construct'])} {a['at']}: " + "; ".join(
+        out.append(f"  - alternatives at {code(a['subject'] or a['construct'])} {esc(a['at'])}: " + "; ".join(
             f"{code(arm['label'][:60])} → " + ", ".join(
-                f"{k} {v['max']}" for c in arm["counts"].values() for k, v in c.items()
+                f"{esc(k)} {esc(v['max'])}" for c in arm["counts"].values() for k, v in c.items()
                 if k in ("device", "library") and v["max"] != "0") for arm in a["arms"]))
     out += ["", "## Dtype boundaries", ""]
     bounds = doc.get("dtype_boundaries") or []
@@ -234,7 +235,7 @@ def analysis_sections(doc: dict[str, Any]) -> list[str]:
         out.append(f"- **Region** in {code(r['function'])}: begin {esc((r.get('begin') or {}).get('at', '—'))}, "
                    f"end {esc((r.get('end') or {}).get('at', '—'))}" + (f" — {esc(r['note'])}" if r.get("note") else ""))
         out += [f"  - {esc(x)}" for x in end_lines(r)]
-        out.append("  - body: " + (", ".join(code(c["call"]) + f" @ {c['at']}" for c in r["body_calls"]) or "—"))
+        out.append("  - body: " + (", ".join(code(c["call"]) + f" @ {esc(c['at'])}" for c in r["body_calls"]) or "—"))
         out += [f"  - {esc(x)}" for x in lifecycle_lines(r)]
         for c in r.get("graph_keys", []):
             out.append(f"  - {esc(cache_line(c))}")
