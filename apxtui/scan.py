@@ -9,13 +9,14 @@ checkout or runs anything from it (``git`` is only asked to list and describe).
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from apxtui.facts import Issue
+from apxtui.inputs import InputFileError, read_toml
 
 EXTENSIONS: dict[str, str] = {
     ".rs": "rust",
@@ -74,7 +75,8 @@ class ScanError(Exception):
     """The checkout cannot be scanned at all (not a directory, unreadable)."""
 
 
-def _git(root: Path, *args: str) -> str | None:
+def _git(root: Path, *args: str, stderr: list[str] | None = None) -> str | None:
+    """stdout of ``git -C root ARGS`` (None on failure); its stderr lines go to ``stderr`` when given."""
     try:
         out = subprocess.run(
             ["git", "-C", str(root), *args],
@@ -85,6 +87,8 @@ def _git(root: Path, *args: str) -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
+    if stderr is not None:
+        stderr.extend(out.stderr.decode("utf-8", "replace").splitlines())
     if out.returncode != 0:
         return None
     return out.stdout.decode("utf-8", "surrogateescape")
@@ -117,21 +121,39 @@ def git_info(root: Path) -> GitInfo | None:
     return info
 
 
-def _git_files(root: Path) -> list[str] | None:
-    """Tracked (incl. inside submodules) plus untracked-not-ignored files, relative to ``root``."""
+_GIT_UNREADABLE = re.compile(r"could not open directory '(.+)': (.+)$")
+
+
+def _git_files(root: Path, skipped: list[Issue] | None = None) -> list[str] | None:
+    """Tracked (incl. inside submodules) plus untracked-not-ignored files, relative to ``root``.
+
+    Directories git could not open while looking for untracked files go to ``skipped``.
+    """
     tracked = _git(root, "ls-files", "-z", "--cached", "--recurse-submodules", "--", ".")
     if tracked is None:  # e.g. a git too old for --recurse-submodules
         tracked = _git(root, "ls-files", "-z", "--cached", "--", ".")
-    others = _git(root, "ls-files", "-z", "--others", "--exclude-standard", "--", ".")
+    warnings: list[str] = []
+    others = _git(root, "ls-files", "-z", "--others", "--exclude-standard", "--", ".", stderr=warnings)
+    for w in warnings:
+        m = _GIT_UNREADABLE.search(w)
+        if m and skipped is not None:
+            skipped.append(Issue(m.group(1), "unreadable", f"directory not listed: {m.group(2)}"))
     if tracked is None or others is None:
         return None
     # ls-files already prints paths relative to the directory it runs in (-C root)
     return sorted({p for p in (tracked + "\0" + others).split("\0") if p})
 
 
-def _walk_files(root: Path) -> list[str]:
+def _walk_files(root: Path, skipped: list[Issue] | None = None) -> list[str]:
+    """Every file under ``root`` (plain walk); directories that cannot be listed go to ``skipped``."""
     files = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+    def unreadable(e: OSError) -> None:
+        if skipped is not None and e.filename is not None:
+            rel = os.path.relpath(e.filename, root).replace(os.sep, "/")
+            skipped.append(Issue(rel + "/", "unreadable", f"directory not listed: {e.strerror or e}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for fn in filenames:
             full = os.path.join(dirpath, fn)
@@ -156,13 +178,13 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
     except OSError as e:
         raise ScanError(f"{root}: cannot read directory ({e.strerror or e})") from e
     git = git_info(root)
-    rels = _git_files(root) if git is not None else None
-    if rels is None:
-        rels = _walk_files(root)
-    files: list[SourceFile] = []
     skipped: list[Issue] = []
+    rels = _git_files(root, skipped) if git is not None else None
+    if rels is None:
+        rels = _walk_files(root, skipped)
+    files: list[SourceFile] = []
     other = 0
-    crates = CrateMap(root)
+    crates = CrateMap(root, skipped)
     root_s = str(root) + os.sep
     pkg_dirs: dict[str, bool] = {}  # dir → has __init__.py (Python module paths)
     for rel in rels:
@@ -192,6 +214,7 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
                 continue
             st = target.stat()
         elif not stat.S_ISREG(st.st_mode):
+            skipped.append(Issue(rel, "not_a_file", f"a {_file_kind(st.st_mode)}, not a regular file; not read"))
             continue
         if st.st_size > MAX_BYTES:
             skipped.append(Issue(rel, "too_large", f"{st.st_size:,} bytes (limit {MAX_BYTES:,}); not parsed"))
@@ -224,27 +247,41 @@ def python_module(root: Path, rel: str, pkg_dirs: dict[str, bool] | None = None)
     return ".".join(parts) or p.stem
 
 
-class CrateMap:
-    """Maps a Rust file to its module path via the nearest Cargo.toml above it."""
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISDIR, "directory")):
+        if test(mode):
+            return name
+    return "special file"
 
-    def __init__(self, root: Path):
+
+class CrateMap:
+    """Maps a Rust file to its module path via the nearest Cargo.toml above it.
+
+    A manifest that cannot be used (outside the checkout, over 1 MiB, malformed) leaves the
+    crate named after its directory and is listed in ``issues``.
+    """
+
+    def __init__(self, root: Path, issues: list[Issue] | None = None):
         self.root = root
+        self.issues = issues if issues is not None else []
         self._names: dict[str, str | None] = {}
 
     def _crate_name(self, d: PurePosixPath) -> str | None:
         key = str(d)
         if key not in self._names:
-            cargo = self.root / d / "Cargo.toml"
+            rel = (d / "Cargo.toml").as_posix()
             name = None
-            if cargo.is_file():
+            if os.path.lexists(self.root / rel):
                 name = d.name or self.root.name
                 try:
-                    data = tomllib.loads(cargo.read_text("utf-8", "replace"))
-                    pkg = data.get("package", {})
-                    lib = data.get("lib", {})
+                    data = read_toml(self.root, rel)
+                    pkg, lib = data.get("package", {}), data.get("lib", {})
+                    pkg, lib = (pkg if isinstance(pkg, dict) else {}), (lib if isinstance(lib, dict) else {})
                     name = lib.get("name") or pkg.get("name") or name
-                except (tomllib.TOMLDecodeError, OSError):
-                    pass
+                except InputFileError as e:
+                    self.issues.append(Issue(rel, "manifest", str(e).removeprefix(f"{rel}: ")
+                                             + "; crate named after its directory"))
                 name = str(name).replace("-", "_")
             self._names[key] = name
         return self._names[key]

@@ -117,7 +117,7 @@ def test_invalid_index_falls_back_to_directory(tmp_path):
     (tmp_path / "model.safetensors.index.json").write_text("{broken")
     ck = read_checkpoint(tmp_path)
     assert "a" in ck.by_name
-    assert any(p.file == "model.safetensors.index.json" and "invalid JSON" in p.message for p in ck.errors)
+    assert any(p.file == "model.safetensors.index.json" and "not valid JSON" in p.message for p in ck.errors)
 
 
 def test_invalid_config_is_a_problem_not_a_crash(tmp_path):

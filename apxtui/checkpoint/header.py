@@ -5,12 +5,13 @@ File layout: 8-byte little-endian header length ``N``, ``N`` bytes of UTF-8 JSON
 then the data section.  Only the first ``8 + N`` bytes are read, so a 100 GB file
 opens as fast as a small one.  Any defect that makes the file unusable is returned as
 one ``error`` :class:`Problem` naming the file (and the tensor when there is one);
-harmless irregularities (gaps between tensors, trailing bytes) are warnings.
+harmless irregularities (gaps between tensors, trailing bytes, a key repeated in the
+header) are warnings.  Every check is linear in the header: a hostile header (deep
+nesting, a 5,000-digit integer, a shape of a million dimensions) is one clear error.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import struct
@@ -19,9 +20,13 @@ from typing import Any
 
 from apxtui.checkpoint.dtypes import DTYPE_BITS, tensor_bytes
 from apxtui.checkpoint.model import Problem, Shard, TensorInfo
+from apxtui.inputs import InputFileError, parse_json
 
 #: Largest header accepted (the safetensors crate uses the same cap).
 MAX_HEADER_BYTES = 100_000_000
+
+#: Most dimensions a tensor may have (real ones have at most a handful).
+MAX_RANK = 64
 
 #: Leading bytes of other weight formats, used only to explain a refusal.
 _MAGIC = {b"PK\x03\x04": "a zip archive (PyTorch .bin/.pt?)", b"GGUF": "a GGUF file"}
@@ -44,8 +49,11 @@ def read_shard(path: Path, label: str) -> tuple[Shard, list[TensorInfo], list[Pr
             raise HeaderError("not a regular file")
         shard.file_size = st.st_size
         with open(path, "rb") as f:
-            header, n = _read_header(f, st.st_size)
+            header, n, dups = _read_header(f, st.st_size)
         tensors, warnings = _tensors(header, label, st.st_size - 8 - n)
+        if dups:
+            warnings.insert(0, Problem(label, f"header repeats key {_short(dups[0])}" + (
+                f" (+{len(dups) - 1} more)" if len(dups) > 1 else "") + "; the last entry kept", "warning"))
     except HeaderError as e:
         return shard, [], [Problem(label, str(e), "error", e.tensor)]
     except FileNotFoundError:
@@ -58,7 +66,7 @@ def read_shard(path: Path, label: str) -> tuple[Shard, list[TensorInfo], list[Pr
     return shard, tensors, warnings
 
 
-def _read_header(f: Any, size: int) -> tuple[dict[str, Any], int]:
+def _read_header(f: Any, size: int) -> tuple[dict[str, Any], int, list[str]]:
     head = f.read(8)
     if len(head) < 8:
         raise HeaderError(f"truncated: {size} bytes, shorter than the 8-byte header length")
@@ -80,15 +88,14 @@ def _read_header(f: Any, size: int) -> tuple[dict[str, Any], int]:
         raise HeaderError(f"truncated while reading the {n:,}-byte header")
     if raw[:1] != b"{":
         raise HeaderError(f"not a safetensors file: header does not start with '{{'{hint}")
+    dups: list[str] = []
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise HeaderError("header is not valid UTF-8") from None
-    except json.JSONDecodeError as e:
-        raise HeaderError(f"header is not valid JSON ({e.msg} at byte {e.pos})") from None
+        header = parse_json(raw, "header", dups)
+    except InputFileError as e:
+        raise HeaderError(str(e)) from None
     if not isinstance(header, dict):
         raise HeaderError("header JSON is not an object")
-    return header, n
+    return header, n, dups
 
 
 def _tensors(header: dict[str, Any], label: str, data_size: int) -> tuple[list[TensorInfo], list[Problem]]:
@@ -115,11 +122,13 @@ def _tensor(name: str, entry: Any, label: str, data_size: int) -> TensorInfo:
         raise HeaderError("entry is not an object", name)
     dtype, shape, offs = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
     if dtype not in DTYPE_BITS:
-        raise HeaderError(f"unknown dtype {dtype!r}", name)
+        raise HeaderError(f"unknown dtype {_short(dtype)}", name)
     if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
-        raise HeaderError(f"invalid shape {shape!r}", name)
+        raise HeaderError(f"invalid shape {_short(shape)}", name)
+    if len(shape) > MAX_RANK:
+        raise HeaderError(f"shape has {len(shape):,} dimensions (at most {MAX_RANK} accepted)", name)
     if not (isinstance(offs, list) and len(offs) == 2 and all(type(o) is int and o >= 0 for o in offs)):
-        raise HeaderError(f"invalid data_offsets {offs!r}", name)
+        raise HeaderError(f"invalid data_offsets {_short(offs)}", name)
     begin, end = offs
     if end < begin:
         raise HeaderError(f"data_offsets [{begin}, {end}] end before they begin", name)
@@ -131,6 +140,9 @@ def _tensor(name: str, entry: Any, label: str, data_size: int) -> TensorInfo:
     numel = 1
     for d in shape:
         numel *= d
+        if numel > 8 * data_size:  # more elements than the data section holds at one bit each
+            raise HeaderError(f"shape {_short(shape)} has more elements than the data section "
+                              f"({data_size:,} bytes) holds", name)
     nbytes = tensor_bytes(dtype, numel)
     if nbytes is None:
         raise HeaderError(f"{numel} elements of {dtype} do not fill whole bytes", name)
@@ -158,3 +170,9 @@ def _layout(tensors: list[TensorInfo], label: str, data_size: int) -> list[Probl
     if pos < data_size:
         warnings.append(Problem(label, f"{data_size - pos:,} trailing bytes after the last tensor", "warning"))
     return warnings
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr`` of a value from the header, cut to ``limit`` characters (a shape may be huge)."""
+    r = repr(value) if not isinstance(value, list) or len(value) <= 16 else repr(value[:16])[:-1] + ", …]"
+    return r if len(r) <= limit else r[: limit - 1] + "…"

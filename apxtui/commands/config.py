@@ -84,6 +84,8 @@ def render(doc: dict) -> list[str]:
         dflt = sorted({r["default"] for r in reads if r["default"]})
         out.append(f"  {name}  " + ", ".join(r["at"] for r in reads[:4]) + (" …" if len(reads) > 4 else "")
                    + (f"  default/use: {'; '.join(dflt)[:100]}" if dflt else ""))
+    if doc.get("problems"):
+        out += ["", "files not read"] + [f"  {p['file']}: {p['problem']}" for p in doc["problems"]]
     det = doc.get("profile_detail")
     if det:
         out += ["", f"under {det['text']}"]

@@ -30,10 +30,11 @@ from apxtui.index.incremental import from_plain, interface_facts, relink, to_pla
 from apxtui.index.link import Linker, link
 from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD
 from apxtui.index.tables import Tables
+from apxtui.inputs import InputFileError, read_limited
 from apxtui.parse import content_hash, extract_file, languages
 from apxtui.parse import prepare as prepare_extractors
 from apxtui.parse.languages import queries_fingerprint
-from apxtui.scan import DEFAULT_VENDORED, ScanResult, SourceFile, scan
+from apxtui.scan import DEFAULT_VENDORED, MAX_BYTES, ScanResult, SourceFile, scan
 
 #: More changed files than this: a full re-link is as quick and surely right.
 MAX_INCREMENTAL = 32
@@ -109,11 +110,11 @@ class LazyFacts(Mapping):
 
 
 def _read(root: Path, sf: SourceFile) -> tuple[bytes | None, Issue | None]:
+    """The file's bytes, bounded like the scan (it may have grown or become a FIFO since)."""
     try:
-        with open(root / sf.rel, "rb") as fh:
-            return fh.read(), None
-    except OSError as e:
-        return None, Issue(sf.rel, "unreadable", f"cannot read: {e.strerror or e}")
+        return read_limited(root / sf.rel, MAX_BYTES, sf.rel), None
+    except InputFileError as e:
+        return None, Issue(sf.rel, "unreadable", str(e).removeprefix(f"{sf.rel}: "))
 
 
 def _extract_job(job: tuple[str, bytes, str, str]) -> FileFacts:

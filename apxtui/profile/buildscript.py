@@ -20,6 +20,7 @@ from pathlib import Path
 
 import tree_sitter as ts
 
+from apxtui.inputs import InputFileError, confine, read_limited
 from apxtui.parse.languages import parser
 from apxtui.parse.util import one_line
 from apxtui.profile import cfgexpr
@@ -33,6 +34,8 @@ _ARCH_NAME = re.compile(r"arch", re.I)
 _NOT_GPU = re.compile(r"target|host|cpu|CARGO_CFG", re.I)
 _UNKNOWN = object()
 _CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
+#: Largest build script (or ``#[path]`` module of one) read; the indexer's per-file limit.
+MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class BuildScript:
         self.emissions: list[Emission] = []
         self.arch_mentions: list[tuple[str, int, str]] = []
         self.env_names: list[tuple[str, int, str]] = []
+        self.problems: list[tuple[str, str]] = []  # (file, why it was not read)
         self._load(root, rel)
         for f, (src, tree) in list(self.files.items()):
             self._collect(f, src, tree)
@@ -99,17 +103,26 @@ class BuildScript:
     # -- reading ------------------------------------------------------------------------
 
     def _load(self, root: Path, rel: str) -> None:
-        path = root / rel
-        try:
-            src = path.read_bytes()
-        except OSError:
-            return
-        tree = parser("rust").parse(src).root_node
-        self.files[rel] = (src, tree)
-        for m in re.finditer(rb'#\[path\s*=\s*"([^"]+)"\]\s*(?:pub\s+)?mod\s+\w+\s*;', src):
-            sub = (Path(rel).parent / m.group(1).decode()).as_posix()
-            if sub not in self.files and (root / sub).is_file():
-                self._load(root, sub)
+        """``rel`` and the ``#[path]`` modules it names, each confined to the checkout and size-bounded."""
+        pending = [(rel, "")]
+        while pending:
+            name, base = pending.pop()
+            try:
+                path = confine(root, name, base)
+                f = path.relative_to(Path(root).resolve()).as_posix()
+                if f in self.files:
+                    continue
+                src = read_limited(path, MAX_SCRIPT_BYTES, f)
+            except (InputFileError, ValueError) as e:
+                if base or not isinstance(e, InputFileError) or "not found" not in str(e):
+                    self.problems.append((f"{base}/{name}".lstrip("/"), str(e).removeprefix(f"{name}: ")))
+                continue
+            tree = parser("rust").parse(src).root_node
+            self.files[f] = (src, tree)
+            parent = Path(f).parent.as_posix()
+            parent = "" if parent == "." else parent
+            for m in re.finditer(rb'#\[path\s*=\s*"([^"]+)"\]\s*(?:pub\s+)?mod\s+\w+\s*;', src):
+                pending.append((m.group(1).decode("utf-8", "replace"), parent))
 
     @staticmethod
     def t(node: Node | None) -> str:

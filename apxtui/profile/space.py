@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from apxtui.facts import FileFacts
+from apxtui.inputs import InputFileError, confine, read_toml
 from apxtui.profile import cfgexpr
 from apxtui.profile.buildscript import ARCH_STR, BuildScript
 from apxtui.scan import SKIP_DIRS, is_vendored
@@ -40,6 +40,7 @@ class ConfigSpace:
     archs: list[tuple[str, str, int, str]] = field(default_factory=list)  # (sm_XX, file, line, how)
     env: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     pp_macros: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (file, why it was not read)
 
     def crate_of(self, rel: str) -> Crate | None:
         best: Crate | None = None
@@ -82,12 +83,15 @@ class ConfigSpace:
             ent["used"] = len(uses)
             ent["first_use"] = f"{uses[0][0]}:{uses[0][1]}"
         out["archs"] = [{"arch": a, "at": f"{f}:{ln}", "how": how} for a, f, ln, how in self.archs]
+        out["problems"] = [{"file": f, "problem": m} for f, m in self.problems]
         out["pp_macros"] = {k: [f"{f}:{ln}" for f, ln in v[:5]] + ([f"… {len(v) - 5} more"] if len(v) > 5 else [])
                             for k, v in self.pp_macros.items()}
         return out
 
 
-def find_crates(root: Path) -> list[Crate]:
+def find_crates(root: Path, problems: list[tuple[str, str]] | None = None) -> list[Crate]:
+    """Every crate under ``root`` (its ``Cargo.toml``); manifests that cannot be used go to ``problems``."""
+    problems = [] if problems is None else problems
     crates: list[Crate] = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
@@ -98,8 +102,9 @@ def find_crates(root: Path) -> list[Crate]:
             continue
         manifest = f"{rel_dir}/Cargo.toml".lstrip("/")
         try:
-            data = tomllib.loads((root / manifest).read_text("utf-8"))
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            data = read_toml(root, manifest)
+        except InputFileError as e:
+            problems.append((manifest, str(e).removeprefix(f"{manifest}: ")))
             continue
         pkg = data.get("package")
         if not isinstance(pkg, dict):
@@ -110,7 +115,11 @@ def find_crates(root: Path) -> list[Crate]:
         if build is False:
             script = ""
         elif isinstance(build, str):
-            script = f"{rel_dir}/{build}".lstrip("/")
+            try:  # a build script outside the checkout is not read
+                script = confine(root, build, rel_dir).relative_to(root).as_posix()
+            except (InputFileError, ValueError) as e:
+                problems.append((manifest, f"build = {build!r}: {str(e).removeprefix(f'{build}: ')}"))
+                script = ""
         else:
             script = f"{rel_dir}/build.rs".lstrip("/") if (Path(dirpath) / "build.rs").is_file() else ""
         optional = [k for k, v in (data.get("dependencies") or {}).items() if isinstance(v, dict) and v.get("optional")]
@@ -120,9 +129,12 @@ def find_crates(root: Path) -> list[Crate]:
 
 def discover(root: str | Path, facts: dict[str, FileFacts] | None = None) -> ConfigSpace:
     root = Path(root).resolve()
-    crates = find_crates(root)
+    problems: list[tuple[str, str]] = []
+    crates = find_crates(root, problems)
     scripts = {c.dir: BuildScript(root, c.build) for c in crates if c.build and (root / c.build).is_file()}
-    space = ConfigSpace(root, crates, scripts)
+    for bs in scripts.values():
+        problems.extend(bs.problems)
+    space = ConfigSpace(root, crates, scripts, problems=problems)
     for bs in scripts.values():
         for f, ln, a in bs.arch_mentions:
             space.archs.append((a, f, ln, "build script"))
