@@ -30,6 +30,7 @@ KiB, MiB = 1024, 1024 * 1024
 MANIFEST_MAX = 1 * MiB  # Cargo.toml, .apxtui.toml
 CONFIG_MAX = 16 * MiB  # config.json
 INDEX_MAX = 64 * MiB  # *.safetensors.index.json (a 100k-tensor model's is ~10 MB)
+JSON_DEPTH_MAX = 64  # config.json nesting (real ones: under 6)
 
 
 class InputFileError(ValueError):
@@ -102,11 +103,13 @@ def _decode(data: bytes, label: str) -> str:
         raise InputFileError(f"{label}: not valid UTF-8 (byte {e.start})") from None
 
 
-def parse_json(data: bytes | str, label: str, duplicates: list[str] | None = None) -> Any:
+def parse_json(data: bytes | str, label: str, duplicates: list[str] | None = None, max_depth: int = 0) -> Any:
     """JSON of ``data``; hostile input becomes one :class:`InputFileError` naming ``label``.
 
     Keys repeated within one object are appended to ``duplicates`` (the last value is kept,
-    as every JSON parser does); without the list, a repeated key is an error.
+    as every JSON parser does); without the list, a repeated key is an error.  ``max_depth``
+    (0: the parser's own limit) refuses deeper nesting, so later code that recurses over the
+    value (``repr``, ``json.dumps``) cannot hit Python's recursion limit.
     """
     text = _decode(data, label) if isinstance(data, bytes) else data
     seen: list[str] = []
@@ -129,11 +132,27 @@ def parse_json(data: bytes | str, label: str, duplicates: list[str] | None = Non
         raise InputFileError(f"{label}: JSON nested too deeply; not read") from None
     except ValueError as e:  # e.g. an integer of more than 4,300 digits
         raise InputFileError(f"{label}: unusable JSON value ({str(e).split(';')[0]})") from None
+    if max_depth and depth(value) > max_depth:
+        raise InputFileError(f"{label}: JSON nested more than {max_depth} levels deep; not read")
     if seen:
         if duplicates is None:
             raise InputFileError(f"{label}: duplicate key {seen[0]!r}" + (f" (+{len(seen) - 1} more)" if len(seen) > 1 else ""))
         duplicates.extend(seen)
     return value
+
+
+def depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON/TOML value (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = v.values()
+        elif not isinstance(v, list):
+            continue
+        deepest = max(deepest, d + 1)
+        stack.extend((x, d + 1) for x in v if isinstance(x, dict | list))
+    return deepest
 
 
 def parse_toml(data: bytes, label: str) -> dict[str, Any]:

@@ -82,8 +82,8 @@ def _weight_map_comparisons(tmp_path, monkeypatch, n: int) -> int:
 
     real = reader.parse_json
 
-    def counting(data, label, dups=None):
-        doc = real(data, label, dups)
+    def counting(*args):
+        doc = real(*args)
         if isinstance(doc, dict) and "weight_map" in doc:
             doc["weight_map"] = {k: Name(v) for k, v in doc["weight_map"].items()}
         return doc
@@ -120,6 +120,7 @@ def test_hostile_header_is_one_problem_and_the_other_shards_load(tmp_path, heade
 @pytest.mark.parametrize(("config", "expect"), [
     ('{"hidden_size": ' + "1" * 5000 + "}", "digits"),
     ('{"x":' + "[" * 50_000 + "]" * 50_000 + "}", "nested too deeply"),
+    ('{"x":' + "[" * 900 + "]" * 900 + "}", "nested more than 64 levels"),  # parses, but would recurse later
     ('{"hidden_size": 8, "hidden_size": 16}', "duplicate key 'hidden_size'"),
 ])
 def test_hostile_config_is_a_problem_naming_the_file(tmp_path, config, expect, capsys):

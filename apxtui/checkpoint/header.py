@@ -20,7 +20,7 @@ from typing import Any
 
 from apxtui.checkpoint.dtypes import DTYPE_BITS, tensor_bytes
 from apxtui.checkpoint.model import Problem, Shard, TensorInfo
-from apxtui.inputs import InputFileError, parse_json
+from apxtui.inputs import InputFileError, depth, parse_json
 
 #: Largest header accepted (the safetensors crate uses the same cap).
 MAX_HEADER_BYTES = 100_000_000
@@ -61,7 +61,7 @@ def read_shard(path: Path, label: str) -> tuple[Shard, list[TensorInfo], list[Pr
     except OSError as e:
         return shard, [], [Problem(label, f"cannot read: {e.strerror or e}", "error")]
     meta = header.get("__metadata__")
-    shard.metadata = {str(k): str(v) for k, v in meta.items()} if isinstance(meta, dict) else {}
+    shard.metadata = {str(k): _scalar(v) for k, v in meta.items()} if isinstance(meta, dict) else {}
     shard.header_size, shard.n_tensors, shard.ok = n, len(tensors), True
     return shard, tensors, warnings
 
@@ -173,6 +173,15 @@ def _layout(tensors: list[TensorInfo], label: str, data_size: int) -> list[Probl
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    """``repr`` of a value from the header, cut to ``limit`` characters (a shape may be huge)."""
+    """``repr`` of a value from the header, cut to ``limit`` characters (a shape may be huge or deep)."""
+    if isinstance(value, dict | list) and depth(value) > 4:
+        return f"<{type(value).__name__} nested {depth(value)} deep>"
     r = repr(value) if not isinstance(value, list) or len(value) <= 16 else repr(value[:16])[:-1] + ", …]"
     return r if len(r) <= limit else r[: limit - 1] + "…"
+
+
+def _scalar(value: Any) -> str:
+    """A ``__metadata__`` value as text (the format says str; a nested value is summarised, not printed)."""
+    if isinstance(value, dict | list):
+        return f"<{type(value).__name__} of {len(value)}>"
+    return str(value)

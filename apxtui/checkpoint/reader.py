@@ -18,7 +18,15 @@ from typing import Any
 from apxtui.checkpoint.config import split_sections
 from apxtui.checkpoint.header import read_shard
 from apxtui.checkpoint.model import Checkpoint, Problem, Shard
-from apxtui.inputs import CONFIG_MAX, INDEX_MAX, InputFileError, confine, parse_json, read_limited
+from apxtui.inputs import (
+    CONFIG_MAX,
+    INDEX_MAX,
+    JSON_DEPTH_MAX,
+    InputFileError,
+    confine,
+    parse_json,
+    read_limited,
+)
 
 INDEX_SUFFIX = ".safetensors.index.json"
 _HERE = "the checkpoint directory"
@@ -173,11 +181,12 @@ def _check_index(ckpt: Checkpoint, index_map: dict[str, str], seen: dict[str, st
             "warning"))
 
 
-def _load_json(ckpt: Checkpoint, root: Path, name: str, limit: int, trusted: str | None = None) -> Any:
+def _load_json(ckpt: Checkpoint, root: Path, name: str, limit: int, trusted: str | None = None,
+               max_depth: int = 0) -> Any:
     """``root/name`` parsed, or None with the problem recorded (duplicate keys: a warning)."""
     dups: list[str] = []
     try:
-        data = parse_json(read_limited(_inside(root, name, trusted), limit, name), name, dups)
+        data = parse_json(read_limited(_inside(root, name, trusted), limit, name), name, dups, max_depth)
     except InputFileError as e:
         ckpt.problems.append(Problem(name, _why(e, name)))
         return None
@@ -190,7 +199,7 @@ def _load_json(ckpt: Checkpoint, root: Path, name: str, limit: int, trusted: str
 def _read_config(ckpt: Checkpoint, root: Path) -> None:
     if not (root / "config.json").exists() and not (root / "config.json").is_symlink():
         return
-    data = _load_json(ckpt, root, "config.json", CONFIG_MAX)
+    data = _load_json(ckpt, root, "config.json", CONFIG_MAX, max_depth=JSON_DEPTH_MAX)
     if data is None:
         return
     if not isinstance(data, dict):

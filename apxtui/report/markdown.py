@@ -109,7 +109,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"- **Checkout:** {code(doc['checkout'])}",
         f"- **Revision:** {code(doc['revision'])}" + (f" (branch {code(doc['branch'])})" if doc.get("branch") else ""),
         f"- **Working tree:** {changes}",
-        f"- **Checkpoint:** {code(doc['checkpoint']) if doc.get('checkpoint') else 'none given'}",
+        f"- **Checkpoint:** {esc(doc['checkpoint']) if doc.get('checkpoint') else 'none given'}",
         f"- **Profile:** {esc(doc['profile'])}",
         f"- **Selection:** {', '.join(code(s) for s in doc['select']) or 'none (every arm shown)'}",
         *choice_lines(doc),
