@@ -34,17 +34,22 @@ _BAD = {c: "\ufffd" for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range
 _TEXT = str.maketrans({**{c: p for c, p in _PICTURES.items() if c not in (9, 10)}, **_BAD})
 #: One line: newline and tab too.
 _LINE = str.maketrans({**_PICTURES, **_BAD})
-_HAS_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_ANY_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def neutralise(text: Any) -> str:
     """``text`` with control characters shown as pictures (ESC → ␛); newlines and tabs kept, CRLF → LF."""
-    return str(text).replace("\r\n", "\n").translate(_TEXT)
+    s = str(text)
+    if not _ANY_CONTROL.search(s):  # the common case, at C speed
+        return s
+    return s.replace("\r\n", "\n").translate(_TEXT)
 
 
 def one_line(text: Any, limit: int = 200) -> str:
     """``text`` safe on one line: controls, newlines and tabs visible; at most ``limit`` characters (0: no cap)."""
-    s = str(text).translate(_LINE)
+    s = str(text)
+    if _ANY_CONTROL.search(s) or "\n" in s or "\t" in s:
+        s = s.translate(_LINE)
     return s if not limit or len(s) <= limit else s[: limit - 1] + "…"
 
 
@@ -55,7 +60,7 @@ def join_lines(lines: Any) -> str:
 
 def has_control(text: str) -> bool:
     """True when ``text`` holds a character :func:`neutralise` would replace (besides newline and tab)."""
-    return bool(_HAS_CONTROL.search(text.replace("\n", "").replace("\t", "")))
+    return bool(_ANY_CONTROL.search(text))
 
 
 def markup(text: Any, limit: int = 200) -> str:
