@@ -127,7 +127,7 @@ def parse_json(data: bytes | str, label: str, duplicates: list[str] | None = Non
     try:
         value = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as e:
-        raise InputFileError(f"{label}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+        raise InputFileError(f"{label}: invalid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
     except RecursionError:
         raise InputFileError(f"{label}: JSON nested too deeply; not read") from None
     except ValueError as e:  # e.g. an integer of more than 4,300 digits

@@ -27,7 +27,7 @@ def _entry(dtype="F32", shape=(2,), offsets=(0, 8)):
 CASES = {
     "truncated_length": (b"\x05\x00\x00", "truncated"),
     "length_past_end": (_raw({"a": _entry()}, data=8, length=4096), "past the end"),
-    "invalid_json": (_raw(b"{\"a\": {\"dtype\": \"F32\",,}}"), "not valid JSON"),
+    "invalid_json": (_raw(b"{\"a\": {\"dtype\": \"F32\",,}}"), "invalid JSON"),
     "not_utf8": (_raw(b"{\"\xff\xfe\": 1}"), "UTF-8"),
     "unknown_dtype": (_raw({"a": _entry(dtype="Q3_K")}, data=8), "unknown dtype 'Q3_K'"),
     "overlap": (_raw({"a": _entry(offsets=(0, 8)), "b": _entry(offsets=(4, 12))}, data=12), "overlap"),
@@ -117,7 +117,7 @@ def test_invalid_index_falls_back_to_directory(tmp_path):
     (tmp_path / "model.safetensors.index.json").write_text("{broken")
     ck = read_checkpoint(tmp_path)
     assert "a" in ck.by_name
-    assert any(p.file == "model.safetensors.index.json" and "not valid JSON" in p.message for p in ck.errors)
+    assert any(p.file == "model.safetensors.index.json" and "invalid JSON" in p.message for p in ck.errors)
 
 
 def test_invalid_config_is_a_problem_not_a_crash(tmp_path):

@@ -127,4 +127,4 @@ def test_malformed_checkpoints_are_problems_never_crashes(header, n_override, da
             code, out, err = _run(argv)
             _check(code, out, err)
             if argv[-1] == d:
-                assert code == 0 and ("w" in out)  # the good shard always loads
+                assert "w" in out  # the good shard always loads (exit 1 when another file is unusable)

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 def _errors_exit(ckpt: Checkpoint) -> int:
     """1 (with one line per error on stderr) when a file of the checkpoint could not be used."""
     for p in ckpt.errors:
-        print(f"apxtui: error: {p}", file=sys.stderr)
+        print(f"apxtui: error: {one_line(p, 0)}", file=sys.stderr)
     return 1 if ckpt.errors else 0
 
 
