@@ -22,7 +22,7 @@ Capture names (one construct per query match):
     a preprocessor arm (``#if``/``#ifdef``/``#ifndef``/``#elif``/``#else``): condition
     from ``@context.condition`` (``#if``), ``@context.defined`` / ``@context.undefined``
     (``#ifdef X`` → ``defined(X)``, ``#ifndef X`` → ``!defined(X)``), none for ``#else``;
-    it covers the code after its condition up to ``@context.until`` (the next arm).
+    it covers its code but the condition, up to ``@context.until`` (the next arm).
 ``@context.chain`` + ``@context.link``
     chain structure: the node captured as ``link`` continues the chain of the node
     captured as ``chain`` (an ``else`` clause continues its ``if``; the ``if`` inside an
@@ -51,8 +51,8 @@ Capture names (one construct per query match):
     (any construct) it also covers the code from its own end to the end of this node
     (a comprehension clause guards the clauses after it).
 
-Texts are one line, 200 characters (``cfg`` 400); ``(…)`` around a C condition or a
-cfg predicate is dropped.
+Texts are one line, 200 characters (``cfg`` 400); ``(…)`` around a condition is
+dropped where the language's :class:`Policy` says so (C conditions, cfg predicates).
 """
 
 from __future__ import annotations
@@ -72,8 +72,6 @@ Node = ts.Node
 CONTEXT = "context"
 #: Node types skipped when finding the item an attribute applies to.
 ATTR_SKIP = frozenset(("attribute_item", "inner_attribute_item", "line_comment", "block_comment", "comment"))
-_PAREN_WRAPPED = frozenset(("condition_clause", "token_tree"))
-_DO_WHILE = frozenset(("condition_clause", "parenthesized_expression"))
 _PRIMARY = ("context.if", "context.else", "context.pp_if", "context.loop", "context.closure",
             "context.arm", "context.case", "context.except", "context.cfg")  # fmt: skip
 _CHAINED = ("if", "else", "pp_if")
@@ -92,6 +90,7 @@ class Policy:
     if_env_earlier: bool = True  # … and their env reads
     else_env: bool = True  # an else arm lists the env reads of the earlier conditions
     sort_env: bool = False  # env names sorted (else in order of appearance)
+    paren_wrapped: frozenset[str] = frozenset()  # condition node types whose ``(…)`` is dropped
 
 
 class _Rec:
@@ -214,9 +213,11 @@ class Contexts:
         if r.bodies:
             return [(b.start_byte, b.end_byte) for b in r.bodies]
         n = r.node
-        if r.kind == "pp_if":
-            a = r.cond.end_byte if r.cond is not None else n.start_byte
-            return [(a, r.until.start_byte if r.until is not None else n.end_byte)]
+        if r.kind == "pp_if":  # all but the condition and the next arm (a parse error may sit before the condition)
+            end = r.until.start_byte if r.until is not None else n.end_byte
+            if r.cond is None:
+                return [(n.start_byte, end)]
+            return [(n.start_byte, r.cond.start_byte), (r.cond.end_byte, end)]
         if r.kind in _GROUP_KIND:
             return [(r.pattern.end_byte if r.pattern is not None else n.start_byte, n.end_byte)]
         return []
@@ -303,11 +304,11 @@ class Contexts:
         got = self.env([n for n in nodes if n is not None], frame.scope)
         return sorted(set(got)) if self.policy.sort_env else got
 
-    def _text(self, n: Node | None, limit: int = 200, strip: frozenset[str] = _PAREN_WRAPPED) -> str:
-        """One-line text of ``n``; ``(…)`` around it dropped when its type is in ``strip``."""
+    def text(self, n: Node | None, limit: int = 200) -> str:
+        """One-line text of ``n``; ``(…)`` around it dropped when the language says so for its type."""
         if n is None:
             return ""
-        if n.type in strip:
+        if n.type in self.policy.paren_wrapped:
             s = self.st.slice(n.start_byte, n.end_byte).strip()
             if s.startswith("(") and s.endswith(")"):
                 s = s[1:-1]
@@ -318,7 +319,7 @@ class Contexts:
         if r.neg:
             name = self.st.text(r.cond)
             return f"defined({name})" if r.neg == "defined" else f"!defined({name})"
-        return self._text(r.cond) if r.cond is not None else "else"
+        return self.text(r.cond) if r.cond is not None else "else"
 
     def _header(self, r: _Rec) -> str:
         """Text of the construct up to its (last) body; all of it when the body is outside."""
@@ -329,7 +330,7 @@ class Contexts:
         body = max(inside, key=lambda b: b.start_byte)
         s = self.st.line_range(n.start_byte, body.start_byte)
         if r.cond is not None and r.cond.start_byte > body.start_byte:  # do … while (cond)
-            return f"{s} … while ({self._text(r.cond, strip=_DO_WHILE)})"
+            return f"{s} … while ({self.text(r.cond)})"
         return s.rstrip(":").rstrip()
 
     def _context(self, r: _Rec, frame: Frame) -> Context:
@@ -364,7 +365,7 @@ class Contexts:
         elif k == "closure":
             c = Context("closure", self._header(r), line(n), pos_key(n), p.closure_arm)
         elif k == "cfg":
-            c = Context("cfg", self._text(r.cond, 400), line(n), pos_key(n), 0)
+            c = Context("cfg", self.text(r.cond, 400), line(n), pos_key(n), 0)
         else:  # match arm / switch case / except handler
             kind = _GROUP_KIND[k]
             if kind == "switch_case":
@@ -376,6 +377,6 @@ class Contexts:
                 text = text.removeprefix("case").strip() if kind == "match_arm" else text
             env = self._env([r.subject, r.pattern if kind == "match_arm" else None, *r.extra], frame) \
                 if kind != "except" else []  # fmt: skip
-            c = Context(kind, text, line(n), pos_key(r.head), r.index, subject=self._text(r.subject), env=env)
+            c = Context(kind, text, line(n), pos_key(r.head), r.index, subject=self.text(r.subject), env=env)
         r.ctx = c
         return c

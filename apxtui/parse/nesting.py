@@ -81,3 +81,18 @@ def chain(frame: Frame | None):
     while frame is not None:
         yield frame
         frame = frame.parent
+
+
+def frame_at(frames: Sequence[Frame], pos: int) -> Frame | None:
+    """Innermost of ``frames`` (linked by :func:`nest`, sorted by start) holding byte ``pos``."""
+    lo, hi = 0, len(frames)
+    while lo < hi:  # last frame starting at or before pos
+        mid = (lo + hi) // 2
+        if frames[mid].start <= pos:
+            lo = mid + 1
+        else:
+            hi = mid
+    f = frames[lo - 1] if lo else None
+    while f is not None and not (f.start <= pos < f.end):
+        f = f.parent
+    return f
