@@ -213,11 +213,12 @@
 (else_clause
   (_) @context.body) @context.else
 
+; switch / case: a case belongs to the innermost switch around it
 (switch_statement
-  condition: (_) @context.subject
-  body: (compound_statement
-    (case_statement
-      value: (_)? @context.pattern) @context.case)) @context.match
+  condition: (_) @context.subject) @context.match
+
+(case_statement
+  value: (_)? @context.pattern) @context.case
 
 (for_statement body: (_) @context.body) @context.loop
 (for_range_loop body: (_) @context.body) @context.loop
@@ -228,39 +229,28 @@
 
 (lambda_expression body: (_) @context.body) @context.closure
 
-; #if / #ifdef / #ifndef / #elif / #else arms: each covers the code after its
-; condition up to the next arm
+; #if / #ifdef / #ifndef / #elif / #else arms: each covers its code but the
+; condition and the arms after it; an #elif / #else continues the arm it sits in
 (preproc_if
-  condition: (_) @context.condition
-  alternative: (_)? @context.until) @context.pp_if
+  condition: (_) @context.condition) @context.pp_if
 
 (preproc_ifdef
   "#ifdef"
-  name: (_) @context.defined
-  alternative: (_)? @context.until) @context.pp_if
+  name: (_) @context.defined) @context.pp_if
 
 (preproc_ifdef
   "#ifndef"
-  name: (_) @context.undefined
-  alternative: (_)? @context.until) @context.pp_if
+  name: (_) @context.undefined) @context.pp_if
 
 (preproc_elif
-  condition: (_) @context.condition
-  alternative: (_)? @context.until) @context.pp_if
+  condition: (_) @context.condition) @context.pp_if @context.continues
 
 (preproc_elifdef
   "#elifdef"
-  name: (_) @context.defined
-  alternative: (_)? @context.until) @context.pp_if
+  name: (_) @context.defined) @context.pp_if @context.continues
 
 (preproc_elifdef
   "#elifndef"
-  name: (_) @context.undefined
-  alternative: (_)? @context.until) @context.pp_if
+  name: (_) @context.undefined) @context.pp_if @context.continues
 
-(preproc_else) @context.pp_if
-
-(preproc_if alternative: (_) @context.link) @context.chain
-(preproc_ifdef alternative: (_) @context.link) @context.chain
-(preproc_elif alternative: (_) @context.link) @context.chain
-(preproc_elifdef alternative: (_) @context.link) @context.chain
+(preproc_else) @context.pp_if @context.continues

@@ -216,18 +216,20 @@
   (if_clause
     (_) @context.condition) @context.if) @context.rest
 
-; match / case (the guard's env reads count)
+; match / case (the guard's env reads count); an arm belongs to the innermost
+; match around it
 (match_statement
-  subject: (_) @context.subject
-  body: (block
-    (case_clause
-      guard: (_)? @context.guard
-      consequence: (_) @context.body) @context.arm)) @context.match
+  subject: (_) @context.subject) @context.match
 
-; try / except handlers (also except*), numbered within their try
-(try_statement
-  (except_clause
-    (block) @context.body) @context.except) @context.match
+(case_clause
+  guard: (_)? @context.guard
+  consequence: (_) @context.body) @context.arm
+
+; try / except handlers (also except*), numbered within the innermost try
+(try_statement) @context.match
+
+(except_clause
+  (block) @context.body) @context.except
 
 (lambda
   body: (_) @context.body) @context.closure

@@ -38,8 +38,9 @@
 ;                          the value of a const/static item, and the item
 ;   @chain.try / @chain.inner
 ;                          `x?` and its operand (method chains after an env read)
-;   @attr.holder           a node holding attribute items (placing each flag on the
-;                          item after it, or on the match arm / field holding it)
+;   @attr.before / @attr.next
+;                          an attribute or comment and the named node after it
+;                          (a flag goes to the item after its run of attributes)
 ;   @context.*             branch / match / loop / closure / cfg contexts of calls
 ;                          (names: apxtui/parse/contexts.py)
 ;   attribute flags: an `attribute_item` captured as @attr.<flag> or
@@ -334,13 +335,11 @@
 
 (try_expression (_) @chain.inner) @chain.try
 
-; where attribute items sit (each flag goes to the item after it; a match arm's
-; or field initializer's own attributes to the arm / field)
-(source_file (attribute_item)) @attr.holder
-(declaration_list (attribute_item)) @attr.holder
-(block (attribute_item)) @attr.holder
-(match_arm (attribute_item)) @attr.holder
-(field_initializer (attribute_item)) @attr.holder
+; each attribute (or comment) and the named node after it: a flag goes to the
+; item after its run of attributes and comments
+([(attribute_item) (line_comment) (block_comment)] @attr.before
+  .
+  (_) @attr.next)
 
 ; ---------------------------------------------------------------------------
 ; Contexts (see apxtui/parse/contexts.py for the capture names)
@@ -361,12 +360,13 @@
 (else_clause
   (block) @context.body) @context.else
 
+; a match arm belongs to the innermost match around it
 (match_expression
-  value: (_) @context.subject
-  body: (match_block
-    (match_arm
-      pattern: (_) @context.pattern
-      value: (_) @context.body) @context.arm)) @context.match
+  value: (_) @context.subject) @context.match
+
+(match_arm
+  pattern: (_) @context.pattern
+  value: (_) @context.body) @context.arm
 
 (for_expression
   value: (_) @context.condition
@@ -382,15 +382,28 @@
 (closure_expression
   body: (_) @context.body) @context.closure
 
-; #[cfg(pred)] on a statement, on a match arm, on a struct-literal field
-(block
+; #[cfg(pred)] on the item or statement after it, on a match arm (its first two
+; attributes), on a struct-literal field (its first attribute)
+((attribute_item
+  (attribute
+    (identifier) @_a
+    arguments: (token_tree) @context.condition
+    (#eq? @_a "cfg"))) @context.cfg
+  .
+  (_) @context.next)
+
+(match_arm
+  .
   (attribute_item
     (attribute
       (identifier) @_a
       arguments: (token_tree) @context.condition
-      (#eq? @_a "cfg"))) @context.cfg) @context.siblings
+      (#eq? @_a "cfg"))) @context.cfg) @context.target
 
 (match_arm
+  .
+  (attribute_item)
+  .
   (attribute_item
     (attribute
       (identifier) @_a
@@ -398,6 +411,7 @@
       (#eq? @_a "cfg"))) @context.cfg) @context.target
 
 (field_initializer
+  .
   (attribute_item
     (attribute
       (identifier) @_a

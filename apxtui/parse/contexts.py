@@ -22,12 +22,17 @@ Capture names (one construct per query match):
     a preprocessor arm (``#if``/``#ifdef``/``#ifndef``/``#elif``/``#else``): condition
     from ``@context.condition`` (``#if``), ``@context.defined`` / ``@context.undefined``
     (``#ifdef X`` → ``defined(X)``, ``#ifndef X`` → ``!defined(X)``), none for ``#else``;
-    it covers its code but the condition, up to ``@context.until`` (the next arm).
+    it covers its code but the condition and the arms after it.
 ``@context.chain`` + ``@context.link``
     chain structure: the node captured as ``link`` continues the chain of the node
     captured as ``chain`` (an ``else`` clause continues its ``if``; the ``if`` inside an
     ``else`` continues that clause; a Python ``elif`` names its ``if`` directly).  Arms
     reached from one head form one dispatch point, numbered in source order.
+``@context.continues``
+    (on an arm) it continues the chain of the innermost captured arm around it (an
+    ``#elif``/``#else`` is the last child of the arm before it).  Tree-sitter queries
+    that wait for a late child (``alternative:`` after a body) cost time in proportion
+    to nesting depth on every node; found by nesting instead, it stays linear.
 ``@context.elif_condition``
     (with ``@context.if``) an ``elif`` condition: code in it runs only when the earlier
     conditions were false, so it gets the ``else`` context of that arm (Python).
@@ -38,15 +43,16 @@ Capture names (one construct per query match):
 ``@context.closure``
     a closure / lambda with ``@context.body``; text: its header.
 ``@context.arm`` / ``@context.case`` / ``@context.except``
-    an arm of the ``@context.match`` construct (Rust ``match``, Python ``match``,
-    C ``switch``, Python ``try``), numbered in source order within it;
-    ``@context.subject`` the matched value, ``@context.pattern`` the arm's pattern
-    (``case`` value; an arm without ``@context.body`` covers the code after its pattern),
-    ``@context.guard`` more env reads.
+    an arm of a match construct (Rust ``match``, Python ``match``, C ``switch``, Python
+    ``try``): the innermost node captured as ``@context.match`` around it (a pattern of
+    its own, with ``@context.subject`` the matched value), numbered in source order
+    within it; ``@context.pattern`` the arm's pattern (``case`` value; an arm without
+    ``@context.body`` covers the code after its pattern), ``@context.guard`` more env reads.
 ``@context.cfg``
     a ``#[cfg(…)]`` attribute (``@context.condition`` its token tree) that applies to
-    ``@context.target``, or, with ``@context.siblings`` (the node holding it), to the
-    next item after it there, skipping other attributes and comments.
+    ``@context.target`` (the match arm or field holding it) or else to the item after
+    it, ``@context.next`` being its next named sibling (other attributes and comments
+    in between are skipped through the language module's sibling map).
 ``@context.rest``
     (any construct) it also covers the code from its own end to the end of this node
     (a comprehension clause guards the clauses after it).
@@ -63,7 +69,7 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from apxtui.facts import Context
-from apxtui.parse.nesting import Frame
+from apxtui.parse.nesting import Frame, nest
 from apxtui.parse.util import SourceText, line, one_line, pos_key
 
 Node = ts.Node
@@ -128,8 +134,12 @@ class Contexts:
         self.env = env
         self.recs: dict[tuple[str, int], _Rec] = {}
         self.links: dict[int, Node] = {}  # node id → the node whose chain it continues
-        self.siblings: dict[int, Node] = {}  # holder id → holder (cfg placement)
-        self.cfg_pending: list[tuple[_Rec, int]] = []  # (cfg record, holder id)
+        self.matches: dict[int, Node | None] = {}  # match construct id → its subject
+        self.match_nodes: dict[int, Node] = {}
+        self.continuing: list[_Rec] = []  # arms continuing the chain of the arm around them
+        #: node id → its next named sibling (filled by the language module: how a cfg
+        #: attribute followed by other attributes or comments reaches its item)
+        self.next_sibling: dict[int, Node] = {}
 
     # -- collecting ---------------------------------------------------------------------
 
@@ -141,6 +151,12 @@ class Contexts:
                 return True
         name = next((k for k in _PRIMARY if k in caps), None)
         if name is None:
+            if "context.match" in caps:  # a match / switch / try construct: its arms name it by nesting
+                m = caps["context.match"][0]
+                if m.id not in self.match_nodes:  # several subjects (`match a, b:`): the first
+                    self.match_nodes[m.id] = m
+                    self.matches[m.id] = caps["context.subject"][0] if "context.subject" in caps else None
+                return True
             return False
         node = caps[name][0]
         kind = name[8:]
@@ -150,6 +166,9 @@ class Contexts:
             for b in caps.get("context.body", ()):
                 if all(b.id != x.id for x in rec.bodies):
                     rec.bodies.append(b)
+            if "context.target" in caps:  # an attribute holder's own flag beats "the next item"
+                rec.ranges = [(caps["context.target"][0].start_byte, caps["context.target"][0].end_byte)]
+                rec.until = None
             return True
         rec = self.recs[key] = _Rec(kind, node)
         get = caps.get
@@ -161,6 +180,8 @@ class Contexts:
             rec.cond = caps["context.defined" if rec.neg == "defined" else "context.undefined"][0]
         if "context.chain" in caps and "context.link" not in caps:
             self.links[node.id] = caps["context.chain"][0]
+        if "context.continues" in caps:
+            self.continuing.append(rec)
         if "context.match" in caps:
             rec.head = caps["context.match"][0]
         if "context.subject" in caps:
@@ -169,8 +190,6 @@ class Contexts:
             rec.pattern = caps["context.pattern"][0]
         if "context.guard" in caps:
             rec.extra = caps["context.guard"]
-        if "context.until" in caps:
-            rec.until = caps["context.until"][0]
         if "context.rest" in caps:
             rec.rest = caps["context.rest"][0]
         if "context.elif_condition" in caps:
@@ -179,10 +198,8 @@ class Contexts:
             if "context.target" in caps:
                 t = caps["context.target"][0]
                 rec.ranges = [(t.start_byte, t.end_byte)]
-            elif "context.siblings" in caps:
-                holder = caps["context.siblings"][0]
-                self.siblings[holder.id] = holder
-                self.cfg_pending.append((rec, holder.id))
+            elif "context.next" in caps:
+                rec.until = caps["context.next"][0]  # resolved past attributes/comments in frames()
         return True
 
     # -- frames -------------------------------------------------------------------------
@@ -190,7 +207,8 @@ class Contexts:
     def frames(self) -> list[Frame]:
         """Frames of every captured construct (chains and arm numbers resolved)."""
         recs = list(self.recs.values())
-        self._place_cfg()
+        self._place_cfg(recs)
+        self._by_nesting(recs)
         self._chains([r for r in recs if r.kind in _CHAINED])
         self._groups([r for r in recs if r.kind in _GROUP_KIND])
         out: list[Frame] = []
@@ -209,6 +227,28 @@ class Contexts:
                 out.append(Frame(r.elif_cond.start_byte, r.elif_cond.end_byte, CONTEXT, r.node, g, rank))
         return out
 
+    def _by_nesting(self, recs: list[_Rec]) -> None:
+        """What the innermost construct around a node tells: the chain an ``@context.continues``
+        arm continues (and where the arm before it ends), the match an arm belongs to."""
+        if self.continuing:
+            kinds = {r.kind for r in self.continuing}
+            around = [Frame(r.node.start_byte, r.node.end_byte, r.kind, r.node, r) for r in recs
+                      if r.kind in kinds]  # fmt: skip
+            for r, f in zip(self.continuing, nest(around, [(r.node.start_byte, r.node.end_byte, True)
+                                                            for r in self.continuing]), strict=True):  # fmt: skip
+                if f is not None:
+                    self.links[r.node.id] = f.node
+                    f.data.until = r.node
+        loose = [r for r in recs if r.kind in _GROUP_KIND and r.head is r.node]
+        if loose and self.match_nodes:
+            around = [Frame(m.start_byte, m.end_byte, "match", m) for m in self.match_nodes.values()]
+            for r, f in zip(loose, nest(around, [(r.node.start_byte, r.node.end_byte, True) for r in loose]),
+                            strict=True):  # fmt: skip
+                if f is not None:
+                    r.head = f.node
+                    if r.subject is None:
+                        r.subject = self.matches.get(f.node.id)
+
     def _ranges(self, r: _Rec) -> list[tuple[int, int]]:
         if r.bodies:
             return [(b.start_byte, b.end_byte) for b in r.bodies]
@@ -222,26 +262,31 @@ class Contexts:
             return [(r.pattern.end_byte if r.pattern is not None else n.start_byte, n.end_byte)]
         return []
 
-    def _place_cfg(self) -> None:
-        """A cfg attribute in a block applies to the next item after it (attributes and comments skipped)."""
-        if not self.cfg_pending:
-            return
-        target: dict[int, Node] = {}
-        for holder in self.siblings.values():
-            waiting: list[int] = []
-            for c in holder.named_children:
-                if c.type in ATTR_SKIP:
-                    waiting.append(c.id)
-                    continue
-                for a in waiting:
-                    target[a] = c
-                waiting = []
-        for rec, _ in self.cfg_pending:
-            t = target.get(rec.node.id)
-            if t is not None:
-                rec.ranges = [(t.start_byte, t.end_byte)]
+    def _place_cfg(self, recs: list[_Rec]) -> None:
+        """A cfg attribute applies to the next item after it (attributes and comments skipped)."""
+        nxt = self.next_sibling
+        item: dict[int, Node | None] = {}  # attribute/comment id → the item after its run
+
+        def resolve(n: Node | None) -> Node | None:
+            run: list[int] = []
+            while n is not None and n.type in ATTR_SKIP and n.id not in item:
+                run.append(n.id)
+                n = nxt.get(n.id)
+            if n is not None and n.id in item:
+                n = item[n.id]
+            for k in run:
+                item[k] = n
+            return n
+
+        for r in recs:
+            if r.kind != "cfg" or r.ranges:
+                continue
+            t = resolve(r.until)
+            if t is None or t.type in ATTR_SKIP:
+                r.kind = "dropped"
             else:
-                rec.kind = "dropped"
+                r.ranges = [(t.start_byte, t.end_byte)]
+            r.until = None
 
     def _chains(self, arms: list[_Rec]) -> None:
         """Head, arm number and earlier arms of every chained arm; else-ifs' else dropped."""

@@ -21,6 +21,10 @@ from typing import Any
 
 #: ``kind`` of a frame that stops context collection (a function or class body).
 SCOPE = "scope"
+#: Default rank: inside any frame of the same range with a lower rank.  Context frames
+#: rank by their construct's start, so a ``#[cfg]`` on an item is outside the item's own
+#: frames (scope, impl, mod).
+INNER = 1 << 62
 
 
 class Frame:
@@ -29,13 +33,13 @@ class Frame:
 
     __slots__ = ("start", "end", "kind", "node", "data", "rank", "parent", "scope", "memo", "ctx")
 
-    def __init__(self, start: int, end: int, kind: str, node: Any = None, data: Any = None, rank: int = 0):
+    def __init__(self, start: int, end: int, kind: str, node: Any = None, data: Any = None, rank: int = INNER):
         self.start = start
         self.end = end
         self.kind = kind
         self.node = node  # the construct (a tree-sitter node) the range belongs to
         self.data = data  # what the language module attached
-        self.rank = rank  # order among frames with the same range (outer first)
+        self.rank = rank  # order among frames with the same range (lower is outer)
         self.parent: Frame | None = None
         self.scope: Frame | None = None
         self.memo: Any = None  # per-frame cache of the language module (names, cfg…)

@@ -26,7 +26,6 @@ from apxtui.parse.util import SourceText, line, one_line, text
 ARG_LIMIT = 120
 TEXT_LIMIT = 200
 _ITEM_PREFIX = ("attribute_item", "line_comment", "block_comment")
-_ATTR_CHILD = ("match_arm", "field_initializer")  # nodes holding their attributes as children
 _LOOPS = ("for_expression", "while_expression", "loop_expression")
 _NAME_RE = re.compile(r'\bname\s*=\s*"([^"]*)"')
 _LIFETIME_RE = re.compile(r"'\w+\s*")
@@ -137,7 +136,7 @@ _BUCKETS = (
 _ROUTES: dict[tuple[str, ...], tuple[str, bool]] = {}  # capture names of a match -> _route
 
 
-_SPECIAL = ("chain.try", "const.value", "attr.holder")
+_SPECIAL = ("chain.try", "const.value", "attr.before")
 
 
 def _route(names: tuple[str, ...]) -> tuple[str, bool, str]:
@@ -174,9 +173,8 @@ class _Extractor:
         self._inner: list[ts.Node] = []  # inner attribute items with a cfg
         self._inner_cfg_values: dict[int, list[str]] = defaultdict(list)
         self._attrs_before: dict[int, list[ts.Node]] = {}  # item id -> flagged attributes preceding it
-        self._attrs_inside: dict[int, list[ts.Node]] = {}  # match arm / field init id -> its attributes
+        self._attr_nodes: dict[int, ts.Node] = {}  # flagged attribute id -> node
         self._attr_target: dict[int, ts.Node] = {}  # flagged attribute id -> the item it precedes
-        self._holders: dict[int, ts.Node] = {}  # nodes holding attribute items
         self.const_of: dict[int, ts.Node] = {}  # const/static value id -> the item
         self.receiver_of: dict[int, ts.Node] = {}  # method receiver / `?` operand id -> the call / try
         self.frame_of: dict[int, Frame | None] = {}  # node id -> innermost frame around it
@@ -199,37 +197,31 @@ class _Extractor:
         return d.qualname if d else ""
 
     def item_attrs(self, item: ts.Node) -> list[tuple[str, str]]:
-        """Flags of the attribute items preceding ``item`` (and inside it for match arms)."""
+        """Flags of the attribute items preceding ``item``."""
         out: list[tuple[str, str]] = []
         flags = self.attr_flags
         for a in self._attrs_before.get(item.id, ()):
             out.extend(flags[a.id])
-        if item.type in _ATTR_CHILD:
-            for a in self._attrs_inside.get(item.id, ()):
-                out.extend(flags[a.id])
         return out
 
     def _place_attrs(self) -> None:
         """Map each flagged attribute to the item it precedes (comments and other attributes
-        in between) and, inside a match arm / field initializer, to that holder: one pass over
-        the children of every node holding attributes."""
-        flags = self.attr_flags
-        for holder in self._holders.values():
-            inside = holder.type in _ATTR_CHILD
-            waiting: list[ts.Node] = []
-            for c in holder.named_children:
-                if c.type in _ITEM_PREFIX:
-                    if c.id in flags:
-                        waiting.append(c)
-                        if inside:
-                            self._attrs_inside.setdefault(holder.id, []).append(c)
-                    continue
-                if waiting:
-                    waiting.sort(key=lambda n: n.start_byte)
-                    self._attrs_before.setdefault(c.id, []).extend(waiting)
-                    for a in waiting:
-                        self._attr_target[a.id] = c
-                    waiting = []
+        in between, followed through the captured sibling pairs)."""
+        nxt = self.ctx.next_sibling
+        item: dict[int, ts.Node | None] = {}  # attribute/comment id -> the item after its run
+        for aid in sorted(self.attr_flags, key=lambda k: self._attr_nodes[k].start_byte):
+            run: list[int] = []
+            n: ts.Node | None = self._attr_nodes[aid]
+            while n is not None and n.type in _ITEM_PREFIX and n.id not in item:
+                run.append(n.id)
+                n = nxt.get(n.id)
+            if n is not None and n.id in item:
+                n = item[n.id]
+            for k in run:
+                item[k] = n
+            if n is not None:
+                self._attrs_before.setdefault(n.id, []).append(self._attr_nodes[aid])
+                self._attr_target[aid] = n
 
     def own_cfg(self, item: ts.Node | None) -> list[str]:
         if item is None:  # the file: its inner `#![cfg]`
@@ -364,9 +356,8 @@ class _Extractor:
             self.const_of[caps[name][0].id] = caps["const.item"][0]
         elif name == "chain.try":
             self.receiver_of[caps["chain.inner"][0].id] = caps["chain.try"][0]
-        elif name == "attr.holder":
-            h = caps[name][0]
-            self._holders[h.id] = h
+        elif name == "attr.before":
+            self.ctx.next_sibling[caps[name][0].id] = caps["attr.next"][0]
 
     def _guarded(self, fn, *args) -> None:
         """Run one record's handler; a failure on odd syntax becomes an Issue, not a lost file."""
@@ -399,6 +390,7 @@ class _Extractor:
                     self._inner_cfg_values[item.id].append(value)
                 continue
             self.attr_flags.setdefault(item.id, []).append((name, value))
+            self._attr_nodes[item.id] = item
             if name == "binding.pyo3.module":
                 self._pymod_attrs.append(item)
 
