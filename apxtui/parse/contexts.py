@@ -140,6 +140,7 @@ class Contexts:
         #: node id → its next named sibling (filled by the language module: how a cfg
         #: attribute followed by other attributes or comments reaches its item)
         self.next_sibling: dict[int, Node] = {}
+        self._tuples: dict[int, tuple[Context, ...]] = {}  # id(frame) → its contexts
 
     # -- collecting ---------------------------------------------------------------------
 
@@ -324,10 +325,29 @@ class Contexts:
     # -- contexts -----------------------------------------------------------------------
 
     def of(self, frame: Frame | None) -> tuple[Context, ...]:
-        """Contexts of the code directly in ``frame``, outermost first (memoised per frame)."""
+        """Contexts of the code directly in ``frame``, outermost first (memoised per frame).
+
+        Frames keep their contexts as a linked chain (the context, the chain above), so
+        nesting n deep costs n links, not n tuples of up to n; a tuple is made only for
+        a frame that holds code asking for it."""
+        if frame is None:
+            return ()
+        got = self._tuples.get(id(frame))
+        if got is not None:
+            return got
+        link = self._link(frame)
+        out: list[Context] = []
+        while link:
+            out.append(link[0])
+            link = link[1]
+        out.reverse()
+        got = self._tuples[id(frame)] = tuple(out)
+        return got
+
+    def _link(self, frame: Frame) -> tuple:
         pending: list[Frame] = []
-        f = frame
-        above: tuple[Context, ...] = ()
+        f: Frame | None = frame
+        above: tuple = ()
         while f is not None:
             if f.ctx is not None:
                 above = f.ctx
@@ -339,7 +359,7 @@ class Contexts:
             f = f.parent
         for f in reversed(pending):
             if f.kind == CONTEXT:
-                above = (*above, self._context(f.data, f))
+                above = (self._context(f.data, f), above)
             f.ctx = above
         return above
 

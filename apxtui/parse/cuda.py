@@ -17,6 +17,7 @@ import tree_sitter as ts
 
 from apxtui.facts import CallSite, Definition, EnvRead, FileFacts, Import, Param
 from apxtui.parse import languages
+from apxtui.parse.budget import Budget
 from apxtui.parse.contexts import Contexts, Policy
 from apxtui.parse.nesting import SCOPE, Frame, frame_at, nest
 from apxtui.parse.util import SourceText, line, one_line, text
@@ -357,8 +358,9 @@ def _capture_settings(name: str) -> tuple[str, dict[str, Any]]:
 
 
 class _Extractor:
-    def __init__(self, facts: FileFacts, src: bytes) -> None:
+    def __init__(self, facts: FileFacts, src: bytes, budget: Budget) -> None:
         self.facts = facts
+        self.check = budget.check
         self.src = src
         self.st = SourceText(src)
         self.caps: dict[str, list[tuple[Node, dict[str, Any]]]] = defaultdict(list)
@@ -379,17 +381,27 @@ class _Extractor:
 
     def run(self, root: Node) -> None:
         seen: set[tuple[str, int]] = set()
-        rest, callee_names = queries()
+        rest, _ = queries()
         self._collect(ts.QueryCursor(rest).matches(root), seen)
-        if callee_names is not None:
-            # callee-name patterns only count where the name is the called one: run them on
-            # each call's function expression, not on every identifier of the file
-            cursor = ts.QueryCursor(callee_names)
-            for call, _ in self.caps["reference.call"]:
-                fexpr = _field(call, "function")
-                if fexpr is None:
-                    continue
-                called = _called_name(fexpr)
+        # callee-name patterns only count where the name is the called one: tested on each
+        # call's called name (as Python tests of its type and text; a pattern these cannot
+        # express runs as a query on the call's function expression)
+        tests, fallback = languages.name_tests("cuda", _CALLEE_FAMILIES)
+        cursor = ts.QueryCursor(fallback) if fallback is not None else None
+        st = self.st
+        for call, _ in self.caps["reference.call"]:
+            fexpr = _field(call, "function")
+            if fexpr is None:
+                continue
+            called = _called_name(fexpr)
+            ctype, ctext = called.type, None
+            for t in tests:
+                if ctype == t.node_type:
+                    ctext = st.text(called) if ctext is None else ctext
+                    if t(ctype, ctext):
+                        key, settings = _capture_settings(t.capture)
+                        self.callee_caps[call.id].append((key, called, settings))
+            if cursor is not None:
                 for _, caps in cursor.matches(fexpr):
                     for name, nodes in caps.items():
                         if not name.startswith("_") and any(n.id == called.id for n in nodes):
@@ -404,22 +416,31 @@ class _Extractor:
         self._collect_namespaces(root)
         self._nest()
         for n, _ in self.caps["definition.function"]:
+            self.check()
             self._function(n)
         for n, _ in self.caps["definition.prototype"]:
+            self.check()
             self._prototype(n)
         for n, _ in self.caps["definition.class"]:
+            self.check()
             self._class(n)
         for n, _ in self.caps["definition.typedef"]:
+            self.check()
             self._typedef(n)
         for n, _ in self.caps["definition.macro"]:
+            self.check()
             self._macro(n)
         for n, _ in self.caps["include"]:
+            self.check()
             self._include(n)
         for n, _ in self.caps["local.declaration"]:
+            self.check()
             self._local_decl(n)
         for n, _ in self.caps["local.assignment"]:
+            self.check()
             self._local_assign(n)
         for n, _ in self.caps["local.update"]:
+            self.check()
             self._local_update(n)
         self._calls()
         self._macro_kernels(root)
@@ -516,23 +537,28 @@ class _Extractor:
                 break
             pending.append(f)
             f = f.parent
-        for f in reversed(pending):
+        for f in reversed(pending):  # names as a linked chain (parts, chain above): linear in depth
             if f.kind == "namespace":
                 name = _field(f.node, "name")
                 if name is None:
                     info = {**info, "anon": True}
                 else:
-                    info = {**info, "names": (*info["names"], *text(name, self.src).split("::"))}
+                    info = {**info, "names": (text(name, self.src).split("::"), info["names"])}
             elif f.kind == "class":
                 name = _field(f.node, "name")
                 cname = _strip_targs(name, self.src) if name is not None else ""
                 if cname:
-                    info = {**info, "names": (*info["names"], cname), "cls": cname}
+                    info = {**info, "names": ([cname], info["names"]), "cls": cname}
             elif f.kind == "abi":
                 info = {**info, "abi": True}
             f.memo = info
+        names: list[str] = []
+        link = info["names"]
+        while link:
+            names[:0] = link[0]
+            link = link[1]
         pp = [c for c in self.ctx.of(frame) if c.kind == "pp_if"]
-        return {**info, "names": list(info["names"]), "pp": pp}
+        return {**info, "names": names, "pp": pp}
 
     def _template_params(self, node: Node) -> tuple[list[str], list[str]]:
         """Names and declarations of the template parameters of the ``template<…>`` around ``node``."""
@@ -1009,6 +1035,7 @@ class _Extractor:
                     api = (text(ident, self.src), st)
                 elif key == "call.vendor" and library is None:
                     library = str(st.get("library") or "")
+            self.check()
             self._call(node, node.id in launches, api, library)
 
     def _call(
@@ -1273,6 +1300,6 @@ class _Extractor:
             return None
         return path[0], _field(f.node, "alternative"), f.node
 
-def extract(facts: FileFacts, tree: ts.Tree, src: bytes) -> None:
+def extract(facts: FileFacts, tree: ts.Tree, src: bytes, budget: Budget | None = None) -> None:
     """Fill ``facts`` (defs, calls, imports, env_reads) from a tree-sitter-cuda tree."""
-    _Extractor(facts, src).run(tree.root_node)
+    _Extractor(facts, src, budget or Budget(float("inf"))).run(tree.root_node)

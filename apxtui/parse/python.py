@@ -14,6 +14,7 @@ import tree_sitter as ts
 
 from apxtui.facts import CallSite, Definition, EnvRead, FileFacts, Import, Param
 from apxtui.parse import languages
+from apxtui.parse.budget import Budget
 from apxtui.parse.contexts import Contexts, Policy
 from apxtui.parse.nesting import SCOPE, Frame, nest
 from apxtui.parse.util import SourceText, line, one_line
@@ -24,9 +25,9 @@ _GROUPS = ("definition.function", "definition.class", "reference.call", "import"
            "env.read", "string", "string.template")  # fmt: skip
 
 
-def extract(facts: FileFacts, tree: ts.Tree, src: bytes) -> None:
+def extract(facts: FileFacts, tree: ts.Tree, src: bytes, budget: Budget | None = None) -> None:
     """Fill ``facts`` (defs, calls, imports, env_reads, strings) from ``tree``."""
-    _Extractor(facts, src).run(tree.root_node)
+    _Extractor(facts, src, budget or Budget(float("inf"))).run(tree.root_node)
 
 
 def _string_parts(node: ts.Node, st: SourceText) -> tuple[str, str] | None:
@@ -78,8 +79,9 @@ def _identifiers(node: ts.Node, st: SourceText) -> list[tuple[str, int]]:
 
 
 class _Extractor:
-    def __init__(self, facts: FileFacts, src: bytes):
+    def __init__(self, facts: FileFacts, src: bytes, budget: Budget):
         self.f = facts
+        self.check = budget.check
         self.src = src
         self.st = SourceText(src)
         self.t = self.st.text
@@ -134,23 +136,30 @@ class _Extractor:
         for n, f in zip(points, nest([*scopes, *ctx.frames()], [(n.start_byte, n.end_byte, False) for n in points]),
                         strict=True):
             self.frame_of[n.id] = f
+        check = self.check
         for node, _ in defs:
+            check()
             self._definition(node)
         for node, _ in imports:
+            check()
             self._import(node)
         for node, _ in assigns:
             self._constant(node)
         for node, caps in envs:
+            check()
             self._env_read(node, caps)
         self.env_spans.sort()
         for node, _ in assigns:
+            check()
             if node.type == "with_item":
                 self._with_item(node)
             else:
                 self._assignment(node)
         for node, _ in calls:
+            check()
             self._call(node)
         for node, _ in strings:
+            check()
             self._string(node, templates.get(node.id))
 
     # -- scopes ------------------------------------------------------------------------

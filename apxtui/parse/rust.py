@@ -19,6 +19,7 @@ import tree_sitter as ts
 
 from apxtui.facts import Binding, CallSite, Definition, EnvRead, FileFacts, Import, Issue, Param
 from apxtui.parse import languages
+from apxtui.parse.budget import Budget, BudgetExceeded
 from apxtui.parse.contexts import Contexts, Policy
 from apxtui.parse.nesting import SCOPE, Frame, nest
 from apxtui.parse.util import SourceText, line, one_line, text
@@ -38,9 +39,9 @@ _CONTEXT_PARENTS = frozenset(
 POLICY = Policy(if_negated=False, if_env_earlier=False, paren_wrapped=frozenset(("token_tree",)))
 
 
-def extract(facts: FileFacts, tree: ts.Tree, src: bytes) -> None:
+def extract(facts: FileFacts, tree: ts.Tree, src: bytes, budget: Budget | None = None) -> None:
     """Fill ``facts`` from a parsed Rust file (see module docstring)."""
-    _Extractor(facts, src).run(tree.root_node)
+    _Extractor(facts, src, budget or Budget(float("inf"))).run(tree.root_node)
 
 
 # -- small text helpers -------------------------------------------------------------------
@@ -152,8 +153,9 @@ def _route(names: tuple[str, ...]) -> tuple[str, bool, str]:
 
 
 class _Extractor:
-    def __init__(self, facts: FileFacts, src: bytes) -> None:
+    def __init__(self, facts: FileFacts, src: bytes, budget: Budget) -> None:
         self.f = facts
+        self.check = budget.check
         self.src = src
         st = self.st = SourceText(src)
         self.t = st.text  # node text
@@ -361,9 +363,10 @@ class _Extractor:
 
     def _guarded(self, fn, *args) -> None:
         """Run one record's handler; a failure on odd syntax becomes an Issue, not a lost file."""
+        self.check()
         try:
             fn(*args)
-        except RecursionError:
+        except (RecursionError, BudgetExceeded):
             raise
         except Exception as e:  # recorded as an Issue and shown, never silent
             node = next((a for a in args if isinstance(a, ts.Node)), None)
