@@ -146,3 +146,24 @@ def test_a_file_past_its_budget_is_skipped_with_a_reason():
     assert [i.kind for i in f.issues] == ["budget"]
     assert "per-file budget" in f.issues[0].message and f.issues[0].file == "t.py"
     assert extract_file("t.py", src, "python", "m", budget=60.0).calls
+
+
+def test_code_a_parse_error_drops_is_counted_with_its_lines():
+    """mistral.rs pagedattention_v1_bf16.cu:23: a macro call the grammar cannot read took the
+    FP8 branch with it, silently; now the region and its lines are an issue."""
+    src = b"""extern "C" void launch(int dtype) {
+  if (dtype == 3) {
+    CALL_LAUNCHER(__nv_bfloat16, uint8_t,
+                  vllm::Fp8KVCacheDataType::kFp8E4M3);
+  } else {
+    CALL_LAUNCHER(__nv_bfloat16, __nv_bfloat16, vllm::Fp8KVCacheDataType::kAuto);
+  }
+}
+"""
+    f = extract_file("k.cu", src, "cuda")
+    lost = [i for i in f.issues if i.kind == "syntax"]
+    assert [(i.line, i.end_line, i.lines_lost) for i in lost] == [(3, 4, 2)], lost
+    assert "lines 3-4 not understood (2 lines left out of the facts)" in lost[0].message
+    rust = extract_file("f.rs", b"pub struct Func<'a> {\n    f: Arc<dyn 'a + Fn(&T) -> R>,\n}\n", "rust", "m")
+    assert [(i.kind, i.line) for i in rust.issues] == [("syntax", 2)]
+    assert not extract_file("ok.rs", b"fn f() {}\n", "rust", "m").issues

@@ -67,22 +67,33 @@ def error_regions(root) -> list[tuple[int, int, str]]:
 
 
 def _syntax_issues(rel: str, root) -> list[Issue]:
-    out = []
+    """One ``syntax`` issue per region of code the parser could not read (regions on the same
+    or adjacent lines merged), with its lines; only a missing token assumed: one issue."""
     regions = error_regions(root)
-    for first, last, missing in regions[:MAX_ERROR_ISSUES]:
+    spans: list[list[int]] = []
+    for first, last, missing in regions:
         if missing:
-            msg = f"parse error: a missing `{missing}` assumed at line {first}; extracted with error recovery"
-            out.append(Issue(rel, "syntax", msg, first, first))
             continue
-        span = f"line {first}" if first == last else f"lines {first}-{last}"
+        if spans and first <= spans[-1][1] + 1:
+            spans[-1][1] = max(spans[-1][1], last)
+        else:
+            spans.append([first, last])
+    out = []
+    for first, last in spans[:MAX_ERROR_ISSUES]:
+        where = f"line {first}" if first == last else f"lines {first}-{last}"
         n = last - first + 1
-        msg = f"parse error: {span} not understood ({n} line{'s' if n != 1 else ''} left out of the facts)"
+        msg = f"parse error: {where} not understood ({n} line{'s' if n != 1 else ''} left out of the facts)"
         out.append(Issue(rel, "syntax", msg, first, last))
-    rest = regions[MAX_ERROR_ISSUES:]
+    rest = spans[MAX_ERROR_ISSUES:]
     if rest:
-        lost = sum(b - a + 1 for a, b, m in rest if not m)
-        out.append(Issue(rel, "syntax", f"parse error: {len(rest)} more regions ({lost} lines) not understood",
-                         rest[0][0], rest[0][0] + lost - 1 if lost else rest[0][0]))
+        lost = sum(b - a + 1 for a, b in rest)
+        out.append(Issue(rel, "syntax", f"parse error: {len(rest)} more regions not understood ({lost} lines left "
+                         "out of the facts)", rest[0][0], rest[0][0] + lost - 1))
+    if not spans and regions:
+        first, _, missing = regions[0]
+        more = f" (and {len(regions) - 1} more)" if len(regions) > 1 else ""
+        out.append(Issue(rel, "syntax", f"parse error: a missing `{missing}` assumed at line {first}{more}; "
+                         "extracted with error recovery", first, first))
     return out
 
 
