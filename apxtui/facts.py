@@ -193,9 +193,15 @@ class Issue:
     """A problem met while reading/parsing a file (kept, counted, shown; never fatal)."""
 
     file: str
-    kind: str  # syntax, binary, encoding, too_large, unreadable, symlink, too_deep, query
+    kind: str  # syntax, binary, encoding, too_large, unreadable, symlink, too_deep, query, budget
     message: str
     line: int = 0
+    end_line: int = 0  # syntax: last line of the region the parser could not read (0: just ``line``)
+
+    @property
+    def lines_lost(self) -> int:
+        """Lines of source left out of the facts (a syntax error's region), else 0."""
+        return self.end_line - self.line + 1 if self.kind == "syntax" and self.line else 0
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
     python benchmarks/facts_diff.py CHECKOUT --save BASELINE.json.gz     (before a change)
     python benchmarks/facts_diff.py CHECKOUT --compare BASELINE.json.gz  (after it)
+    … [--lang python] [--show 50]                                        (one language, more lines)
 
 Every scanned file (vendored ones too) is extracted in this process with
 :func:`apxtui.parse.extract_file`; the facts are normalised with ``FileFacts.to_dict``.
@@ -25,12 +26,15 @@ from apxtui.parse import extract_file  # noqa: E402
 from apxtui.scan import scan  # noqa: E402
 
 
-def checkout_facts(root: Path) -> tuple[dict[str, Any], float]:
-    """rel → normalised facts of every scanned file, and the seconds extraction took."""
+def checkout_facts(root: Path, langs: tuple[str, ...] = ()) -> tuple[dict[str, Any], float]:
+    """rel → normalised facts of every scanned file (of ``langs``, all when empty), and the
+    seconds extraction took."""
     sr = scan(root)
     out: dict[str, Any] = {}
     spent = 0.0
     for f in sr.files:
+        if langs and f.lang not in langs:
+            continue
         data = (sr.root / f.rel).read_bytes()
         t = time.perf_counter()
         facts = extract_file(f.rel, data, f.lang, f.module)
@@ -78,8 +82,10 @@ def main() -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--save", metavar="FILE")
     g.add_argument("--compare", metavar="FILE")
+    p.add_argument("--show", type=int, default=20, help="differences printed (first per file)")
+    p.add_argument("--lang", action="append", default=[], help="only files of this language (repeatable)")
     args = p.parse_args()
-    facts, spent = checkout_facts(Path(args.checkout))
+    facts, spent = checkout_facts(Path(args.checkout), tuple(args.lang))
     print(f"{args.checkout}: {len(facts)} files extracted in {spent:.2f} s (one process)")
     if args.save:
         with gzip.open(args.save, "wt", encoding="utf-8") as fh:
@@ -87,10 +93,12 @@ def main() -> None:
         return
     with gzip.open(args.compare, "rt", encoding="utf-8") as fh:
         base = json.load(fh)
+    if args.lang:
+        base = {rel: f for rel, f in base.items() if f["lang"] in args.lang}
     # JSON turns tuples into lists: compare like with like
     diffs = compare(base, json.loads(json.dumps(facts, sort_keys=True)))
     print(f"{len(diffs)} file(s) differ")
-    for d in diffs[:20]:
+    for d in diffs[: args.show]:
         print("  " + d)
     sys.exit(1 if diffs else 0)
 

@@ -3,10 +3,11 @@
 ; Used for .cu .cuh .h .hpp .cpp .cc .cxx .inl files.  Capture names follow
 ; tree-sitter's code-navigation "tags" convention (@name, @definition.function,
 ; @definition.class, @reference.call) plus apxtui's own captures listed below.
-; The extractor (apxtui/parse/cuda.py) reads the captured nodes; qualified
-; names, C linkage, #if arms, branch/loop contexts and local types are worked
-; out in Python by walking ancestors, so a pattern only has to point at the
-; construct.  The query runs once per file.
+; The extractor (apxtui/parse/cuda.py) reads the captured nodes; it never walks
+; up the tree: what encloses a node (function, namespace, class, extern "C",
+; template, #if arm, branch, loop) comes from the @scope.* and @context.*
+; captures nested by byte range (apxtui/parse/nesting.py, contexts.py).
+; Qualified names, C linkage and local types are worked out from those.
 ;
 ; To extend: add a pattern that uses one of these capture names (keep them
 ; exactly as written).  Captures starting with "_" are helpers for predicates
@@ -44,14 +45,22 @@
 ;                          `using`/`typedef` aliases — names it become vendor
 ;                          calls of <library>
 ;   @env.read              the callee name of an environment-variable read
+;   @scope.namespace / @scope.class / @scope.template / @scope.conditional /
+;   @scope.error           constructs whose range matters to what is inside:
+;                          names, template parameters, a getenv default
+;                          (`getenv(X) ? … : default`), an unclosed
+;                          `extern "C" {` inside a parse error
+;   @context.*             branch / switch / loop / lambda / #if contexts of
+;                          calls and definitions (names: apxtui/parse/contexts.py)
 ;
 ; Callee-name captures (@launch.api, @call.vendor, @env.read) may match any
 ; identifier; the extractor keeps only those that are the called name of a call
 ; expression, also when written qualified (`flash::run_mha_fwd`) or with
 ; template arguments (`run_mha_fwd<T, 128>`).  For speed, a single-node pattern
-; whose captures are all @launch.api.* / @call.vendor.* (one node plus text
-; predicates, as below) is run only on each call's function expression, not on
-; every identifier of the file; other shapes run on the whole file as usual.
+; whose captures are all @launch.api.* / @call.vendor.* / @env.read (one node
+; plus text predicates, as below) is run only on each call's function
+; expression, not on every identifier of the file; other shapes run on the
+; whole file as usual.
 
 ; ---------------------------------------------------------------- definitions
 
@@ -175,3 +184,73 @@
 ; getenv("X"), std::getenv("X")
 ((identifier) @env.read
   (#any-of? @env.read "getenv" "secure_getenv"))
+
+; ---------------------------------------------------------------- scopes
+
+(namespace_definition) @scope.namespace
+(class_specifier body: (_)) @scope.class
+(struct_specifier body: (_)) @scope.class
+(union_specifier body: (_)) @scope.class
+(template_declaration) @scope.template
+(conditional_expression) @scope.conditional
+(ERROR) @scope.error
+
+; ---------------------------------------------------------------- contexts
+; See apxtui/parse/contexts.py for the capture names.
+
+; if / else if / else: the else clause continues its if, an if inside an else
+; continues that else (an else whose body is an if is not an arm of its own)
+(if_statement
+  condition: (_) @context.condition
+  consequence: (_) @context.body) @context.if
+
+(if_statement
+  alternative: (else_clause) @context.link) @context.chain
+
+(else_clause
+  (if_statement) @context.link) @context.chain
+
+(else_clause
+  (_) @context.body) @context.else
+
+; switch / case: a case belongs to the innermost switch around it
+(switch_statement
+  condition: (_) @context.subject) @context.match
+
+(case_statement
+  value: (_)? @context.pattern) @context.case
+
+(for_statement body: (_) @context.body) @context.loop
+(for_range_loop body: (_) @context.body) @context.loop
+(while_statement body: (_) @context.body) @context.loop
+(do_statement
+  body: (_) @context.body
+  condition: (_) @context.condition) @context.loop
+
+(lambda_expression body: (_) @context.body) @context.closure
+
+; #if / #ifdef / #ifndef / #elif / #else arms: each covers its code but the
+; condition and the arms after it; an #elif / #else continues the arm it sits in
+(preproc_if
+  condition: (_) @context.condition) @context.pp_if
+
+(preproc_ifdef
+  "#ifdef"
+  name: (_) @context.defined) @context.pp_if
+
+(preproc_ifdef
+  "#ifndef"
+  name: (_) @context.undefined) @context.pp_if
+
+(preproc_elif
+  condition: (_) @context.condition) @context.pp_if @context.continues
+
+(preproc_elifdef
+  "#elifdef"
+  name: (_) @context.defined) @context.pp_if @context.continues
+
+(preproc_elifdef
+  "#elifndef"
+  name: (_) @context.undefined) @context.pp_if @context.continues
+
+(preproc_else) @context.pp_if @context.continues

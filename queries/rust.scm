@@ -4,8 +4,10 @@
 ; `@definition.*`, `@reference.*`) plus apxtui's own captures listed below.
 ; apxtui/parse/rust.py dispatches on the capture NAMES, not on pattern order,
 ; so a pattern added here with an existing capture name is picked up without
-; touching Python.  The Python side only walks ancestors (module path, impl
-; container, enclosing fn, branch/loop/closure contexts).
+; touching Python.  The Python side never walks up the tree: module path, impl
+; container, enclosing fn, cfg chain and branch/loop/closure/cfg contexts come
+; from the @scope.* and @context.* captures nested by byte range
+; (apxtui/parse/nesting.py, apxtui/parse/contexts.py).
 ;
 ; Captures used by apxtui:
 ;   @definition.function   function_item (free fn, impl method, trait default,
@@ -26,6 +28,21 @@
 ;                          is the registered item (class/function/module)
 ;   @local                 `let` statement (local variable types)
 ;   @string                string literal (tensor-name candidates)
+;   @scope.mod / .impl / .trait / .foreign / .const / .macro / .ignore
+;                          items and macro calls whose range matters to what is
+;                          inside: module path, container, cfg chain, the const a
+;                          string or env read belongs to, the macro a string is an
+;                          argument of; strings inside @scope.ignore (attributes,
+;                          `extern "C"`) are not tensor names
+;   @const.value / @const.item
+;                          the value of a const/static item, and the item
+;   @chain.try / @chain.inner
+;                          `x?` and its operand (method chains after an env read)
+;   @attr.before / @attr.next
+;                          an attribute or comment and the named node after it
+;                          (a flag goes to the item after its run of attributes)
+;   @context.*             branch / match / loop / closure / cfg contexts of calls
+;                          (names: apxtui/parse/contexts.py)
 ;   attribute flags: an `attribute_item` captured as @attr.<flag> or
 ;   @binding.pyo3.<flag> gives <flag> to the item it precedes (inner
 ;   `#![...]` attributes to their enclosing file/mod/fn); @attr.value is the
@@ -297,3 +314,106 @@
 
 ; string literals (Python keeps those that look like tensor names)
 [(string_literal) (raw_string_literal)] @string
+
+; ---------------------------------------------------------------------------
+; Scopes (ranges that matter to the code inside them)
+; ---------------------------------------------------------------------------
+
+(mod_item body: (_)) @scope.mod
+(impl_item) @scope.impl
+(trait_item) @scope.trait
+(foreign_mod_item) @scope.foreign
+(const_item) @scope.const
+(static_item) @scope.const
+(macro_invocation) @scope.macro
+(attribute_item) @scope.ignore
+(inner_attribute_item) @scope.ignore
+(extern_modifier) @scope.ignore
+
+(const_item value: (_) @const.value) @const.item
+(static_item value: (_) @const.value) @const.item
+
+(try_expression (_) @chain.inner) @chain.try
+
+; each attribute (or comment) and the named node after it: a flag goes to the
+; item after its run of attributes and comments
+([(attribute_item) (line_comment) (block_comment)] @attr.before
+  .
+  (_) @attr.next)
+
+; ---------------------------------------------------------------------------
+; Contexts (see apxtui/parse/contexts.py for the capture names)
+; ---------------------------------------------------------------------------
+
+; if / else if / else: the else clause continues its if, an if inside an else
+; continues that clause
+(if_expression
+  condition: (_) @context.condition
+  consequence: (_) @context.body) @context.if
+
+(if_expression
+  alternative: (else_clause) @context.link) @context.chain
+
+(else_clause
+  (if_expression) @context.link) @context.chain
+
+(else_clause
+  (block) @context.body) @context.else
+
+; a match arm belongs to the innermost match around it
+(match_expression
+  value: (_) @context.subject) @context.match
+
+(match_arm
+  pattern: (_) @context.pattern
+  value: (_) @context.body) @context.arm
+
+(for_expression
+  value: (_) @context.condition
+  body: (_) @context.body) @context.loop
+
+(while_expression
+  condition: (_) @context.condition
+  body: (_) @context.body) @context.loop
+
+(loop_expression
+  body: (_) @context.body) @context.loop
+
+(closure_expression
+  body: (_) @context.body) @context.closure
+
+; #[cfg(pred)] on the item or statement after it, on a match arm (its first two
+; attributes), on a struct-literal field (its first attribute)
+((attribute_item
+  (attribute
+    (identifier) @_a
+    arguments: (token_tree) @context.condition
+    (#eq? @_a "cfg"))) @context.cfg
+  .
+  (_) @context.next)
+
+(match_arm
+  .
+  (attribute_item
+    (attribute
+      (identifier) @_a
+      arguments: (token_tree) @context.condition
+      (#eq? @_a "cfg"))) @context.cfg) @context.target
+
+(match_arm
+  .
+  (attribute_item)
+  .
+  (attribute_item
+    (attribute
+      (identifier) @_a
+      arguments: (token_tree) @context.condition
+      (#eq? @_a "cfg"))) @context.cfg) @context.target
+
+(field_initializer
+  .
+  (attribute_item
+    (attribute
+      (identifier) @_a
+      arguments: (token_tree) @context.condition
+      (#eq? @_a "cfg"))) @context.cfg) @context.target

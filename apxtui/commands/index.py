@@ -34,13 +34,23 @@ def summary(idx, profile=None) -> dict:
         "files": dict(files),
         "vendored_files": {"listed": dict(vendored), "indexed_lazily": list(idx.vendored_indexed)},
         "other_files": idx.scan.other_files,
-        "skipped": [{"file": i.file, "kind": i.kind, "message": i.message, "line": i.line} for i in idx.issues],
+        "skipped": [{"file": i.file, "kind": i.kind, "message": i.message, "line": i.line,
+                     **({"end_line": i.end_line} if i.end_line else {})} for i in idx.issues],
+        "parse_errors": _parse_errors(idx.issues),
         "symbols": dict(nodes),
         "edges": {k: dict(v) for k, v in edges.items()},
         "dropped_calls": g.graph.get("dropped", {}),
         "parsed_this_run": len(idx.parsed),
         "seconds": {k: round(v, 3) for k, v in idx.timings.items()},
     }
+
+
+def _parse_errors(issues) -> dict:
+    """Code the parser could not read: files, regions and lines left out of the facts."""
+    syntax = [i for i in issues if i.kind == "syntax"]
+    return {"files": len({i.file for i in syntax}), "regions": sum(1 for i in syntax if i.lines_lost),
+            "lines_lost": sum(i.lines_lost for i in syntax),
+            "over_budget": sorted({i.file for i in issues if i.kind == "budget"})}
 
 
 def run(args) -> int:
@@ -64,7 +74,14 @@ def run(args) -> int:
         lines.append(f"  {k:<8} " + ", ".join(f"{r} {n}" for r, n in sorted(v.items())))
     dropped = sum(s["dropped_calls"].values())
     lines.append(f"not drawn {dropped} calls to std/prelude/builtins or unknown-method names (counted per caller)")
-    lines.append(f"issues    {len(s['skipped'])} files skipped or parsed with recovery")
+    nfiles = len({i["file"] for i in s["skipped"]})
+    lines.append(f"issues    {len(s['skipped'])} in {nfiles} files skipped or parsed with recovery")
+    pe = s["parse_errors"]
+    if pe["files"]:
+        lines.append(f"  parse errors in {pe['files']} files: {pe['regions']} regions, {pe['lines_lost']} lines "
+                     "left out of the facts")
+    if pe["over_budget"]:
+        lines.append(f"  {len(pe['over_budget'])} files over the per-file time budget, skipped")
     for i in s["skipped"][:20]:
         lines.append(f"  {i['file']}:{i['line'] or ''} {i['kind']}: {i['message']}")
     if len(s["skipped"]) > 20:

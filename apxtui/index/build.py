@@ -341,7 +341,8 @@ def _finish(root, sr, facts, graph, linker, issues, timings, parsed, vendored_in
     else:
         for f in facts.values():
             issues.extend(f.issues)
-        graph.graph["file_issues"] = [(i.file, i.kind, i.message, i.line) for f in facts.values() for i in f.issues]
+        graph.graph["file_issues"] = [(i.file, i.kind, i.message, i.line, i.end_line) for f in facts.values()
+                                      for i in f.issues]
     timings["total"] = time.perf_counter() - t0
     notices = list(cache.notices) if cache else []
     if cache:

@@ -145,7 +145,7 @@ def relink(graph: nx.MultiDiGraph, iface: dict[str, FileFacts], changed: dict[st
     if _lazy_names(graph, _owned(graph, files)) != old_names:
         return None
     issues = [i for i in graph.graph.get("file_issues", []) if i[0] not in files]
-    issues += [(i.file, i.kind, i.message, i.line) for f in changed.values() for i in f.issues]
+    issues += [(i.file, i.kind, i.message, i.line, i.end_line) for f in changed.values() for i in f.issues]
     graph.graph["file_issues"] = issues
     return graph
 

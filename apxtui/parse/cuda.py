@@ -15,9 +15,12 @@ from typing import Any
 
 import tree_sitter as ts
 
-from apxtui.facts import CallSite, Context, Definition, EnvRead, FileFacts, Import, Param
+from apxtui.facts import CallSite, Definition, EnvRead, FileFacts, Import, Param
 from apxtui.parse import languages
-from apxtui.parse.util import line, one_line, pos_key, text
+from apxtui.parse.budget import Budget
+from apxtui.parse.contexts import Contexts, Policy
+from apxtui.parse.nesting import SCOPE, Frame, frame_at, nest
+from apxtui.parse.util import SourceText, line, one_line, text
 
 Node = ts.Node
 
@@ -33,6 +36,11 @@ _SIMPLE_VALUES = {
     "template_function", "sizeof_expression",
 }  # fmt: skip
 _GETENV_RE = re.compile(r'getenv\s*\(\s*"([^"]+)"')
+#: Nodes between a getenv call and the conditional that gives its default.
+_ENV_WRAPPERS = frozenset(("call_expression", "argument_list", "binary_expression", "parenthesized_expression",
+                           "unary_expression", "cast_expression"))
+POLICY = Policy(closure_arm=0, if_env_earlier=False, else_env=False,
+                paren_wrapped=frozenset(("condition_clause", "parenthesized_expression")))
 
 
 @dataclass
@@ -175,19 +183,15 @@ def _string_value(node: Node, src: bytes) -> str | None:
     return None
 
 
-def _callee_call(ident: Node) -> Node | None:
-    """The call_expression whose called name is ``ident`` (also qualified/templated), or None."""
-    n = ident
-    p = n.parent
-    while (
-        p is not None
-        and p.type in ("template_function", "qualified_identifier")
-        and _is(_field(p, "name"), n)
-    ):
-        n, p = p, p.parent
-    if p is not None and p.type == "call_expression" and _is(_field(p, "function"), n):
-        return p
-    return None
+def _called_name(fexpr: Node) -> Node:
+    """The name a call expression calls: ``f`` in ``ns::f<T>(…)`` (the expression itself otherwise)."""
+    n = fexpr
+    while n.type in ("template_function", "qualified_identifier"):
+        nxt = _field(n, "name")
+        if nxt is None:
+            break
+        n = nxt
+    return n
 
 
 def _pp_body(node: Node, src: bytes) -> str:
@@ -195,17 +199,23 @@ def _pp_body(node: Node, src: bytes) -> str:
     return "".join(ln for ln in text(node, src).splitlines() if not ln.lstrip().startswith("#")).strip()
 
 
-def _open_extern_c(err: Node, child: Node, src: bytes) -> bool:
-    """Inside an ERROR node: is ``child`` after an unclosed ``extern "C" {``?
+def _open_extern_c_ranges(err: Node, src: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of the children of an ERROR node that follow an unclosed ``extern "C" {``.
 
     The common header idiom ``#ifdef __cplusplus / extern "C" { / #endif`` leaves the
     brace unbalanced inside the ``#ifdef``, which the grammar cannot parse.
     """
+    out: list[tuple[int, int]] = []
     depth, prev_c = 0, False
     kids = err.children
     for i, c in enumerate(kids):
-        if c.start_byte >= child.start_byte:
-            break
+        if depth > 0:
+            if out and out[-1][1] == -1:
+                out[-1] = (out[-1][0], -1)
+            else:
+                out.append((c.start_byte, -1))
+        elif out and out[-1][1] == -1:
+            out[-1] = (out[-1][0], kids[i - 1].end_byte)
         if c.type == "{" and prev_c:
             depth += 1
         elif depth and (c.type == "}" or (c.type in _PP_KINDS and _pp_body(c, src) == "}")):
@@ -216,7 +226,9 @@ def _open_extern_c(err: Node, child: Node, src: bytes) -> bool:
             and kids[i - 1].type == "extern"
             and (_string_value(c, src) == "C")
         )
-    return depth > 0
+    if out and out[-1][1] == -1:
+        out[-1] = (out[-1][0], kids[-1].end_byte)
+    return out
 
 
 def _is_simple(node: Node) -> bool:
@@ -319,7 +331,7 @@ def _macro_args(src: bytes, pos: int) -> tuple[list[str] | None, int]:
 
 #: Capture families whose patterns name a callee: kept only where the name is a call's
 #: called name (see queries/cuda.scm), so they run on call function expressions only.
-_CALLEE_FAMILIES = ("launch.api.", "call.vendor.")
+_CALLEE_FAMILIES = ("launch.api.", "call.vendor.", "env.read")
 
 
 def queries() -> tuple[ts.Query, ts.Query | None]:
@@ -346,9 +358,11 @@ def _capture_settings(name: str) -> tuple[str, dict[str, Any]]:
 
 
 class _Extractor:
-    def __init__(self, facts: FileFacts, src: bytes) -> None:
+    def __init__(self, facts: FileFacts, src: bytes, budget: Budget) -> None:
         self.facts = facts
+        self.check = budget.check
         self.src = src
+        self.st = SourceText(src)
         self.caps: dict[str, list[tuple[Node, dict[str, Any]]]] = defaultdict(list)
         self.marks: dict[int, set[str]] = defaultdict(set)
         self.abi_scopes: set[int] = set()
@@ -356,25 +370,43 @@ class _Extractor:
         self.vendor_ns: dict[str, str] = {}
         self.fns: dict[int, _Fn] = {}
         self.scope_aliases: dict[str, str] = {}
-        self._chains: dict[int, tuple[Node, list[str]]] = {}
-        self._arm_index: dict[int, int] = {}
         self._env_seen: set[tuple[str, int]] = set()
         self.fn_macros: dict[str, Node] = {}
+        self.callee_caps: dict[int, list[tuple[str, Node, dict[str, Any]]]] = defaultdict(list)  # call id → captures
+        self.ctx = Contexts(self.st, POLICY, self._context_env)
+        self.frame_of: dict[int, Frame | None] = {}  # node id → innermost frame around it
+        self.frames: list[Frame] = []  # sorted by start (for positions that are not points)
 
     # -- driver ------------------------------------------------------------------------
 
     def run(self, root: Node) -> None:
         seen: set[tuple[str, int]] = set()
-        rest, callee_names = queries()
+        rest, _ = queries()
         self._collect(ts.QueryCursor(rest).matches(root), seen)
-        if callee_names is not None:
-            # callee-name patterns only count where the name is the called one: run them on
-            # each call's function expression, not on every identifier of the file
-            cursor = ts.QueryCursor(callee_names)
-            for call, _ in self.caps["reference.call"]:
-                fexpr = _field(call, "function")
-                if fexpr is not None:
-                    self._collect(cursor.matches(fexpr), seen)
+        # callee-name patterns only count where the name is the called one: tested on each
+        # call's called name (as Python tests of its type and text; a pattern these cannot
+        # express runs as a query on the call's function expression)
+        tests, fallback = languages.name_tests("cuda", _CALLEE_FAMILIES)
+        cursor = ts.QueryCursor(fallback) if fallback is not None else None
+        st = self.st
+        for call, _ in self.caps["reference.call"]:
+            fexpr = _field(call, "function")
+            if fexpr is None:
+                continue
+            called = _called_name(fexpr)
+            ctype, ctext = called.type, None
+            for t in tests:
+                if ctype == t.node_type:
+                    ctext = st.text(called) if ctext is None else ctext
+                    if t(ctype, ctext):
+                        key, settings = _capture_settings(t.capture)
+                        self.callee_caps[call.id].append((key, called, settings))
+            if cursor is not None:
+                for _, caps in cursor.matches(fexpr):
+                    for name, nodes in caps.items():
+                        if not name.startswith("_") and any(n.id == called.id for n in nodes):
+                            key, settings = _capture_settings(name)
+                            self.callee_caps[call.id].append((key, called, settings))
         for mark in ("definition.kernel", "definition.device", "definition.host"):
             for n, _ in self.caps[mark]:
                 self.marks[n.id].add(mark)
@@ -382,34 +414,49 @@ class _Extractor:
         for n, st in self.caps["type.vendor"]:
             self.vendor_ns[text(n, self.src)] = str(st.get("library") or text(n, self.src))
         self._collect_namespaces(root)
+        self._nest()
         for n, _ in self.caps["definition.function"]:
+            self.check()
             self._function(n)
         for n, _ in self.caps["definition.prototype"]:
+            self.check()
             self._prototype(n)
         for n, _ in self.caps["definition.class"]:
+            self.check()
             self._class(n)
         for n, _ in self.caps["definition.typedef"]:
+            self.check()
             self._typedef(n)
         for n, _ in self.caps["definition.macro"]:
+            self.check()
             self._macro(n)
         for n, _ in self.caps["include"]:
+            self.check()
             self._include(n)
         for n, _ in self.caps["local.declaration"]:
+            self.check()
             self._local_decl(n)
         for n, _ in self.caps["local.assignment"]:
+            self.check()
             self._local_assign(n)
         for n, _ in self.caps["local.update"]:
+            self.check()
             self._local_update(n)
         self._calls()
         self._macro_kernels(root)
-        for n, _ in self.caps["env.read"]:
-            self._env_read(n)
+        for call, _ in self.caps["reference.call"]:
+            for key, ident, _ in self.callee_caps.get(call.id, ()):
+                if key == "env.read":
+                    self._env_read(ident, call)
         self.facts.defs.sort(key=lambda d: (d.line, d.name))
         self.facts.calls.sort(key=lambda c: (c.line, c.col))
         self.facts.imports.sort(key=lambda i: i.line)
 
     def _collect(self, matches: list[tuple[int, dict[str, list[Node]]]], seen: set[tuple[str, int]]) -> None:
+        add = self.ctx.add
         for _, caps in matches:
+            if add(caps):
+                continue
             for name, nodes in caps.items():
                 if name.startswith("_"):
                     continue
@@ -439,49 +486,89 @@ class _Extractor:
 
     # -- scopes --------------------------------------------------------------------------
 
+    def _nest(self) -> None:
+        """Frames of the scopes and contexts; the innermost one around every node read later."""
+        frames = self.ctx.frames()
+        caps = self.caps
+        for n, _ in caps["definition.function"]:
+            frames.append(Frame(n.start_byte, n.end_byte, SCOPE, n))
+        for kind in ("namespace", "class", "template", "conditional"):
+            for n, _ in caps["scope." + kind]:
+                frames.append(Frame(n.start_byte, n.end_byte, kind, n))
+        for n, _ in caps["abi.scope"]:
+            frames.append(Frame(n.start_byte, n.end_byte, "abi", n))
+        for n, _ in caps["scope.error"]:
+            for a, b in _open_extern_c_ranges(n, self.src):
+                frames.append(Frame(a, b, "abi", n))
+        outside = ("definition.function", "definition.prototype", "definition.class")
+        points: list[Node] = []
+        flags: list[tuple[int, int, bool]] = []
+        for key in (*outside, "definition.typedef", "definition.macro", "include", "local.declaration",
+                    "local.assignment", "local.update", "reference.call"):
+            out = key in outside
+            for n, _ in caps[key]:
+                points.append(n)
+                flags.append((n.start_byte, n.end_byte, out))
+        for n, f in zip(points, nest(frames, flags), strict=True):
+            self.frame_of[n.id] = f
+        frames.sort(key=lambda f: (f.start, -f.end, f.rank))
+        self.frames = frames
+
+    def _frame(self, node: Node) -> Frame | None:
+        """Innermost frame around ``node`` (a point, or any node by its start byte)."""
+        if node.id in self.frame_of:
+            return self.frame_of[node.id]
+        return frame_at(self.frames, node.start_byte)
+
     def _scope(self, node: Node) -> dict[str, Any]:
-        """Walk ancestors of a file-level item: enclosing names, linkage, #if arms, class."""
-        names: list[str] = []
-        pp: list[Context] = []
-        info: dict[str, Any] = {"abi": False, "anon": False, "cls": "", "in_fn": None}
-        prev, cur = node, node.parent
-        while cur is not None:
-            t = cur.type
-            if t == "function_definition":
-                info["in_fn"] = cur
+        """What encloses a file-level item: names, linkage, #if arms, class (memoised per frame)."""
+        return self._scope_of(self._frame(node))
+
+    def _scope_of(self, frame: Frame | None) -> dict[str, Any]:
+        pending: list[Frame] = []
+        f = frame
+        info: dict[str, Any] = {"abi": False, "anon": False, "cls": "", "in_fn": None, "names": ()}
+        while f is not None:
+            if f.memo is not None:
+                info = f.memo
                 break
-            if t == "namespace_definition":
-                name = _field(cur, "name")
+            if f.kind == SCOPE:
+                info = f.memo = {**info, "in_fn": f.node}
+                break
+            pending.append(f)
+            f = f.parent
+        for f in reversed(pending):  # names as a linked chain (parts, chain above): linear in depth
+            if f.kind == "namespace":
+                name = _field(f.node, "name")
                 if name is None:
-                    info["anon"] = True
+                    info = {**info, "anon": True}
                 else:
-                    names.extend(reversed(text(name, self.src).split("::")))
-            elif t in ("class_specifier", "struct_specifier", "union_specifier"):
-                name = _field(cur, "name")
+                    info = {**info, "names": (text(name, self.src).split("::"), info["names"])}
+            elif f.kind == "class":
+                name = _field(f.node, "name")
                 cname = _strip_targs(name, self.src) if name is not None else ""
                 if cname:
-                    names.append(cname)
-                    info["cls"] = info["cls"] or cname
-            elif cur.id in self.abi_scopes or (t == "ERROR" and _open_extern_c(cur, prev, self.src)):
-                info["abi"] = True
-            elif t in _PP_KINDS:
-                ctx = self._pp_context(cur, prev)
-                if ctx is not None:
-                    pp.append(ctx)
-            prev, cur = cur, cur.parent
-        names.reverse()
-        pp.reverse()
-        info["names"] = names
-        info["pp"] = pp
-        return info
+                    info = {**info, "names": ([cname], info["names"]), "cls": cname}
+            elif f.kind == "abi":
+                info = {**info, "abi": True}
+            f.memo = info
+        names: list[str] = []
+        link = info["names"]
+        while link:
+            names[:0] = link[0]
+            link = link[1]
+        pp = [c for c in self.ctx.of(frame) if c.kind == "pp_if"]
+        return {**info, "names": names, "pp": pp}
 
     def _template_params(self, node: Node) -> tuple[list[str], list[str]]:
+        """Names and declarations of the template parameters of the ``template<…>`` around ``node``."""
         names: list[str] = []
         decls: list[str] = []
-        p = node.parent
-        while p is not None and p.type == "template_declaration":
+        f = self._frame(node)
+        while f is not None and f.kind == "template" and any(c.id == node.id for c in f.node.named_children):
+            p = f.node
             for c in _named(_field(p, "parameters")):
-                decls.append(one_line(text(c, self.src)))
+                decls.append(self.st.line(c))
                 if c.type in ("type_parameter_declaration", "variadic_type_parameter_declaration"):
                     ids = [k for k in c.named_children if k.type == "type_identifier"]
                     if ids:
@@ -501,7 +588,7 @@ class _Extractor:
                         n = next((k for k in c.named_children if k.type == "identifier"), None)
                     if n is not None:
                         names.append(text(n, self.src))
-            p = p.parent
+            node, f = p, f.parent
         return names, decls
 
     # -- definitions -----------------------------------------------------------------------
@@ -521,7 +608,7 @@ class _Extractor:
                 ptype += "..."
             if ptype == "void" and name is None:
                 continue
-            default = one_line(text(_field(c, "default_value"), self.src), _ARG_LIMIT)
+            default = self.st.line(_field(c, "default_value"), _ARG_LIMIT)
             out.append(Param(text(name, self.src) if name is not None else "", ptype, default))
         return out
 
@@ -552,7 +639,7 @@ class _Extractor:
             return None
         parts, spec_args = _name_parts(name_node, self.src)
         if name_node.type == "destructor_name" or name_node.type == "operator_name":
-            parts = [one_line(text(name_node, self.src))]
+            parts = [self.st.line(name_node)]
         name = parts[-1]
         written_scope = parts[:-1]
         sc = self._scope(node)
@@ -581,7 +668,7 @@ class _Extractor:
             attrs["template_param_decls"] = tdecls
         for c in node.named_children:
             if c.type == "launch_bounds":
-                attrs["launch_bounds"] = [one_line(text(k, self.src)) for k in _named(c)]
+                attrs["launch_bounds"] = [self.st.line(k) for k in _named(c)]
         is_static = any(
             c.type == "storage_class_specifier" and text(c, self.src) == "static" for c in node.named_children
         )
@@ -641,7 +728,7 @@ class _Extractor:
             if c.type == "function_definition":
                 _, n, _ = self._signature(c)
                 if n is not None:
-                    methods.append(one_line(text(n, self.src)))
+                    methods.append(self.st.line(n))
             elif c.type == "field_declaration":
                 base = _base_type(c, self.src)
                 for i, d in enumerate(c.children):
@@ -663,7 +750,7 @@ class _Extractor:
         bases = next((c for c in node.named_children if c.type == "base_class_clause"), None)
         if bases is not None:
             attrs["bases"] = [
-                one_line(text(b, self.src)) for b in _named(bases) if b.type != "access_specifier"
+                self.st.line(b) for b in _named(bases) if b.type != "access_specifier"
             ]
         self.facts.defs.append(
             Definition(
@@ -703,7 +790,7 @@ class _Extractor:
         pairs: list[tuple[str, str]] = []
         if node.type == "alias_declaration":
             name = _field(node, "name")
-            pairs.append((text(name, self.src), one_line(text(_field(node, "type"), self.src), _TYPE_LIMIT)))
+            pairs.append((text(name, self.src), self.st.line(_field(node, "type"), _TYPE_LIMIT)))
         else:
             base = _base_type(node, self.src)
             for i, d in enumerate(node.children):
@@ -783,12 +870,8 @@ class _Extractor:
     # -- locals ---------------------------------------------------------------------------------
 
     def _enclosing_fn(self, node: Node) -> Node | None:
-        p = node.parent
-        while p is not None:
-            if p.type == "function_definition":
-                return p
-            p = p.parent
-        return None
+        f = self._frame(node)
+        return f.scope.node if f is not None and f.scope is not None else None
 
     def _fn_of(self, node: Node) -> _Fn | None:
         fn_node = self._enclosing_fn(node)
@@ -798,7 +881,7 @@ class _Extractor:
         fn.values[var].append(value)
         if _is_simple(value):
             fn.defn.attrs.setdefault("assigns", []).append(
-                {"var": var, "value": one_line(text(value, self.src), _ARG_LIMIT), "line": line(at)}
+                {"var": var, "value": self.st.line(value, _ARG_LIMIT), "line": line(at)}
             )
 
     def _local_decl(self, node: Node) -> None:
@@ -836,7 +919,7 @@ class _Extractor:
         fn = self._fn_of(node)
         if fn is None or left is None or right is None or op is None:
             return
-        op_text, value = text(op, self.src), one_line(text(right, self.src), _ARG_LIMIT)
+        op_text, value = text(op, self.src), self.st.line(right, _ARG_LIMIT)
         root = left
         while root.type in ("subscript_expression", "field_expression", "pointer_expression",
                             "parenthesized_expression") and _named(root):
@@ -847,9 +930,9 @@ class _Extractor:
             if op_text != "=" or self_ref:
                 fn.defn.attrs.setdefault("accumulates", []).append(
                     {"var": var, "op": op_text, "value": value, "line": line(node),
-                     "target": one_line(text(left, self.src), _ARG_LIMIT)})
+                     "target": self.st.line(left, _ARG_LIMIT)})
         if left.type != "identifier" and var:
-            store: dict[str, Any] = {"target": one_line(text(left, self.src), _ARG_LIMIT), "base": var, "op": op_text,
+            store: dict[str, Any] = {"target": self.st.line(left, _ARG_LIMIT), "base": var, "op": op_text,
                                      "value": value, "line": line(node)}
             conv = right
             while conv.type == "parenthesized_expression" and _named(conv):
@@ -860,154 +943,19 @@ class _Extractor:
                 store["conversion_targs"] = _targs(_field(f, "arguments"), self.src) if f.type == "template_function" else []
             elif conv.type == "cast_expression" and _field(conv, "type") is not None:
                 store["conversion"] = "cast"
-                store["conversion_targs"] = [one_line(text(_field(conv, "type"), self.src))]
+                store["conversion_targs"] = [self.st.line(_field(conv, "type"))]
             fn.defn.attrs.setdefault("stores", []).append(store)
 
     # -- contexts -----------------------------------------------------------------------------------
 
-    def _chain(self, arm: Node, pp: bool) -> tuple[Node, list[str]]:
-        """Head and arm conditions of the if/else-if/else (or #if/#elif/#else) chain of ``arm``."""
-        head = arm
-        if pp:
-            while (
-                head.parent is not None
-                and head.parent.type in _PP_KINDS
-                and _is(_field(head.parent, "alternative"), head)
-            ):
-                head = head.parent
-        else:
-            if head.type == "else_clause" and head.parent is not None:
-                head = head.parent
-            while (
-                head.parent is not None
-                and head.parent.type == "else_clause"
-                and head.parent.parent is not None
-            ):
-                head = head.parent.parent
-        cached = self._chains.get(head.id)
-        if cached is not None:
-            return cached
-        conds: list[str] = []
-        cur: Node | None = head
-        while cur is not None:
-            self._arm_index[cur.id] = len(conds)
-            conds.append(self._arm_condition(cur))
-            alt = _field(cur, "alternative")
-            if alt is None:
-                break
-            if pp:
-                cur = alt
-                continue
-            kids = _named(alt)
-            if len(kids) == 1 and kids[0].type == "if_statement":
-                cur = kids[0]
-            else:
-                self._arm_index[alt.id] = len(conds)
-                conds.append("else")
-                cur = None
-        self._chains[head.id] = (head, conds)
-        return head, conds
-
-    def _arm_condition(self, node: Node) -> str:
-        t = node.type
-        if t in ("if_statement", "preproc_if", "preproc_elif"):
-            return _strip_parens(_field(node, "condition"), self.src)
-        if t in ("preproc_ifdef", "preproc_elifdef"):
-            name = text(_field(node, "name"), self.src)
-            neg = node.child_count > 0 and node.children[0].type in ("#ifndef", "#elifndef")
-            return f"!defined({name})" if neg else f"defined({name})"
-        return "else"
-
-    def _arm_context(self, arm: Node, kind: str) -> Context:
-        head, conds = self._chain(arm, kind == "pp_if")
-        idx = self._arm_index.get(arm.id, 0)
-        cond = conds[idx] if idx < len(conds) else "else"
-        is_else = cond == "else"
-        ctx_kind = kind if kind == "pp_if" else ("else" if is_else else "if")
-        return Context(
-            kind=ctx_kind,
-            text=cond,
-            line=line(arm),
-            group=pos_key(head),
-            arm=idx,
-            negated=conds[:idx],
-            env=_GETENV_RE.findall(cond) if "getenv" in cond else [],
-        )
-
-    def _pp_context(self, cur: Node, prev: Node) -> Context | None:
-        if (
-            _is(_field(cur, "alternative"), prev)
-            or _is(_field(cur, "condition"), prev)
-            or _is(_field(cur, "name"), prev)
-        ):
-            return None
-        return self._arm_context(cur, "pp_if")
-
-    def _switch_context(self, case: Node) -> Context:
-        sw = case.parent
-        while sw is not None and sw.type != "switch_statement":
-            sw = sw.parent
-        idx = self._arm_index.get(case.id)
-        if idx is None:
-            k = 0
-            for c in case.parent.named_children if case.parent is not None else []:
-                if c.type == "case_statement":
-                    self._arm_index[c.id] = k
-                    k += 1
-            idx = self._arm_index.get(case.id, 0)
-        value = _field(case, "value")
-        label = f"case {one_line(text(value, self.src))}" if value is not None else "default"
-        subject = _strip_parens(_field(sw, "condition"), self.src) if sw is not None else ""
-        return Context(
-            kind="switch_case",
-            text=label,
-            line=line(case),
-            group=pos_key(sw) if sw is not None else pos_key(case),
-            arm=idx,
-            subject=subject,
-        )
-
-    def _header(self, node: Node, body: Node) -> str:
-        return one_line(self.src[node.start_byte : body.start_byte].decode("utf-8", "replace"))
-
-    def _contexts(self, node: Node) -> tuple[list[Context], Node | None]:
-        """Contexts of ``node`` up to its function (outermost first) and that function node."""
-        out: list[Context] = []
-        prev, cur = node, node.parent
-        fn_node = None
-        while cur is not None:
-            t = cur.type
-            if t == "function_definition":
-                fn_node = cur
-                break
-            if t == "if_statement":
-                if _is(_field(cur, "consequence"), prev):
-                    out.append(self._arm_context(cur, "if"))
-            elif t == "else_clause":
-                if prev.type != "if_statement":
-                    out.append(self._arm_context(cur, "if"))
-            elif t == "case_statement":
-                if not _is(_field(cur, "value"), prev):
-                    out.append(self._switch_context(cur))
-            elif t in _LOOPS:
-                body = _field(cur, "body")
-                if _is(body, prev):
-                    if t == "do_statement":
-                        hdr = "do … while (" + _strip_parens(_field(cur, "condition"), self.src) + ")"
-                    else:
-                        hdr = self._header(cur, body)
-                    out.append(Context("loop", hdr, line(cur), pos_key(cur), -1))
-            elif t == "lambda_expression":
-                body = _field(cur, "body")
-                if _is(body, prev):
-                    out.append(Context("closure", self._header(cur, body), line(cur), pos_key(cur), 0))
-            elif t in _PP_KINDS:
-                ctx = self._pp_context(cur, prev)
-                if ctx is not None:
-                    out.append(ctx)
-            prev, cur = cur, cur.parent
-        out.reverse()
-        return out, fn_node
+    def _context_env(self, nodes: list[Node], scope: Frame | None) -> list[str]:
+        """Env vars a context's condition reads (``getenv("X")`` in its text)."""
+        out: list[str] = []
+        for n in nodes:
+            cond = self.ctx.text(n)
+            if "getenv" in cond:
+                out.extend(_GETENV_RE.findall(cond))
+        return out
 
     # -- calls ------------------------------------------------------------------------------------------
 
@@ -1073,25 +1021,22 @@ class _Extractor:
             cs.callee, cs.template_args = cands[0]
         else:
             cs.callee, cs.template_args = "", []
-            cs.attrs["kernel_expr"] = one_line(text(expr, self.src), _ARG_LIMIT)
+            cs.attrs["kernel_expr"] = self.st.line(expr, _ARG_LIMIT)
             if cands:
                 cs.attrs["kernel_candidates"] = [{"callee": c, "template_args": t} for c, t in cands]
         cs.path = cs.callee.split("::") if cs.callee else []
 
     def _calls(self) -> None:
         launches = {n.id for n, _ in self.caps["launch.kernel"]}
-        api: dict[int, tuple[str, dict[str, Any]]] = {}
-        for n, st in self.caps["launch.api"]:
-            call = _callee_call(n)
-            if call is not None:
-                api[call.id] = (text(n, self.src), st)
-        vendor: dict[int, str] = {}
-        for n, st in self.caps["call.vendor"]:
-            call = _callee_call(n)
-            if call is not None:
-                vendor[call.id] = str(st.get("library") or "")
         for node, _ in self.caps["reference.call"]:
-            self._call(node, node.id in launches, api.get(node.id), vendor.get(node.id))
+            api, library = None, None
+            for key, ident, st in self.callee_caps.get(node.id, ()):
+                if key == "launch.api" and api is None:
+                    api = (text(ident, self.src), st)
+                elif key == "call.vendor" and library is None:
+                    library = str(st.get("library") or "")
+            self.check()
+            self._call(node, node.id in launches, api, library)
 
     def _call(
         self, node: Node, is_launch: bool, api: tuple[str, dict[str, Any]] | None, library: str | None
@@ -1100,7 +1045,9 @@ class _Extractor:
         fnode = _field(node, "function")
         if fnode is None:
             return
-        contexts, fn_node = self._contexts(node)
+        frame = self.frame_of.get(node.id)
+        contexts = list(self.ctx.of(frame))
+        fn_node = frame.scope.node if frame is not None and frame.scope is not None else None
         fn = self.fns.get(fn_node.id) if fn_node is not None else None
         kind, receiver, targs = "call", "", []
         if fnode.type in ("identifier", "qualified_identifier", "template_function"):
@@ -1108,12 +1055,12 @@ class _Extractor:
             callee = "::".join(parts)
         elif fnode.type == "field_expression":
             kind = "method"
-            receiver = one_line(text(_field(fnode, "argument"), src), _ARG_LIMIT)
+            receiver = self.st.line(_field(fnode, "argument"), _ARG_LIMIT)
             fld = _field(fnode, "field")
             parts, targs = _name_parts(fld, src) if fld is not None else ([""], [])
             callee = parts[-1]
         else:
-            callee = one_line(text(fnode, src), _ARG_LIMIT)
+            callee = self.st.line(fnode, _ARG_LIMIT)
         args_nodes = _named(_field(node, "arguments"))
         cs = CallSite(
             kind=kind,
@@ -1124,15 +1071,15 @@ class _Extractor:
             line=line(node),
             col=node.start_point[1],
             receiver=receiver,
-            args=[one_line(text(a, src), _ARG_LIMIT) for a in args_nodes],
+            args=[self.st.line(a, _ARG_LIMIT) for a in args_nodes],
             template_args=targs,
             contexts=contexts,
-            text=one_line(text(node, src), _CALL_LIMIT),
+            text=self.st.line(node, _CALL_LIMIT),
         )
         if is_launch:
             cs.kind = "launch"
             cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
-            cs.launch_config = [one_line(text(c, src), _ARG_LIMIT) for c in _named(cfg)]
+            cs.launch_config = [self.st.line(c, _ARG_LIMIT) for c in _named(cfg)]
             if fnode.type == "identifier" and fn is not None and fn.var_type(callee) is not None:
                 self._set_kernel(cs, fnode, fn)
         elif api is not None:
@@ -1303,37 +1250,19 @@ class _Extractor:
 
     # -- environment ---------------------------------------------------------------------------------------
 
-    def _env_read(self, ident: Node) -> None:
-        call = _callee_call(ident)
-        if call is None:
-            return
+    def _env_read(self, ident: Node, call: Node) -> None:
         args = _named(_field(call, "arguments"))
         if not args:
             return
         name = _string_value(args[0], self.src)
         if name is None:
-            name = one_line(text(args[0], self.src), _ARG_LIMIT)
+            name = self.st.line(args[0], _ARG_LIMIT)
         default, outer = "", call
-        prev, cur = call, call.parent
-        for _ in range(6):
-            if cur is None:
-                break
-            if cur.type == "conditional_expression":
-                alt = _field(cur, "alternative")
-                if not _is(alt, prev) and alt is not None and _is_simple(alt):
-                    default = one_line(text(alt, self.src), _ARG_LIMIT)
-                outer = cur
-                break
-            if cur.type not in (
-                "call_expression",
-                "argument_list",
-                "binary_expression",
-                "parenthesized_expression",
-                "unary_expression",
-                "cast_expression",
-            ):
-                break
-            prev, cur = cur, cur.parent
+        cond = self._around_conditional(call)
+        if cond is not None:
+            branch, alt, outer = cond
+            if alt is not None and not _is(alt, branch) and _is_simple(alt):
+                default = self.st.line(alt, _ARG_LIMIT)
         fn = self._fn_of(call)
         key = (name, line(call))
         if key in self._env_seen:
@@ -1346,11 +1275,31 @@ class _Extractor:
                 line=line(call),
                 caller=fn.defn.qualname if fn is not None else "",
                 default=default,
-                text=one_line(text(outer, self.src), _CALL_LIMIT),
+                text=self.st.line(outer, _CALL_LIMIT),
             )
         )
 
+    def _around_conditional(self, call: Node):
+        """``getenv(X) ? a : b`` (through up to 5 calls, argument lists, operators, casts or
+        parentheses): (the operand holding the call, the alternative, the conditional), else None."""
+        f = self._frame(call)
+        for _ in range(8):  # the conditional is at most 6 nodes up: only a few frames between
+            if f is None or f.kind in ("conditional", SCOPE):
+                break
+            f = f.parent
+        if f is None or f.kind != "conditional":
+            return None
+        path, n = [], f.node
+        while n.id != call.id and len(path) < 6:
+            c = n.child_with_descendant(call)
+            if c is None:
+                return None
+            path.append(c)
+            n = c
+        if n.id != call.id or any(p.type not in _ENV_WRAPPERS for p in path[:-1]):
+            return None
+        return path[0], _field(f.node, "alternative"), f.node
 
-def extract(facts: FileFacts, tree: ts.Tree, src: bytes) -> None:
+def extract(facts: FileFacts, tree: ts.Tree, src: bytes, budget: Budget | None = None) -> None:
     """Fill ``facts`` (defs, calls, imports, env_reads) from a tree-sitter-cuda tree."""
-    _Extractor(facts, src).run(tree.root_node)
+    _Extractor(facts, src, budget or Budget(float("inf"))).run(tree.root_node)

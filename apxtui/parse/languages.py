@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -105,6 +107,89 @@ def split_query(lang: str, families: tuple[str, ...]) -> tuple[ts.Query, ts.Quer
     sub = ts.Query(language(lang), b"\n".join(
         raw[full.start_byte_for_pattern(i) : full.end_byte_for_pattern(i)] for i in sorted(picked)).decode("utf-8"))
     return rest, sub
+
+
+_PRED_RE = re.compile(r'\(\s*#([\w-]+[?!]?)\s+@([A-Za-z_][\w.]*)((?:\s+"(?:\\.|[^"\\])*")*)\s*\)')
+_ARG_RE = re.compile(r'"((?:\\.|[^"\\])*)"')
+_TYPE_RE = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)")
+
+
+def _unescape(s: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), s)
+
+
+def _text_test(op: str, args: list[str]) -> Callable[[str], bool] | None:
+    """A Python test of a node's text equal to tree-sitter's text predicate, or None if unknown."""
+    if op in ("eq?", "not-eq?") and len(args) == 1:
+        want = args[0]
+        return (lambda t: t == want) if op == "eq?" else (lambda t: t != want)
+    if op in ("any-of?", "not-any-of?"):
+        allowed = frozenset(args)
+        return (lambda t: t in allowed) if op == "any-of?" else (lambda t: t not in allowed)
+    if op in ("match?", "not-match?") and len(args) == 1:
+        try:
+            rx = re.compile(args[0])
+        except re.error:
+            return None
+        return (lambda t: rx.search(t) is not None) if op == "match?" else (lambda t: rx.search(t) is None)
+    return None
+
+
+@dataclass(frozen=True)
+class NameTest:
+    """A single-node pattern (``((identifier) @cap (#match? @cap "…"))``) as a Python test."""
+
+    node_type: str
+    capture: str
+    tests: tuple[Callable[[str], bool], ...]
+
+    def __call__(self, node_type: str, text: str) -> bool:
+        return node_type == self.node_type and all(t(text) for t in self.tests)
+
+
+@cache
+def name_tests(lang: str, families: tuple[str, ...]) -> tuple[tuple[NameTest, ...], ts.Query | None]:
+    """The patterns :func:`split_query` splits out, as Python tests of a node's type and text
+    (cheaper than running a query on each call's callee), and a query of those it cannot
+    turn into tests (None when there is none)."""
+    _, sub = split_query(lang, families)
+    if sub is None:
+        return (), None
+    raw = query_source(lang).encode("utf-8")
+    full = query(lang)
+    tests: list[NameTest] = []
+    rest: list[bytes] = []
+    for i in range(full.pattern_count):
+        body_b = raw[full.start_byte_for_pattern(i) : full.end_byte_for_pattern(i)]
+        body = _COMMENT_RE.sub("", body_b.decode("utf-8", "replace"))
+        caps = [c for c in _CAPTURE_RE.findall(_PREDICATE_RE.sub("", _STRING_RE.sub('""', body)))]
+        names = [c for c in caps if not c.startswith("_")]
+        if not names or not all(c.startswith(families) for c in names) or not _single_node_pattern(body):
+            continue
+        test = _name_test(body, caps)
+        if test is None:
+            rest.append(body_b)
+        else:
+            tests.append(test)
+    fallback = ts.Query(language(lang), b"\n".join(rest).decode("utf-8")) if rest else None
+    return tuple(tests), fallback
+
+
+def _name_test(body: str, caps: list[str]) -> NameTest | None:
+    types = _TYPE_RE.findall(_PREDICATE_RE.sub("", _STRING_RE.sub('""', body)))
+    if len(caps) != 1 or len(types) != 1:
+        return None
+    cap = caps[0]
+    tests: list[Callable[[str], bool]] = []
+    for m in _PRED_RE.finditer(body):
+        op, on, args = m.group(1), m.group(2), [_unescape(a) for a in _ARG_RE.findall(m.group(3))]
+        t = _text_test(op, args) if on == cap else None
+        if t is None:
+            return None
+        tests.append(t)
+    if len(tests) != len(re.findall(r"\(\s*#", body)):  # a predicate the regex did not read
+        return None
+    return NameTest(types[0], cap, tuple(tests))
 
 
 def queries_fingerprint() -> str:

@@ -11,34 +11,37 @@ attributes are mapped to the item they precede once, not by sibling walks.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from typing import Any
 
 import tree_sitter as ts
 
-from apxtui.facts import Binding, CallSite, Context, Definition, EnvRead, FileFacts, Import, Issue, Param
+from apxtui.facts import Binding, CallSite, Definition, EnvRead, FileFacts, Import, Issue, Param
 from apxtui.parse import languages
-from apxtui.parse.util import SourceText, line, one_line, pos_key, text
+from apxtui.parse.budget import Budget, BudgetExceeded
+from apxtui.parse.contexts import Contexts, Policy
+from apxtui.parse.nesting import SCOPE, Frame, nest
+from apxtui.parse.util import SourceText, line, one_line, text
 
 ARG_LIMIT = 120
 TEXT_LIMIT = 200
 _ITEM_PREFIX = ("attribute_item", "line_comment", "block_comment")
-_ATTR_CHILD = ("match_arm", "field_initializer")  # nodes holding their attributes as children
 _LOOPS = ("for_expression", "while_expression", "loop_expression")
 _NAME_RE = re.compile(r'\bname\s*=\s*"([^"]*)"')
 _LIFETIME_RE = re.compile(r"'\w+\s*")
 _NOT_WRAPPED = {"Some", "Ok", "Err"}
-_CFG_SCOPES = ("impl_item", "trait_item", "mod_item", "foreign_mod_item", "function_item", "source_file")
+_CFG_FRAMES = frozenset(("impl", "trait", "mod", "foreign", SCOPE))  # items whose cfg applies inside them
 #: Parent node types that can put a context around a child (see _Extractor._context_step).
 _CONTEXT_PARENTS = frozenset(
     ("if_expression", "match_arm", *_LOOPS, "closure_expression", "macro_invocation", "block", "field_initializer")
 )
-_UNSEEN: Any = object()  # parent not looked up yet (None is a real answer: the root)
+POLICY = Policy(if_negated=False, if_env_earlier=False, paren_wrapped=frozenset(("token_tree",)))
 
 
-def extract(facts: FileFacts, tree: ts.Tree, src: bytes) -> None:
+def extract(facts: FileFacts, tree: ts.Tree, src: bytes, budget: Budget | None = None) -> None:
     """Fill ``facts`` from a parsed Rust file (see module docstring)."""
-    _Extractor(facts, src).run(tree.root_node)
+    _Extractor(facts, src, budget or Budget(float("inf"))).run(tree.root_node)
 
 
 # -- small text helpers -------------------------------------------------------------------
@@ -134,26 +137,33 @@ _BUCKETS = (
 _ROUTES: dict[tuple[str, ...], tuple[str, bool]] = {}  # capture names of a match -> _route
 
 
-def _route(names: tuple[str, ...]) -> tuple[str, bool]:
-    """(bucket of a match with these capture names or "", whether it carries attribute flags)."""
+_SPECIAL = ("chain.try", "const.value", "attr.before")
+
+
+def _route(names: tuple[str, ...]) -> tuple[str, bool, str]:
+    """(bucket of a match with these capture names or "", whether it carries attribute flags,
+    the capture of a navigation-only match or "")."""
+    special = next((n for n in names if n in _SPECIAL or n.startswith("scope.")), "")
+    if special:
+        return "", False, special
     bucket = next((k for k in _BUCKETS if k in names), "")
     attr = any((n.startswith("attr.") or n.startswith("binding.pyo3.")) and n != "attr.value" for n in names)
-    return bucket, attr
+    return bucket, attr, ""
 
 
 
 class _Extractor:
-    def __init__(self, facts: FileFacts, src: bytes) -> None:
+    def __init__(self, facts: FileFacts, src: bytes, budget: Budget) -> None:
         self.f = facts
+        self.check = budget.check
         self.src = src
-        st = SourceText(src)
+        st = self.st = SourceText(src)
         self.t = st.text  # node text
         self.tl = st.line  # one_line(node text)
         self.module = facts.module
         self.crate = facts.module.split("::", 1)[0] if facts.module else ""
-        self._parent: dict[int, ts.Node | None] = {}
         self.attr_flags: dict[int, list[tuple[str, str]]] = {}  # attribute_item id -> [(flag, value)]
-        self.inner_cfg: dict[int, list[str]] = defaultdict(list)  # container id -> cfg predicates
+        self.inner_cfg: dict[int, list[str]] = defaultdict(list)  # container id (0: the file) -> cfg predicates
         self.fn_defs: dict[int, Definition] = {}  # function_item id -> def
         self.env_by_fn: dict[int | None, list[tuple[int, int, list[str]]]] = defaultdict(list)
         self.env_locals: dict[int | None, list[tuple[int, str, list[str]]]] = defaultdict(list)
@@ -162,46 +172,26 @@ class _Extractor:
         self.pyfunctions: dict[str, str] = {}  # fn name -> python name
         self.pymodules: dict[int, str] = {}  # fn node id -> python module name
         self._pymod_attrs: list[ts.Node] = []
-        self._flagged: list[ts.Node] = []  # attribute items with flags, in match order
+        self._inner: list[ts.Node] = []  # inner attribute items with a cfg
+        self._inner_cfg_values: dict[int, list[str]] = defaultdict(list)
         self._attrs_before: dict[int, list[ts.Node]] = {}  # item id -> flagged attributes preceding it
-        self._attrs_inside: dict[int, list[ts.Node]] = {}  # match arm / field init id -> its attributes
-        self._fn_memo: dict[int, ts.Node | None] = {}  # node id -> enclosing function_item
-        self._ctx_memo: dict[int, tuple[Context, ...]] = {}  # node id -> contexts above it (shared)
-        self._scope_memo: dict[int, tuple[str, tuple[str, ...]]] = {}  # node id -> _scope_above of its child
+        self._attr_nodes: dict[int, ts.Node] = {}  # flagged attribute id -> node
+        self._attr_target: dict[int, ts.Node] = {}  # flagged attribute id -> the item it precedes
+        self.const_of: dict[int, ts.Node] = {}  # const/static value id -> the item
+        self.receiver_of: dict[int, ts.Node] = {}  # method receiver / `?` operand id -> the call / try
+        self.frame_of: dict[int, Frame | None] = {}  # node id -> innermost frame around it
+        self._string_memo: dict[int, tuple[bool, Frame | None, Frame | None]] = {}
+        self._macro_args: dict[int, set[int]] = {}  # macro id -> ids of its token tree's children
+        self.ctx = Contexts(st, POLICY, self._context_env)
 
-    # -- tree navigation -------------------------------------------------------------------
+    # -- tree navigation (captured ranges, see apxtui/parse/nesting.py) ----------------------
 
-    def parent(self, n: ts.Node) -> ts.Node | None:
-        k = n.id
-        p = self._parent.get(k, _UNSEEN)
-        if p is _UNSEEN:
-            p = self._parent[k] = n.parent
-        return p
-
-    def ancestors(self, n: ts.Node):
-        p = self.parent(n)
-        while p is not None:
-            yield p
-            p = self.parent(p)
+    def frame(self, n: ts.Node) -> Frame | None:
+        return self.frame_of.get(n.id)
 
     def enclosing_fn(self, n: ts.Node) -> ts.Node | None:
-        memo = self._fn_memo
-        seen: list[int] = []
-        cur = n
-        while True:
-            k = cur.id
-            if k in memo:
-                fn = memo[k]
-                break
-            seen.append(k)
-            p = self.parent(cur)
-            if p is None or p.type == "function_item":
-                fn = p
-                break
-            cur = p
-        for k in seen:
-            memo[k] = fn
-        return fn
+        f = self.frame_of.get(n.id)
+        return f.scope.node if f is not None and f.scope is not None else None
 
     def caller_of(self, n: ts.Node, fn: ts.Node | None = None) -> str:
         fn = fn if fn is not None else self.enclosing_fn(n)
@@ -209,34 +199,35 @@ class _Extractor:
         return d.qualname if d else ""
 
     def item_attrs(self, item: ts.Node) -> list[tuple[str, str]]:
-        """Flags of the attribute items preceding ``item`` (and inside it for match arms)."""
+        """Flags of the attribute items preceding ``item``."""
         out: list[tuple[str, str]] = []
         flags = self.attr_flags
         for a in self._attrs_before.get(item.id, ()):
             out.extend(flags[a.id])
-        if item.type in _ATTR_CHILD:
-            for a in self._attrs_inside.get(item.id, ()):
-                out.extend(flags[a.id])
         return out
 
     def _place_attrs(self) -> None:
         """Map each flagged attribute to the item it precedes (comments and other attributes
-        in between) and, inside a match arm / field initializer, to that holder."""
-        seen: set[int] = set()
-        for a in sorted(self._flagged, key=lambda n: n.start_byte):
-            if a.id in seen:
-                continue
-            seen.add(a.id)
-            s = a.next_named_sibling
-            while s is not None and s.type in _ITEM_PREFIX:
-                s = s.next_named_sibling
-            if s is not None:
-                self._attrs_before.setdefault(s.id, []).append(a)
-            p = self.parent(a)
-            if p is not None and p.type in _ATTR_CHILD:
-                self._attrs_inside.setdefault(p.id, []).append(a)
+        in between, followed through the captured sibling pairs)."""
+        nxt = self.ctx.next_sibling
+        item: dict[int, ts.Node | None] = {}  # attribute/comment id -> the item after its run
+        for aid in sorted(self.attr_flags, key=lambda k: self._attr_nodes[k].start_byte):
+            run: list[int] = []
+            n: ts.Node | None = self._attr_nodes[aid]
+            while n is not None and n.type in _ITEM_PREFIX and n.id not in item:
+                run.append(n.id)
+                n = nxt.get(n.id)
+            if n is not None and n.id in item:
+                n = item[n.id]
+            for k in run:
+                item[k] = n
+            if n is not None:
+                self._attrs_before.setdefault(n.id, []).append(self._attr_nodes[aid])
+                self._attr_target[aid] = n
 
-    def own_cfg(self, item: ts.Node) -> list[str]:
+    def own_cfg(self, item: ts.Node | None) -> list[str]:
+        if item is None:  # the file: its inner `#![cfg]`
+            return list(self.inner_cfg.get(0, []))
         cfg = [v for k, v in self.item_attrs(item) if k == "attr.cfg"]
         return cfg + self.inner_cfg.get(item.id, [])
 
@@ -248,55 +239,86 @@ class _Extractor:
         return self._scope_above(n)[0]
 
     def _scope_above(self, n: ts.Node) -> tuple[str, tuple[str, ...]]:
-        """(module path, cfg predicates of the enclosing items outermost first) of the
-        ancestors of ``n``; memoised per node."""
-        memo = self._scope_memo
-        pending: list[ts.Node] = []  # ancestors without a memo, innermost first
-        cur = self.parent(n)
+        """(module path, cfg predicates of the enclosing items outermost first) of the items
+        around ``n``; memoised per frame."""
+        pending: list[Frame] = []
+        f = self.frame_of.get(n.id)
         got = None
-        while cur is not None:
-            got = memo.get(cur.id)
-            if got is not None:
+        while f is not None:
+            if f.memo is not None:
+                got = f.memo
                 break
-            pending.append(cur)
-            cur = self.parent(cur)
+            pending.append(f)
+            f = f.parent
         if got is None:
-            got = (self.module, ())
-        # the memo of a node covers the node itself: its name (mod) and its own cfg
-        for a in reversed(pending):
-            mod, cfg = got
-            at = a.type
-            if at == "mod_item":
-                name = self.t(a.child_by_field_name("name"))
-                mod = f"{mod}::{name}" if mod and name else mod or name
-            if at in _CFG_SCOPES:
-                cfg = cfg + tuple(self.own_cfg(a))
-            got = memo[a.id] = (mod, cfg)
+            got = (self.module, tuple(self.own_cfg(None)))
+        for f in reversed(pending):  # the memo of a frame covers its item: its name (mod) and its own cfg
+            if f.kind in _CFG_FRAMES:
+                mod, cfg = got
+                if f.kind == "mod":
+                    name = self.t(f.node.child_by_field_name("name"))
+                    mod = f"{mod}::{name}" if mod and name else mod or name
+                got = (mod, cfg + tuple(self.own_cfg(f.node)))
+            f.memo = got
         return got
 
     def container_of(self, n: ts.Node) -> ts.Node | None:
         """The impl/trait item whose body directly holds ``n``."""
-        p = self.parent(n)
-        if p is not None and p.type == "declaration_list":
-            g = self.parent(p)
-            if g is not None and g.type in ("impl_item", "trait_item"):
-                return g
-        return None
+        f = self.frame_of.get(n.id)
+        return f.node if f is not None and f.kind in ("impl", "trait") else None
+
+    def _nest(self, buckets: dict[str, list[dict[str, list[ts.Node]]]], scopes: list[tuple[str, ts.Node]]) -> None:
+        """Frames of the items, macro calls and contexts; the innermost one around every node read."""
+        frames = self.ctx.frames()
+        for caps in buckets["definition.function"]:
+            n = caps["definition.function"][0]
+            frames.append(Frame(n.start_byte, n.end_byte, SCOPE, n))
+        for kind, n in scopes:
+            frames.append(Frame(n.start_byte, n.end_byte, kind, n))
+        points: list[tuple[int, int, bool]] = []
+        nodes: list[ts.Node] = []
+        for key, caps_list in buckets.items():
+            outside = key.startswith(("definition.", "ffi."))
+            for caps in caps_list:
+                n = caps[key][0]
+                nodes.append(n)
+                points.append((n.start_byte, n.end_byte, outside))
+        for n in self._inner:
+            nodes.append(n)
+            points.append((n.start_byte, n.end_byte, False))
+        for n, f in zip(nodes, nest(frames, points), strict=True):
+            self.frame_of[n.id] = f
+        for item in self._inner:  # `#![cfg]` inside a mod/fn/impl applies to it; at the top, to the file
+            f = self.frame_of.get(item.id)
+            while f is not None and f.kind not in _CFG_FRAMES:
+                f = f.parent
+            for value in self._inner_cfg_values[item.id]:
+                self.inner_cfg[f.node.id if f is not None else 0].append(value)
 
     # -- main ------------------------------------------------------------------------------
 
     def run(self, root: ts.Node) -> None:
         buckets: dict[str, list[dict[str, list[ts.Node]]]] = defaultdict(list)
+        scopes: list[tuple[str, ts.Node]] = []
+        add_ctx = self.ctx.add
         for _, caps in languages.matches("rust", root):
+            if add_ctx(caps):
+                continue
             names = tuple(caps)
             route = _ROUTES.get(names)
             if route is None:
                 route = _ROUTES[names] = _route(names)
+            if route[2]:
+                self._special(route[2], caps, scopes)
+                continue
             if route[1]:
                 self._collect_attr(caps)
             if route[0]:
                 buckets[route[0]].append(caps)
+        for caps in buckets["reference.method"]:  # method chains: receiver -> the call on it
+            self.receiver_of[caps["receiver"][0].id] = caps["reference.method"][0]
         self._place_attrs()
+        self._nest(buckets, scopes)
         g = self._guarded
         for key in (
             "definition.function",
@@ -311,6 +333,8 @@ class _Extractor:
             g(self._const, caps["string"][0])
         for caps in buckets["env.read"]:
             g(self._env_read, caps)
+        for spans in self.env_by_fn.values():
+            spans.sort()
         for caps in buckets["local"]:
             g(self._local, caps["local"][0])
         for key in ("import", "import.mod"):
@@ -326,11 +350,23 @@ class _Extractor:
         self.f.defs.sort(key=lambda d: (d.line, d.end_line))
         self.f.bindings.sort(key=lambda b: b.line)
 
+    def _special(self, name: str, caps: dict[str, list[ts.Node]], scopes: list[tuple[str, ts.Node]]) -> None:
+        """Captures that only feed navigation: scopes, const values, `?` chains, attribute holders."""
+        if name.startswith("scope."):
+            scopes.append((name[6:], caps[name][0]))
+        elif name == "const.value":
+            self.const_of[caps[name][0].id] = caps["const.item"][0]
+        elif name == "chain.try":
+            self.receiver_of[caps["chain.inner"][0].id] = caps["chain.try"][0]
+        elif name == "attr.before":
+            self.ctx.next_sibling[caps[name][0].id] = caps["attr.next"][0]
+
     def _guarded(self, fn, *args) -> None:
         """Run one record's handler; a failure on odd syntax becomes an Issue, not a lost file."""
+        self.check()
         try:
             fn(*args)
-        except RecursionError:
+        except (RecursionError, BudgetExceeded):
             raise
         except Exception as e:  # recorded as an Issue and shown, never silent
             node = next((a for a in args if isinstance(a, ts.Node)), None)
@@ -351,14 +387,13 @@ class _Extractor:
             if name == "attr.cfg":
                 value = cfg_predicate(value)
             if item.type == "inner_attribute_item":
-                p = self.parent(item)
-                target = p if p is None or p.type == "source_file" else self.parent(p)
-                if target is not None and name == "attr.cfg":
-                    self.inner_cfg[target.id].append(value)
+                if name == "attr.cfg":  # placed on its mod / fn / the file once ranges are nested
+                    if item.id not in self._inner_cfg_values:
+                        self._inner.append(item)
+                    self._inner_cfg_values[item.id].append(value)
                 continue
-            if item.id not in self.attr_flags:
-                self._flagged.append(item)
             self.attr_flags.setdefault(item.id, []).append((name, value))
+            self._attr_nodes[item.id] = item
             if name == "binding.pyo3.module":
                 self._pymod_attrs.append(item)
 
@@ -595,9 +630,9 @@ class _Extractor:
 
     def _export_in_pymodule(self, node: ts.Node, py: str, rust: str, what: str) -> None:
         """Items defined inside a declarative ``#[pymodule] mod x { … }`` are exported by it."""
-        p = self.parent(node)
-        g = self.parent(p) if p is not None and p.type == "declaration_list" else None
-        if g is None or g.type != "mod_item":
+        f = self.frame_of.get(node.id)
+        g = f.node if f is not None and f.kind == "mod" else None
+        if g is None:
             return
         if not any(k == "binding.pyo3.module" for k, _ in self.item_attrs(g)):
             return
@@ -649,9 +684,7 @@ class _Extractor:
         """``mod`` items carrying ``#[pymodule]`` (declarative PyO3 modules)."""
         out = []
         for a in self._pymod_attrs:
-            s = a.next_named_sibling
-            while s is not None and s.type in _ITEM_PREFIX:
-                s = s.next_named_sibling
+            s = self._attr_target.get(a.id)
             if s is not None and s.type == "mod_item":
                 out.append(s)
         return out
@@ -720,9 +753,9 @@ class _Extractor:
         return [(full, full[-1])] if full else []
 
     def _pymodule_export(self, node: ts.Node, written: list[str], alias: str, resolved: str) -> None:
-        p = self.parent(node)
-        g = self.parent(p) if p is not None else None
-        if g is None or g.type != "mod_item":
+        f = self.frame_of.get(node.id)
+        g = f.node if f is not None and f.kind == "mod" else None
+        if g is None:
             return
         short = written[-1]
         what = "class" if short in self.pyclasses else "function" if short in self.pyfunctions else "item"
@@ -734,8 +767,8 @@ class _Extractor:
     # -- env reads, consts, locals -------------------------------------------------------------
 
     def _const(self, s: ts.Node) -> None:
-        p = self.parent(s)
-        if p is not None and p.type in ("const_item", "static_item"):
+        p = self.const_of.get(s.id)
+        if p is not None:
             self.consts[self.t(p.child_by_field_name("name"))] = literal_content(s, self.src)
 
     def _env_read(self, caps: dict[str, list[ts.Node]]) -> None:
@@ -748,39 +781,31 @@ class _Extractor:
             name = self.consts.get(self.t(arg).lstrip("&"), f"<{self.tl(arg)}>")
         # the method chain applied to the read: `.unwrap_or(..)`, `.is_ok()`, `?`
         cur = read
-        while True:
-            p = self.parent(cur)
-            if p is None:
-                break
-            if p.type == "try_expression":
-                cur = p
-                continue
-            if p.type == "field_expression" and p.child_by_field_name("value") == cur:
-                g = self.parent(p)
-                if g is not None and g.type == "generic_function":
-                    g = self.parent(g)
-                if g is not None and g.type == "call_expression":
-                    cur = g
-                    continue
-            break
+        while cur.id in self.receiver_of:
+            cur = self.receiver_of[cur.id]
         default = _chain_text(self.src[read.end_byte : cur.end_byte].decode("utf-8", "replace"))
         fn = self.enclosing_fn(read)
         self.f.env_reads.append(EnvRead(name, self.f.file, line(read), self.caller_of(read), default,
                                         _chain_text(self.t(cur), TEXT_LIMIT)))  # fmt: skip
         self.env_by_fn[fn.id if fn is not None else None].append((read.start_byte, read.end_byte, [name]))
         if fn is None:  # `static X: Lazy<bool> = Lazy::new(|| env::var("A").is_ok());`
-            for a in self.ancestors(read):
-                if a.type in ("static_item", "const_item"):
-                    self.env_locals[None].append((0, self.t(a.child_by_field_name("name")), [name]))
-                    break
+            f = self.frame_of.get(read.id)
+            while f is not None and f.kind != "const":
+                f = f.parent
+            if f is not None:
+                self.env_locals[None].append((0, self.t(f.node.child_by_field_name("name")), [name]))
 
     def env_in(self, node: ts.Node, fn: ts.Node | None) -> list[str]:
         """Env var names read inside ``node`` directly or via an env-derived local/static."""
         names: list[str] = []
         key = fn.id if fn is not None else None
-        for s, e, ns in self.env_by_fn.get(key, []):
-            if s >= node.start_byte and e <= node.end_byte:
+        spans = self.env_by_fn.get(key, [])
+        i = bisect_left(spans, (node.start_byte,))  # spans are added in source order
+        while i < len(spans) and spans[i][0] < node.end_byte:
+            s, e, ns = spans[i]
+            if e <= node.end_byte:
                 names.extend(ns)
+            i += 1
         if not (self.env_locals.get(key) or self.env_locals.get(None)):
             return list(dict.fromkeys(names)) if names else names
         t = self.t(node)
@@ -857,7 +882,9 @@ class _Extractor:
         node = caps[key][0]
         callee_node = caps["callee"][0]
         argsn = caps["args"][0]
-        fn, contexts = self.fn_and_contexts(node)
+        frame = self.frame_of.get(node.id)
+        fn = frame.scope.node if frame is not None and frame.scope is not None else None
+        contexts = self.ctx.of(frame)
         d = self.fn_defs.get(fn.id) if fn is not None else None
         cs = CallSite(kind="call", callee="", path=[], caller=d.qualname if d else "", file=self.f.file,
                       line=line(node), col=node.start_point[1], text=self.tl(node, TEXT_LIMIT))  # fmt: skip
@@ -941,142 +968,10 @@ class _Extractor:
             prev = ty
         return list(dict.fromkeys(out))
 
-    def fn_and_contexts(self, node: ts.Node) -> tuple[ts.Node | None, tuple[Context, ...]]:
-        """``node``'s enclosing fn and the branch/loop/closure/cfg/macro constructs between
-        them, outermost first.  Memoised per node, so calls in one block share the walk and
-        the :class:`Context` objects."""
-        memo = self._ctx_memo
-        fn_memo = self._fn_memo
-        pending: list[tuple[ts.Node, ts.Node, str]] = []  # (node, parent, its type) without a memo, innermost first
-        cur = node
-        parents = self._parent
-        while True:
-            k = cur.id
-            above = memo.get(k)
-            if above is not None:
-                fn = fn_memo[k]
-                break
-            p = parents.get(k, _UNSEEN)
-            if p is _UNSEEN:
-                p = parents[k] = cur.parent
-            pt = p.type if p is not None else ""
-            if p is None or pt == "function_item":
-                fn = fn_memo[k] = p
-                above = memo[k] = ()
-                break
-            pending.append((cur, p, pt))
-            cur = p
-        for child, p, pt in reversed(pending):
-            if pt in _CONTEXT_PARENTS:
-                step = self._context_step(child, p, fn)
-                if step:
-                    step.reverse()
-                    above = above + tuple(step)
-            memo[child.id] = above
-            fn_memo[child.id] = fn
-        return fn, above
-
-    def _context_step(self, child: ts.Node, p: ts.Node, fn: ts.Node | None) -> list[Context]:
-        """Contexts that parent ``p`` puts around its ``child``, innermost first."""
-        out: list[Context] = []
-        pt = p.type
-        if pt == "if_expression":
-            self._if_context(out, child, p, fn)
-        elif pt == "match_arm":
-            val = p.child_by_field_name("value")
-            if val is not None and val.id == child.id:
-                out.append(self._arm_context(p, fn))
-            out.extend(self._cfg_contexts(p))
-        elif pt in _LOOPS:
-            body = p.child_by_field_name("body")
-            if body is not None and body.id == child.id:
-                head = one_line(self.src[p.start_byte : body.start_byte].decode("utf-8", "replace"))
-                cond = p.child_by_field_name("condition") or p.child_by_field_name("value")
-                env = self.env_in(cond, fn) if cond is not None else []
-                out.append(Context("loop", head, line(p), pos_key(p), -1, env=env))
-        elif pt == "closure_expression":
-            body = p.child_by_field_name("body")
-            if body is not None and body.id == child.id:
-                head = one_line(self.src[p.start_byte : body.start_byte].decode("utf-8", "replace"))
-                out.append(Context("closure", head, line(p), pos_key(p), -1))
-        elif pt == "macro_invocation" and child.type == "token_tree":
-            name = self.t(p.child_by_field_name("macro")) + "!"
-            out.append(Context("macro", name, line(p), pos_key(p), -1))
-        elif pt == "block":
-            out.extend(self._cfg_contexts(child))
-        elif pt == "field_initializer":
-            out.extend(self._cfg_contexts(p))
-        return out
-
-    def _cfg_contexts(self, item: ts.Node) -> list[Context]:
-        """cfg contexts of the attributes on ``item`` (a statement in a block or a match arm), innermost first."""
-        if item.type in _ATTR_CHILD:
-            attrs = self._attrs_inside.get(item.id, ())
-        else:
-            attrs = self._attrs_before.get(item.id, ())
-        if not attrs:
-            return []
-        out = [
-            Context("cfg", v, line(a), pos_key(a), 0)
-            for a in attrs
-            for k, v in self.attr_flags.get(a.id, [])
-            if k == "attr.cfg"
-        ]
-        out.reverse()  # contexts() collects innermost first
-        return out
-
-    def _if_context(self, out: list[Context], child: ts.Node, p: ts.Node, fn: ts.Node | None) -> None:
-        cons = p.child_by_field_name("consequence")
-        alt = p.child_by_field_name("alternative")
-        if cons is not None and cons.id == child.id:
-            chain = self._if_chain(p)
-            cond = p.child_by_field_name("condition")
-            ctext = self.tl(cond)
-            out.append(
-                Context("if", ctext, line(p), pos_key(chain[0]), len(chain) - 1, env=self.env_in(cond, fn))
-            )
-        elif alt is not None and alt.id == child.id:
-            if any(c.type == "if_expression" for c in alt.named_children):
-                return  # an else-if: its own arm context was added at the inner if
-            chain = self._if_chain(p)
-            conds = [c.child_by_field_name("condition") for c in chain]
-            env = [e for c in conds for e in self.env_in(c, fn)]
-            out.append(Context("else", "else", line(alt), pos_key(chain[0]), len(chain),
-                               negated=[self.tl(c) for c in conds], env=list(dict.fromkeys(env))))  # fmt: skip
-
-    def _if_chain(self, p: ts.Node) -> list[ts.Node]:
-        """The ifs of the else-if chain ending at ``p``, first if first."""
-        chain = [p]
-        cur = p
-        while True:
-            e = self.parent(cur)
-            if e is None or e.type != "else_clause":
-                break
-            g = self.parent(e)
-            if g is None or g.type != "if_expression":
-                break
-            chain.append(g)
-            cur = g
-        chain.reverse()
-        return chain
-
-    def _arm_context(self, arm: ts.Node, fn: ts.Node | None) -> Context:
-        block = self.parent(arm)
-        match = self.parent(block) if block is not None else None
-        idx = 0
-        if block is not None:
-            for c in block.named_children:
-                if c.id == arm.id:
-                    break
-                if c.type == "match_arm":
-                    idx += 1
-        pat = arm.child_by_field_name("pattern")
-        subj = match.child_by_field_name("value") if match is not None else None
-        env = (self.env_in(subj, fn) if subj is not None else []) + (
-            self.env_in(pat, fn) if pat is not None else []
-        )
-        return Context("match_arm", self.tl(pat), line(arm), pos_key(match or arm), idx,
-                       subject=self.tl(subj), env=list(dict.fromkeys(env)))  # fmt: skip
+    def _context_env(self, nodes: list[ts.Node], scope: Frame | None) -> list[str]:
+        """Env vars read in the nodes of a context (condition, scrutinee, pattern), in order."""
+        fn = scope.node if scope is not None else None
+        return list(dict.fromkeys(e for n in nodes for e in self.env_in(n, fn)))
 
     # -- strings -------------------------------------------------------------------------------
 
@@ -1085,26 +980,55 @@ class _Extractor:
         if not _is_tensorish(content):
             return
         rec: dict[str, Any] = {"text": content, "line": line(s), "caller": "", "macro": "", "args": []}
-        p = self.parent(s)
-        if p is not None and p.type in ("const_item", "static_item"):
+        p = self.const_of.get(s.id)
+        if p is not None:
             rec["const"] = self.t(p.child_by_field_name("name"))
-        child = s
-        for a in self.ancestors(s):
-            if a.type in ("attribute_item", "inner_attribute_item", "extern_modifier"):
-                return
-            if a.type == "macro_invocation" and not rec["macro"]:
-                rec["macro"] = split_path(self.t(a.child_by_field_name("macro")))[0][-1]
-                if child.type == "token_tree" and child.id == p.id:
-                    segs = self._tt_segments(child)
-                    mine = next((i for i, (b, e) in enumerate(segs) if b <= s.start_byte < e), len(segs))
-                    rec["args"] = [one_line(self.src[b:e].decode("utf-8", "replace"), ARG_LIMIT)
-                                   for b, e in segs[mine + 1 :]]  # fmt: skip
-            if a.type == "function_item":
-                d = self.fn_defs.get(a.id)
-                rec["caller"] = d.qualname if d else ""
-                break
-            child = a
+        ignored, macro, scope = self._string_frames(self.frame_of.get(s.id))
+        if ignored:
+            return
+        if macro is not None:
+            m = macro.node
+            rec["macro"] = split_path(self.t(m.child_by_field_name("macro")))[0][-1]
+            tt = next((c for c in m.children if c.type == "token_tree"), None)
+            if tt is not None and s.id in self._tt_children(m.id, tt):
+                segs = self._tt_segments(tt)
+                mine = next((i for i, (b, e) in enumerate(segs) if b <= s.start_byte < e), len(segs))
+                rec["args"] = [one_line(self.src[b:e].decode("utf-8", "replace"), ARG_LIMIT)
+                               for b, e in segs[mine + 1 :]]  # fmt: skip
+        if scope is not None:
+            d = self.fn_defs.get(scope.node.id)
+            rec["caller"] = d.qualname if d else ""
         self.f.strings.append(rec)
+
+    def _string_frames(self, frame: Frame | None) -> tuple[bool, Frame | None, Frame | None]:
+        """(inside an attribute / `extern "C"`, innermost macro call, enclosing fn) between
+        ``frame`` and its fn, memoised per frame."""
+        memo = self._string_memo
+        pending: list[Frame] = []
+        f = frame
+        got: tuple[bool, Frame | None, Frame | None] = (False, None, None)
+        while f is not None:
+            if id(f) in memo:
+                got = memo[id(f)]
+                break
+            if f.kind == SCOPE:
+                got = memo[id(f)] = (False, None, f)
+                break
+            pending.append(f)
+            f = f.parent
+        for f in reversed(pending):
+            if f.kind == "ignore":
+                got = (True, got[1], got[2])
+            elif f.kind == "macro":
+                got = (got[0], f, got[2])
+            memo[id(f)] = got
+        return got
+
+    def _tt_children(self, key: int, tt: ts.Node) -> set[int]:
+        got = self._macro_args.get(key)
+        if got is None:
+            got = self._macro_args[key] = {c.id for c in tt.children}
+        return got
 
 
 def literal_content_s(s: str) -> str:

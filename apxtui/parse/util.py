@@ -62,12 +62,15 @@ class SourceText:
         """Same as ``one_line(text(node), limit)``."""
         if node is None:
             return ""
-        a, b = node.start_byte, node.end_byte
+        return self.line_range(node.start_byte, node.end_byte, limit)
+
+    def line_range(self, a: int, b: int, limit: int = 200) -> str:
+        """Same as ``one_line(text of bytes [a, b), limit)``, reading only a prefix of a long range."""
         if b - a > 4 * limit + 16:
             # whitespace-collapsing a prefix gives a prefix of the collapsed whole; its last
             # few characters may be cut (or a cut multi-byte char), so keep a margin
             head = " ".join(self.slice(a, a + 4 * limit + 16).split())
             if len(head) >= limit + 2:
                 return head[: limit - 1] + "…"
-        s = " ".join((self.s[a:b] if self.s is not None else self.slice(a, b)).split())
+        s = " ".join(self.slice(a, b).split())
         return s if len(s) <= limit else s[: limit - 1] + "…"
