@@ -134,10 +134,11 @@ def _git_files(root: Path, skipped: list[Issue] | None = None) -> list[str] | No
         tracked = _git(root, "ls-files", "-z", "--cached", "--", ".")
     warnings: list[str] = []
     others = _git(root, "ls-files", "-z", "--others", "--exclude-standard", "--", ".", stderr=warnings)
-    for w in warnings:
-        m = _GIT_UNREADABLE.search(w)
-        if m and skipped is not None:
-            skipped.append(Issue(m.group(1), "unreadable", f"directory not listed: {m.group(2)}"))
+    unlisted = [m for m in map(_GIT_UNREADABLE.search, warnings) if m]
+    if unlisted and skipped is not None:
+        prefix = (_git(root, "rev-parse", "--show-prefix") or "").strip()  # git names them from the top
+        for m in unlisted:
+            skipped.append(Issue(m.group(1).removeprefix(prefix), "unreadable", f"directory not listed: {m.group(2)}"))
     if tracked is None or others is None:
         return None
     # ls-files already prints paths relative to the directory it runs in (-C root)

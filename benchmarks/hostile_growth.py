@@ -94,9 +94,11 @@ def main() -> None:
                 runs = [_apxtui(*argv, cache=cache) for _ in range(args.repeat)]
                 row.append((size, min(runs), statistics.median(runs)))
             (s, smin, smed), (big, bmin, bmed) = row
-            ratio = (bmin - min(floor)) / max(smin - min(floor), 1e-3)
+            over = smin - min(floor)
+            ratio = f"(time − floor) ratio {(bmin - min(floor)) / over:.1f} for 4× N" if over > 0.2 else \
+                "both within 0.2 s of the floor"
             print(f"{name}: N={s:,} min {smin:.2f} s median {smed:.2f} s; N={big:,} min {bmin:.2f} s "
-                  f"median {bmed:.2f} s; (time − floor) ratio {ratio:.1f} for 4× N")
+                  f"median {bmed:.2f} s; {ratio}")
 
 
 if __name__ == "__main__":

@@ -106,3 +106,32 @@ def test_read_limited_refuses_special_and_large_files(tmp_path):
     with pytest.raises(InputFileError, match="over the 10-byte limit"):
         read_limited(tmp_path / "f", 10)
     assert read_limited(tmp_path / "f", 11) == b"x" * 11
+
+
+def test_directory_git_cannot_open_is_counted(tmp_path, monkeypatch):
+    """git reports an unreadable directory as a warning (from the top of the repository)."""
+    import shutil
+    import subprocess
+
+    import apxtui.scan as scan_mod
+
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    for k, v in (("GIT_CONFIG_NOSYSTEM", "1"), ("GIT_CONFIG_GLOBAL", os.devnull),
+                 ("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))):
+        monkeypatch.setenv(k, v)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    _write(tmp_path, "sub/ok.rs", "fn a() {}\n")
+    real = scan_mod._git
+
+    def git(root, *args, stderr=None):
+        out = real(root, *args, stderr=stderr)
+        if "--others" in args and stderr is not None:  # as root nothing is unreadable; what git prints then
+            stderr.append("warning: could not open directory 'sub/locked/': Permission denied")
+        return out
+
+    monkeypatch.setattr(scan_mod, "_git", git)
+    res = scan(tmp_path / "sub")
+    assert [(i.file, i.kind, i.message) for i in res.skipped] == [
+        ("locked/", "unreadable", "directory not listed: Permission denied")]
+    assert [f.rel for f in res.files] == ["ok.rs"]
