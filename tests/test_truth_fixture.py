@@ -73,6 +73,8 @@ def test_hazards_grouped_by_site_conditional_under_their_guard(fx):
     w = alloc["wrapper"][0]
     assert w["state"] == "ACTIVE_WORKSPACE" and w["installed_by"] == "fxcuda::workspace::with_workspace"
     assert w["likely_not_taken"] and alloc["likely_not_taken"]
+    libs = sorted((x["api"], x["paths"]) for x in r["library_calls"])  # one per call site
+    assert libs == [("cublasGemmEx", 1), ("cublasLtMatmul", 1)]
 
 
 def test_guard_on_every_arm_is_not_a_guard():

@@ -207,7 +207,9 @@ class CaptureAnalysis:
 
     def body(self, fn: Stage, region: dict[str, Any]) -> dict[str, Any]:
         """Launches with their captured constants, hazards (one per site) and library calls in the body."""
-        launches, occurrences, library = [], [], []
+        launches: list[dict[str, Any]] = []
+        occurrences: list[dict[str, Any]] = []
+        library: dict[tuple[str, str], dict[str, Any]] = {}  # one per call site, with the paths reaching it
         allocs = False
         items = [(s, p, a) for c in region["_body"] for s, p, a in subtree(c)]
         for st, _p, _a in items:
@@ -232,8 +234,12 @@ class CaptureAnalysis:
                                         "detail": "launch without an explicit stream inside a capture region "
                                                   "(legacy default stream: capture error or not recorded)"})
             elif v.get("kind") == "vendor" or (st.kind == "ffi_decl" and is_library_gemm(st.name or "")):
-                library.append({"api": api_name(st.qualname), "library": (v.get("attrs") or {}).get("library", ""),
-                                "at": where, "arms": labels(arms)})
+                key = (api_name(st.qualname), where)
+                if key in library:
+                    library[key]["paths"] += 1
+                else:
+                    library[key] = {"api": key[0], "library": (v.get("attrs") or {}).get("library", ""),
+                                    "at": where, "arms": labels(arms), "paths": 1}
             elif st.kind == "external":
                 h = self._hazard(st, path, arms, where)
                 if h is not None:
@@ -243,7 +249,7 @@ class CaptureAnalysis:
         wrapper_notes(self.index, region.get("_wrappers", []), hazards)
         self._key_coverage(fn, region, launches)
         strip_private(launches)
-        return {"launches": launches, "hazards": public_hazards(hazards), "library_calls": library,
+        return {"launches": launches, "hazards": public_hazards(hazards), "library_calls": list(library.values()),
                 "complete": not cuts, "cut": cuts[:20], "allocations_in_body": allocs,
                 "graph_keys": [gk_public(c) for c in self._region_caches(fn)]}
 

@@ -19,6 +19,7 @@ ENTRY_KINDS = ("python_fn", "pyo3_binding", "rust_fn", "host_fn", "abi_fn")
 CAPTURE_DEPTH = 25
 CAPTURE_BUDGET = 150000
 PATH_DEPTH = 40
+WRAPPER_CALLS = 3
 
 
 def _h2d_reach(g: Any, node: str, memo: dict[str, bool], depth: int = 3) -> bool:
@@ -47,9 +48,10 @@ def capture_report(index: Any) -> dict[str, Any]:
     regions = []
     replays: dict[str, tuple[str, dict[str, Any], list[str]]] = {}
     gk = graph_keys(index, roles)
+    thin: dict[str, bool] = {}
     for u, v, e in g.edges(data=True):
-        if e.get("kind") in CALL_EDGE_KINDS and g.nodes[u].get("kind") in FN_KINDS and not roles.role(u) \
-                and roles.role(v) == "replay":
+        if e.get("kind") in CALL_EDGE_KINDS and g.nodes[u].get("kind") in FN_KINDS and roles.role(v) == "replay" \
+                and not _replay_wrapper(g, u, roles, thin):
             site = loc(e.get("file", ""), e.get("line", 0))
             replays.setdefault(site, (u, e, []))[2].append(v)  # an ambiguous call: one edge per candidate
     for u in sorted(gk.capturing):
@@ -82,6 +84,15 @@ def capture_report(index: Any) -> dict[str, Any]:
     return {"static_analysis": "static analysis of the source: not runtime validation",
             "regions": regions, "replay_sites": replay_sites,
             "graph_caches": [gk_public(c) for c in gk.caches()]}
+
+
+def _replay_wrapper(g: Any, node: str, roles: Any, memo: dict[str, bool]) -> bool:
+    """A thin replay wrapper (``CapturedGraph::replay``, ``replay_and_synchronize``): it replays and makes
+    at most a few calls, so its callers are the replay sites, not its own call."""
+    if node not in memo:
+        sites = {e.get("site") for _, _, e in g.out_edges(node, data=True) if e.get("kind") in CALL_EDGE_KINDS}
+        memo[node] = roles.role(node) == "replay" and len(sites) <= WRAPPER_CALLS
+    return memo[node]
 
 
 def _dedupe_writes(writes: list[dict[str, Any]]) -> list[dict[str, Any]]:

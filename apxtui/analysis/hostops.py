@@ -74,7 +74,7 @@ class Roles:
 
     def __init__(self, g: Any):
         self.g = g
-        self._memo: dict[str, frozenset[str]] = {}
+        self._memo: dict[tuple[str, int], frozenset[str]] = {}
 
     def prim(self, node: str) -> str | None:
         d = self.g.nodes[node]
@@ -83,21 +83,28 @@ class Roles:
         n = api_name(d.get("qualname", ""))
         return next((r for r, names in CAPTURE_PRIMS.items() if n in names), None)
 
-    def reach(self, node: str, depth: int = DEPTH, stack: tuple[str, ...] = ()) -> frozenset[str]:
+    def reach(self, node: str, depth: int = DEPTH) -> frozenset[str]:
+        """Lifecycle primitives reachable from ``node`` within ``depth`` call/ffi hops.
+
+        Memoised per (node, depth) — the depth falls at every hop, so cycles end by themselves — and
+        so the answer does not depend on the order nodes are asked in (a memo of the full-depth
+        answer reused at a smaller depth made roles, regions and replay sites change from run to
+        run with string hashing).
+        """
         p = self.prim(node)
         if p:
             return frozenset([p])
-        if node in self._memo:
-            return self._memo[node]
-        if depth == 0 or node in stack:
+        if depth == 0:
             return frozenset()
+        key = (node, depth)
+        if key in self._memo:
+            return self._memo[key]
         out: set[str] = set()
         for _, v, k in self.g.out_edges(node, data="kind"):
             if k in ROLE_EDGES:
-                out |= self.reach(v, depth - 1, (*stack, node))
+                out |= self.reach(v, depth - 1)
         res = frozenset(out)
-        if depth == DEPTH:
-            self._memo[node] = res
+        self._memo[key] = res
         return res
 
     def role(self, node: str) -> str | None:

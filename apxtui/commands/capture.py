@@ -30,7 +30,7 @@ def render(rep: dict) -> str:
         lines += [f"  {x}" for x in end_lines(r)]
         lines.append("  body: " + ", ".join(f"{c['call']} @ {c['at']}" for c in r["body_calls"]))
         lines += [f"  {x}" for x in lifecycle_lines(r)]
-        lines.append(f"  kernel-launch sites in body (all arms, not a count): {len(r['launches'])}; library calls: {len(r['library_calls'])}"
+        lines.append(f"  kernel-launch sites in body (all arms, not a count): {len(r['launches'])}; library call sites: {len(r['library_calls'])}"
                      f"; allocation reachable in body: {'yes' if r['allocations_in_body'] else 'no'}"
                      + ("" if r.get("complete", True) else f"; INCOMPLETE: body cut at {', '.join(r['cut'][:3])}"))
         seen = set()
