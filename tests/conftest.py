@@ -26,3 +26,18 @@ def demo_index(tmp_path_factory):
     from apxtui.demo import DEMO_CHECKOUT
 
     return build_isolated(DEMO_CHECKOUT, tmp_path_factory.mktemp("demo-cache"))
+
+
+
+@pytest.fixture
+def demo_app(demo_index):
+    """``demo_app(**kw)`` → an explorer app on the demo checkout (with the demo checkpoint unless
+    ``checkpoint=`` says otherwise) that uses the session's ``demo_index`` instead of indexing again."""
+    from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
+    from apxtui.tui.app import ApxApp
+
+    def make(**kw):
+        kw.setdefault("checkpoint", DEMO_CHECKPOINT)
+        return ApxApp(DEMO_CHECKOUT, demo=True, index=demo_index, **kw)
+
+    return make

@@ -8,7 +8,6 @@ import pytest
 
 from apxtui.checkpoint.sol import IE
 from apxtui.checkpoint.synth import write_safetensors
-from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
 from apxtui.tui.app import ApxApp
 from apxtui.tui.drive import seek
 
@@ -40,8 +39,8 @@ def cell(table, row: int, col: int) -> str:
     return str(table.get_row_at(row)[col])
 
 
-async def test_demo_tensors_join_patterns_config_checks():
-    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT)
+async def test_demo_tensors_join_patterns_config_checks(demo_app):
+    app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("4")
@@ -123,14 +122,14 @@ async def test_unclaimed_twice_claimed_and_unmatched(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["bad.safetensors", "pt-only"])
-async def test_malformed_checkpoint_is_reported_and_the_app_keeps_working(tmp_path, name):
+async def test_malformed_checkpoint_is_reported_and_the_app_keeps_working(tmp_path, name, demo_app):
     bad = tmp_path / name
     if name == "pt-only":  # a directory without safetensors: the reader raises
         bad.mkdir()
         (bad / "pytorch_model.bin").write_bytes(b"PK\x03\x04")
     else:  # a header length far beyond the file
         bad.write_bytes(b"\xff" * 8 + b"not json at all")
-    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=bad)
+    app = demo_app(checkpoint=bad)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         await pilot.press("4")
@@ -154,8 +153,8 @@ async def test_malformed_checkpoint_is_reported_and_the_app_keeps_working(tmp_pa
         assert name in (doc.get("checkpoint_error") or " ".join(doc["checkpoint_join"]["problems"]))
 
 
-async def test_no_checkpoint_states():
-    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=None)
+async def test_no_checkpoint_states(demo_app):
+    app = demo_app(checkpoint=None)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         await pilot.press("4")
@@ -168,10 +167,10 @@ async def test_no_checkpoint_states():
         assert "INSUFFICIENT_EVIDENCE: no checkpoint given" in s.query_one("#sol-panel").text()
 
 
-async def test_empty_header(tmp_path):
+async def test_empty_header(tmp_path, demo_app):
     ck = tmp_path / "empty.safetensors"
     write_safetensors(ck, {})
-    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=ck)
+    app = demo_app(checkpoint=ck)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("4")
@@ -188,8 +187,8 @@ async def fill_sol(pilot, batch: str, seq: str, floor: str = "", bind: str = "")
     await pilot.press("tab", *batch, "tab", *seq, "tab", "tab", *floor, "tab", *bind)
 
 
-async def test_sol_panel_bound_and_estimate_kept_apart_and_missing_named():
-    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT)
+async def test_sol_panel_bound_and_estimate_kept_apart_and_missing_named(demo_app):
+    app = demo_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         await pilot.press("4", "s")
@@ -220,8 +219,8 @@ async def test_sol_panel_bound_and_estimate_kept_apart_and_missing_named():
         assert re.search(r"bound\s+([\d.]+) µs", text).group(1) != before  # 4 decode steps read more weights
 
 
-async def test_sol_follows_the_explorer_path():
-    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT)
+async def test_sol_follows_the_explorer_path(demo_app):
+    app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("4")
@@ -243,8 +242,8 @@ async def test_sol_follows_the_explorer_path():
         assert panel.text() != first and "batch 2 × seq 8 = 16 tokens" in panel.text()
 
 
-async def test_details_show_stored_weight_beside_compute_dtypes():
-    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT)
+async def test_details_show_stored_weight_beside_compute_dtypes(demo_app):
+    app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         tree = app.screen.query_one("#tree")

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
-from apxtui.tui.app import ApxApp
-
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path_factory, monkeypatch):
@@ -33,6 +30,6 @@ async def priced(pilot) -> None:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_speed_of_light_tab(snap_compare, size):
-    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT)
+def test_speed_of_light_tab(snap_compare, demo_app, size):
+    app = demo_app()
     assert snap_compare(app, run_before=priced, terminal_size=size)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
+from apxtui.demo import DEMO_CHECKPOINT
 from apxtui.tui.app import ApxApp
 from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, seek
 
@@ -18,10 +18,6 @@ TO_RMS_NORM_KERNEL = DEMO_TO_RMS_NORM_KERNEL
 @pytest.fixture(autouse=True)
 def _cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-
-
-def demo_app(export_dir: Path | None = None) -> ApxApp:
-    return ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT, export_dir=str(export_dir) if export_dir else None)
 
 
 async def ready(app, pilot) -> None:
@@ -37,7 +33,7 @@ async def to_kernel(app, pilot, steps: list[str] = TO_RMS_NORM_KERNEL):
     return tree
 
 
-async def test_python_entry_to_kernel_by_keys_alone():
+async def test_python_entry_to_kernel_by_keys_alone(demo_app):
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
@@ -66,8 +62,8 @@ async def test_python_entry_to_kernel_by_keys_alone():
         assert tree.cursor_node.label.plain.startswith("kernel rms_norm_kernel")
 
 
-async def test_arm_change_at_a_dtype_match(tmp_path: Path):
-    app = demo_app(tmp_path)
+async def test_arm_change_at_a_dtype_match(tmp_path: Path, demo_app):
+    app = demo_app(export_dir=str(tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         tree = await to_kernel(app, pilot, TO_RMS_NORM_KERNEL[:12])  # down to the BF16 arm
@@ -97,8 +93,8 @@ async def test_arm_change_at_a_dtype_match(tmp_path: Path):
         assert "apxinf_rms_norm_f16" in text and "apxinf_rms_norm_bf16" not in text.split("## All stages")[1]
 
 
-async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: Path):
-    app = demo_app(tmp_path / "out")
+async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: Path, demo_app):
+    app = demo_app(export_dir=str(tmp_path / "out"))
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         await pilot.press("e")
@@ -126,7 +122,7 @@ async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: P
         assert "## Execution order" in app.clipboard
 
 
-async def test_palette_jumps_to_a_symbol_and_screens_switch():
+async def test_palette_jumps_to_a_symbol_and_screens_switch(demo_app):
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
@@ -235,7 +231,7 @@ async def test_large_source_file_is_plain_and_fast(tmp_path: Path):
         assert "plain text (large file)" in src.border_subtitle
 
 
-async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back():
+async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back(demo_app):
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)

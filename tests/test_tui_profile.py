@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from apxtui.demo import DEMO_CHECKOUT
 from apxtui.profile.model import Profile
 from apxtui.tui import profile_rows as pr
-from apxtui.tui.app import ApxApp
 
 
 @pytest.fixture(autouse=True)
@@ -44,8 +42,8 @@ def test_cli_flags_reach_the_app():
         make_app(build_parser().parse_args(["--demo", "--arch", "ampere"]))
 
 
-async def test_profile_bar_and_trace_follow_the_cli_profile():
-    app = ApxApp(DEMO_CHECKOUT, demo=True, profile=Profile(arch="sm_80"))
+async def test_profile_bar_and_trace_follow_the_cli_profile(demo_app):
+    app = demo_app(checkpoint=None, profile=Profile(arch="sm_80"))
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         bar = app.screen.query_one("#profile-bar").plain()
@@ -55,8 +53,8 @@ async def test_profile_bar_and_trace_follow_the_cli_profile():
         assert "cutlass:run" not in libraries(app)
 
 
-async def test_profile_screen_edits_retrace_at_once(tmp_path):
-    app = ApxApp(DEMO_CHECKOUT, demo=True, export_dir=str(tmp_path))
+async def test_profile_screen_edits_retrace_at_once(tmp_path, demo_app):
+    app = demo_app(checkpoint=None, export_dir=str(tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         assert app.screen.query_one("#profile-bar").plain().startswith("no profile: all configurations")

@@ -14,6 +14,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 
+from apxtui.index.build import Index
 from apxtui.profile.model import Profile
 from apxtui.tui.messages import IndexFailed, IndexProgress, IndexReady
 from apxtui.tui.screens.checkpoint import CheckpointScreen
@@ -48,7 +49,7 @@ class ApxApp(App):
 
     def __init__(self, root: Path, *, demo: bool = False, checkpoint: Path | None = None,
                  export_dir: str | None = None, use_cache: bool = True, jobs: int | None = None,
-                 profile: Profile | None = None) -> None:
+                 profile: Profile | None = None, index: Index | None = None) -> None:
         super().__init__()
         self.root = root
         self.demo = demo
@@ -57,6 +58,7 @@ class ApxApp(App):
         self.use_cache = use_cache
         self.jobs = jobs
         self.profile = profile  # from the command line; screen 5 changes the session's
+        self.prebuilt = index  # an index of ``root`` built by the caller (the tests share one), used as is
         self.session: Session | None = None
         self.index_error: str | None = None
         self.index_seconds = 0.0
@@ -89,8 +91,9 @@ class ApxApp(App):
 
         t0 = time.perf_counter()
         try:
-            idx = build_index(self.root, use_cache=self.use_cache, workers=self.jobs,
-                              progress=lambda d, t, f: self.post_message(IndexProgress(d, t, f)))
+            idx = self.prebuilt if self.prebuilt is not None else build_index(
+                self.root, use_cache=self.use_cache, workers=self.jobs,
+                progress=lambda d, t, f: self.post_message(IndexProgress(d, t, f)))
             session = Session(idx, checkpoint=self.checkpoint, checkpoint_label=self.checkpoint_label(),
                               export_dir=self.export_dir)
             if self.profile is not None:
