@@ -15,6 +15,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from apxtui.errors import ScanError
 from apxtui.facts import Issue
 from apxtui.inputs import InputFileError, read_toml
 
@@ -69,10 +70,6 @@ class ScanResult:
 
     def by_rel(self) -> dict[str, SourceFile]:
         return {f.rel: f for f in self.files}
-
-
-class ScanError(Exception):
-    """The checkout cannot be scanned at all (not a directory, unreadable)."""
 
 
 def _git(root: Path, *args: str, stderr: list[str] | None = None) -> str | None:

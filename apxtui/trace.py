@@ -20,6 +20,8 @@ from typing import Any
 
 import networkx as nx
 
+from apxtui.errors import SymbolError
+from apxtui.profile import decide
 from apxtui.vocab import CALL_EDGE_KINDS
 
 _IMPLICIT_LABEL = {
@@ -71,12 +73,6 @@ class Dispatch:
     @property
     def chosen(self) -> list[int]:
         return [a.index for a in self.arms if a.selected]
-
-
-class SymbolError(LookupError):
-    def __init__(self, message: str, candidates: list[str]):
-        super().__init__(message)
-        self.candidates = candidates
 
 
 def _segments(s: str) -> list[str]:
@@ -183,9 +179,7 @@ class Tracer:
         return self._group(node, items, 0)
 
     def _profile_defs(self, site: str, group: list) -> list:
-        from apxtui.profile.decide import definition
-
-        keep = [(v, d) for v, d in group if definition(self.profile, v, self.g.nodes[v]) is not False]
+        keep = [(v, d) for v, d in group if decide.definition(self.profile, v, self.g.nodes[v]) is not False]
         self.excluded += [f"{site} -> {v}" for v, d in group if all(v != k for k, _ in keep)]
         if len(keep) == 1 < len(group):  # the other cfg/#if alternatives are compiled out
             v, d = keep[0]
@@ -244,17 +238,15 @@ class Tracer:
 
     def _profile_arms(self, node: str, disp: Dispatch, ctxs: dict[int, dict]) -> list | None:
         """Drop arms the profile decides False; the children of a lone True arm replace the dispatch."""
-        from apxtui.profile.decide import COMPILE_TIME, arms, device_pass
-
-        dev = device_pass(self.profile, node, self.g.nodes[node])
-        vals, implicit = arms(self.profile, disp.construct, ctxs, disp.file, dev)
+        dev = decide.device_pass(self.profile, node, self.g.nodes[node])
+        vals, implicit = decide.arms(self.profile, disp.construct, ctxs, disp.file, dev)
         value = {a.index: (implicit if a.implicit else vals.get(a.index)) for a in disp.arms}
         disp.arms = [a for a in disp.arms if value[a.index] is not False]
         if len(disp.arms) == 1 and value[disp.arms[0].index] is True:
             return disp.arms[0].children
         if not disp.arms:
             return []
-        disp.note = "undecided under profile" if disp.construct in COMPILE_TIME else "runtime"
+        disp.note = "undecided under profile" if disp.construct in decide.COMPILE_TIME else "runtime"
         return None
 
     def _add_implicit(self, disp: Dispatch) -> None:

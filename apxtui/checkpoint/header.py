@@ -20,6 +20,7 @@ from typing import Any
 
 from apxtui.checkpoint.dtypes import DTYPE_BITS, tensor_bytes
 from apxtui.checkpoint.model import Problem, Shard, TensorInfo
+from apxtui.errors import HeaderError
 from apxtui.inputs import InputFileError, depth, parse_json
 
 #: Largest header accepted (the safetensors crate uses the same cap).
@@ -30,14 +31,6 @@ MAX_RANK = 64
 
 #: Leading bytes of other weight formats, used only to explain a refusal.
 _MAGIC = {b"PK\x03\x04": "a zip archive (PyTorch .bin/.pt?)", b"GGUF": "a GGUF file"}
-
-
-class HeaderError(Exception):
-    """A defect that makes the whole file unusable."""
-
-    def __init__(self, message: str, tensor: str | None = None) -> None:
-        super().__init__(message)
-        self.tensor = tensor
 
 
 def read_shard(path: Path, label: str) -> tuple[Shard, list[TensorInfo], list[Problem]]:

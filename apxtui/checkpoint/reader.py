@@ -18,6 +18,7 @@ from typing import Any
 from apxtui.checkpoint.config import split_sections
 from apxtui.checkpoint.header import read_shard
 from apxtui.checkpoint.model import Checkpoint, Problem, Shard
+from apxtui.errors import CheckpointError
 from apxtui.inputs import (
     CONFIG_MAX,
     INDEX_MAX,
@@ -32,10 +33,6 @@ INDEX_SUFFIX = ".safetensors.index.json"
 _HERE = "the checkpoint directory"
 #: Missing or refused shards listed one by one; the rest are counted in one problem.
 _LIST_MAX = 20
-
-
-class CheckpointError(Exception):
-    """The path cannot be opened as a checkpoint at all."""
 
 
 def read_checkpoint(path: str | Path) -> Checkpoint:

@@ -11,14 +11,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from apxtui.errors import CfgSyntaxError
+
 Tri = bool | None
 Lookup = Callable[[str, str | None], Tri]
 
 _TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<p>[(),=]))')
-
-
-class CfgSyntaxError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from apxtui.errors import PPSyntaxError
+
 Val = int | None
 Lookup = Callable[[str], tuple[bool | None, int | None]]
 
@@ -23,10 +25,6 @@ _BIN = {  # precedence, lowest first
     "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
     "<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10,
 }
-
-
-class PPSyntaxError(ValueError):
-    pass
 
 
 def _tokens(text: str) -> list[str]:
