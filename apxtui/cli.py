@@ -12,12 +12,12 @@ import importlib
 import sys
 
 from apxtui import __version__
+from apxtui.cliout import OutputError, Streams, check_output_path, quiet_broken_pipe
+from apxtui.commands import tui
+from apxtui.errors import ApxError, UserError  # noqa: F401 - UserError: re-exported for older callers
+from apxtui.textsafe import one_line
 
 COMMANDS = ("index", "symbols", "graph", "trace", "kernels", "capture", "checkpoint", "config")
-
-
-class UserError(Exception):
-    """An error to report as one line on stderr with exit code 1."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,13 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            mod = importlib.import_module(f"apxtui.commands.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"apxtui.commands.{name}":
-                continue  # command not built yet
-            raise
-        mod.add_parser(sub)
+        importlib.import_module(f"apxtui.commands.{name}").add_parser(sub)
     return p
 
 
@@ -64,11 +58,9 @@ def split_command(argv: list[str], commands: set[str], takes_value: set[str]) ->
 
 def _parse(argv: list[str]):
     """(function to run, parsed args) for ``argv``: a sub-command, or the TUI."""
-    from apxtui.commands import tui
-
     parser = build_parser()
     tui_parser = tui.build_parser()
-    commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    commands = set(COMMANDS)
     takes_value = {o for a in tui_parser._actions if a.nargs != 0 for o in a.option_strings}
     cmd, argv = split_command(argv, commands, takes_value)
     if cmd is None:  # `apxtui CHECKOUT [opts]` (no sub-command) opens the TUI
@@ -78,9 +70,6 @@ def _parse(argv: list[str]):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from apxtui.cliout import OutputError, Streams, check_output_path, quiet_broken_pipe
-    from apxtui.textsafe import one_line
-
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     with Streams() as streams:
@@ -92,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             code = int(func(args) or 0)
             sys.stdout.flush()
             return code
-        except (UserError, OutputError) as e:
+        except (ApxError, OutputError) as e:
             print(f"apxtui: {one_line(e, 0)}", file=sys.stderr)
             return 1
         except BrokenPipeError:

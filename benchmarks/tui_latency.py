@@ -25,12 +25,13 @@ sys.path.insert(0, str(ROOT))
 
 async def run(size: tuple[int, int], presses: int) -> list[tuple[str, list[float], int]]:
     from apxtui.tui.app import ApxApp
+    from apxtui.tui.config import ExplorerConfig
     from tests.test_tui_large import expand_two_levels, make_wide_deep_checkout, open_entry, ready
 
     out: list[tuple[str, list[float], int]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = make_wide_deep_checkout(Path(tmp) / "synth")
-        app = ApxApp(root)
+        app = ApxApp(ExplorerConfig(root))
         async with app.run_test(size=size) as pilot:
             await ready(app, pilot)
             tree = await open_entry(app, pilot)

@@ -28,9 +28,10 @@ async def settle(app, pilot) -> None:
 async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
     from apxtui.tui.app import ApxApp
+    from apxtui.tui.config import ExplorerConfig
     from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, follow
 
-    app = ApxApp(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT)
+    app = ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT))
     written: list[Path] = []
 
     def save(name: str) -> None:

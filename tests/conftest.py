@@ -35,9 +35,10 @@ def demo_app(demo_index):
     ``checkpoint=`` says otherwise) that uses the session's ``demo_index`` instead of indexing again."""
     from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
     from apxtui.tui.app import ApxApp
+    from apxtui.tui.config import ExplorerConfig
 
     def make(**kw):
         kw.setdefault("checkpoint", DEMO_CHECKPOINT)
-        return ApxApp(DEMO_CHECKOUT, demo=True, index=demo_index, **kw)
+        return ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True, **kw), index=demo_index)
 
     return make

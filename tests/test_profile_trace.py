@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from apxtui.commands.profile_flags import add_profile_args, profile_from_args
 from apxtui.index.build import build_index
-from apxtui.profile import Profile, add_profile_args, profile_from_args, resolve
+from apxtui.profile import Profile, resolve
 from apxtui.trace import Tracer, dispatches, find_symbol, walk
 
 LIB_RS = textwrap.dedent('''

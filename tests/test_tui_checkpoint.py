@@ -9,6 +9,7 @@ import pytest
 from apxtui.checkpoint.sol import IE
 from apxtui.checkpoint.synth import write_safetensors
 from apxtui.tui.app import ApxApp
+from apxtui.tui.config import ExplorerConfig
 from apxtui.tui.drive import seek
 
 TO_Q_PROJ = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"^Rust infer",
@@ -93,7 +94,7 @@ async def test_unclaimed_twice_claimed_and_unmatched(tmp_path):
     spec = {f"model.layers.{i}.mlp.{p}.weight": ("BF16", (2, 2)) for i in range(2) for p in ("up_proj", "down_proj")}
     spec["extra.bias"] = ("F32", (4,))
     write_safetensors(ck / "model.safetensors", spec)
-    app = ApxApp(root, checkpoint=ck)
+    app = ApxApp(ExplorerConfig(root, checkpoint=ck))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("4")

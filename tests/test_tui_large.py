@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from apxtui.tui.app import ApxApp
+from apxtui.tui.config import ExplorerConfig
 
 WIDE, FAN, LEAVES, DEEP, HUGE = 60, 40, 2, 30, 600  # DEEP under the trace depth limit (40)
 
@@ -77,7 +78,7 @@ def _cache(tmp_path_factory, monkeypatch):
 
 
 async def test_five_thousand_rows_stay_navigable(tmp_path: Path):
-    app = ApxApp(make_wide_deep_checkout(tmp_path / "synth"))
+    app = ApxApp(ExplorerConfig(make_wide_deep_checkout(tmp_path / "synth")))
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(app, pilot)
         tree = await open_entry(app, pilot)

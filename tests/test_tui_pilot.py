@@ -9,6 +9,7 @@ import pytest
 
 from apxtui.demo import DEMO_CHECKPOINT
 from apxtui.tui.app import ApxApp
+from apxtui.tui.config import ExplorerConfig
 from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, seek
 
 # Rows from the Python entry down to the BF16 RMSNorm kernel; stage rows on the way are expanded with `l`.
@@ -188,7 +189,7 @@ def hostile_checkout(tmp_path: Path) -> Path:
 
 
 async def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path):
-    app = ApxApp(hostile_checkout(tmp_path), export_dir=str(tmp_path / "out"))
+    app = ApxApp(ExplorerConfig(hostile_checkout(tmp_path), export_dir=str(tmp_path / "out")))
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         tree = app.screen.query_one("#tree")
@@ -217,7 +218,7 @@ async def test_large_source_file_is_plain_and_fast(tmp_path: Path):
     big = root / "python" / "pkg" / "big.py"
     big.write_text("".join(f"x_{i} = {i}  # [bold]{i}[/]\n" for i in range(40_000)))
     assert big.stat().st_size > 1_000_000
-    app = ApxApp(root)
+    app = ApxApp(ExplorerConfig(root))
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         src = app.screen.query_one("#source")

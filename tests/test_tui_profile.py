@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from apxtui.commands.tui import build_parser, explorer_config
+from apxtui.errors import UserError
 from apxtui.profile.model import Profile
 from apxtui.tui import profile_rows as pr
+from apxtui.tui.app import ApxApp
 
 
 @pytest.fixture(autouse=True)
@@ -28,18 +31,14 @@ def libraries(app) -> set[str]:
 
 
 def test_cli_flags_reach_the_app():
-    from apxtui.commands.tui import build_parser
-    from apxtui.tui.app import make_app
-
     args = build_parser().parse_args(["--demo", "--arch", "90", "--cfg", "x", "--env", "A=1"])
-    app = make_app(args)
-    assert app.profile is not None
-    assert (app.profile.arch, app.profile.cfg_on, app.profile.env) == ("sm_90", ["x"], {"A": "1"})
-    assert make_app(build_parser().parse_args(["--demo"])).profile is None
-    from apxtui.cli import UserError
-
+    config = explorer_config(args)
+    assert config.profile is not None
+    assert (config.profile.arch, config.profile.cfg_on, config.profile.env) == ("sm_90", ["x"], {"A": "1"})
+    assert ApxApp(config).profile is config.profile
+    assert explorer_config(build_parser().parse_args(["--demo"])).profile is None
     with pytest.raises(UserError):
-        make_app(build_parser().parse_args(["--demo", "--arch", "ampere"]))
+        explorer_config(build_parser().parse_args(["--demo", "--arch", "ampere"]))
 
 
 async def test_profile_bar_and_trace_follow_the_cli_profile(demo_app):

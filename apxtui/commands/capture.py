@@ -55,7 +55,7 @@ def render(rep: dict) -> str:
 
 
 def run(args) -> int:
-    from apxtui.analysis.checkout import capture_report
+    from apxtui.analysis.checkout import capture_report  # lazy: start-up
 
     rep = capture_report(load_index(args))
     write_output(json.dumps(rep, indent=2) if args.json else render(rep), args.output)

@@ -18,7 +18,9 @@ from apxtui.checkpoint.model import Checkpoint
 from apxtui.checkpoint.names import pattern
 from apxtui.checkpoint.shapes import Finding
 from apxtui.checkpoint.summary import Summary
-from apxtui.cli import UserError
+from apxtui.errors import UserError
+from apxtui.index.build import build_index
+from apxtui.scan import ScanError
 from apxtui.textsafe import join_lines, one_line
 
 
@@ -73,10 +75,7 @@ def _errors_exit(ckpt: Checkpoint) -> int:
 def run_join(args: argparse.Namespace) -> int:
     """``--code CHECKOUT``: the weight join, as text or JSON; exit 1 when nothing was joined or a file
     of the checkpoint could not be used."""
-    from apxtui.checkpoint.join import CLEAN, PARTIAL, join_dict, join_index
-    from apxtui.index.build import build_index
-    from apxtui.scan import ScanError
-
+    from apxtui.checkpoint.join import CLEAN, PARTIAL, join_dict, join_index  # lazy: start-up
     try:
         ckpt = read_checkpoint(args.path)
     except CheckpointError as e:

@@ -7,7 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from apxtui.cli import UserError
+from apxtui.demo import DEMO_CHECKOUT
+from apxtui.errors import UserError
+from apxtui.index.build import build_index
 from apxtui.scan import ScanError
 from apxtui.textsafe import neutralise, one_line
 
@@ -52,8 +54,6 @@ def jobs(args: argparse.Namespace) -> int | None:
 
 def checkout_path(args: argparse.Namespace) -> Path:
     if getattr(args, "demo", False):
-        from apxtui.demo import DEMO_CHECKOUT
-
         return DEMO_CHECKOUT
     if not args.checkout:
         raise UserError("no checkout given (pass a path, or --demo for the embedded demo)")
@@ -61,8 +61,6 @@ def checkout_path(args: argparse.Namespace) -> Path:
 
 
 def load_index(args: argparse.Namespace, quiet: bool = False):
-    from apxtui.index.build import build_index
-
     try:
         idx = build_index(checkout_path(args), use_cache=not args.no_cache, workers=jobs(args))
     except (ScanError, ValueError, FileNotFoundError) as e:  # bad checkout / broken query file

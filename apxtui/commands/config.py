@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 
 from apxtui.commands.common import add_checkout, load_index, write_output
-from apxtui.profile import add_profile_args, profile_from_args, resolve
-from apxtui.profile.cli import ProfileError
+from apxtui.commands.profile_flags import add_profile_args, profile_from_args
+from apxtui.errors import ProfileError, UserError
+from apxtui.profile.bind import resolve
 from apxtui.profile.space import discover
 from apxtui.report.model import header
 from apxtui.textsafe import join_lines
@@ -25,8 +26,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from apxtui.cli import UserError
-
     idx = load_index(args)
     space = discover(idx.root, idx.facts)
     try:

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 
 from apxtui.commands.common import add_checkout, load_index, write_output
-from apxtui.profile import add_profile_args, resolve_from_args
+from apxtui.commands.profile_flags import add_profile_args, resolve_from_args
 from apxtui.report.model import header
 from apxtui.textsafe import join_lines
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from apxtui.analysis.summary import dtype_short
 from apxtui.commands.common import add_checkout, load_index, write_output
 from apxtui.textsafe import join_lines
 
@@ -21,8 +22,6 @@ def add_parser(sub) -> None:
 
 
 def render(rep: dict, include_vendored: bool) -> str:
-    from apxtui.analysis.summary import dtype_short
-
     lines = [f"# {rep['static_analysis']}"]
     hidden = 0
     for k in rep["kernels"]:
@@ -50,7 +49,7 @@ def render(rep: dict, include_vendored: bool) -> str:
 
 
 def run(args) -> int:
-    from apxtui.analysis.checkout import kernels_report
+    from apxtui.analysis.checkout import kernels_report  # lazy: start-up
 
     rep = kernels_report(load_index(args))
     write_output(json.dumps(rep, indent=2) if args.json else render(rep, args.all), args.output)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from apxtui.cli import UserError
+from apxtui.checkpoint import CheckpointError, read_checkpoint
 from apxtui.commands.common import add_checkout, load_index, write_output
-from apxtui.profile import add_profile_args, resolve_from_args
+from apxtui.commands.profile_flags import add_profile_args, resolve_from_args
+from apxtui.errors import UserError
 from apxtui.textsafe import join_lines
 from apxtui.trace import SymbolError, Tracer, find_symbol
 
@@ -51,7 +52,7 @@ def run(args) -> int:
         raise UserError(f"{e}{more}") from e
     profile = resolve_from_args(args, idx)
     root = Tracer(idx.graph, select=args.select, depth=args.depth, profile=profile).trace(entry)
-    from apxtui.report.model import trace_document
+    from apxtui.report.model import trace_document  # lazy: start-up
 
     doc = trace_document(idx, root, args.select, args.depth, profile)
     if ckpt is not None:
@@ -59,11 +60,11 @@ def run(args) -> int:
     if args.format == "json":
         text = json.dumps(doc, indent=2)
     elif args.format == "md":
-        from apxtui.report.markdown import render_markdown
+        from apxtui.report.markdown import render_markdown  # lazy: start-up
 
         text = render_markdown(doc)
     else:
-        from apxtui.report.text import render_summary, render_tree
+        from apxtui.report.text import render_summary, render_tree  # lazy: start-up
 
         text = f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n" + render_summary(doc)
         if "checkpoint_join" in doc:
@@ -78,8 +79,7 @@ def _checkpoint_args(args):
         raise UserError("--sol needs --checkpoint PATH, --batch B and --seq S")
     if getattr(args, "checkpoint", None) is None:
         return None, {}
-    from apxtui.checkpoint import CheckpointError, read_checkpoint
-    from apxtui.checkpoint.ontrace import parse_bind
+    from apxtui.checkpoint.ontrace import parse_bind  # lazy: start-up
 
     try:
         bind = parse_bind(args.bind)
@@ -90,7 +90,7 @@ def _checkpoint_args(args):
 
 
 def _add_checkpoint(args, doc, idx, ckpt, bind) -> None:
-    from apxtui.checkpoint.ontrace import add_checkpoint, add_sol
+    from apxtui.checkpoint.ontrace import add_checkpoint, add_sol  # lazy: start-up
 
     add_checkpoint(doc, idx, ckpt, args.weights_under, bind)
     if args.sol:

@@ -78,7 +78,7 @@ class Resolved:
         self.p = profile
         self.space = space
         self.warnings: list[str] = []
-        self.defs: Any = {}  # node id → Definition, ``.get`` (set by cli.resolve; #else chains, __host__)
+        self.defs: Any = {}  # node id → Definition, ``.get`` (set by bind.resolve; #else chains, __host__)
         self.features = self._features()
         self.derived: dict[str, dict[str, Derived]] = {}  # crate dir → name → Derived
         self.defines: dict[str, dict[str, Derived]] = {}

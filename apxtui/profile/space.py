@@ -15,6 +15,7 @@ from apxtui.facts import FileFacts
 from apxtui.inputs import InputFileError, confine, read_toml
 from apxtui.profile import cfgexpr
 from apxtui.profile.buildscript import ARCH_STR, BuildScript
+from apxtui.profile.ppexpr import identifiers
 from apxtui.scan import SKIP_DIRS, is_vendored
 
 _CUDA_ARCH_CMP = re.compile(r"__CUDA_ARCH__\s*(?:[<>]=?|[!=]=)\s*(\d+)|(\d+)\s*(?:[<>]=?|[!=]=)\s*__CUDA_ARCH__")
@@ -168,8 +169,6 @@ def _from_facts(space: ConfigSpace, rel: str, ff: FileFacts) -> None:
         for o in cfgexpr.options(text):
             name = o.name if o.value is None else f'{o.name}="{o.value}"'
             space.cfg_uses.setdefault(name, []).append((rel, ln))
-    from apxtui.profile.ppexpr import identifiers
-
     for text, ln in dict.fromkeys(pp_texts):
         for m in _CUDA_ARCH_CMP.finditer(text):
             num = int(m.group(1) or m.group(2))

@@ -1,24 +1,25 @@
 """The explorer app: reads the arguments, indexes in a worker, hosts screens 1–5.
 
-Entry point: :func:`run_app` (called by ``apxtui [CHECKOUT] [--demo] …``).
+Entry point: :func:`run_app` with an :class:`ExplorerConfig` (``apxtui.commands.tui`` builds it from
+``apxtui [CHECKOUT] [--demo] …``).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
-from pathlib import Path
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 
-from apxtui.index.build import Index
-from apxtui.profile.model import Profile
+from apxtui.demo import DEMO_CHECKPOINT
+from apxtui.index.build import Index, build_index
+from apxtui.tui.config import ExplorerConfig
 from apxtui.tui.messages import IndexFailed, IndexProgress, IndexReady
 from apxtui.tui.screens.checkpoint import CheckpointScreen
 from apxtui.tui.screens.explorer import ExplorerScreen
+from apxtui.tui.screens.help import HelpScreen
 from apxtui.tui.screens.others import CaptureScreen, KernelsScreen
 from apxtui.tui.screens.profile import ProfileScreen
 from apxtui.tui.session import Session
@@ -47,24 +48,21 @@ class ApxApp(App):
         Binding("5", "switch_mode('profile')", "Profile", show=False, id="app.screen5", tooltip="Screen 5: profile"),
     ]
 
-    def __init__(self, root: Path, *, demo: bool = False, checkpoint: Path | None = None,
-                 export_dir: str | None = None, use_cache: bool = True, jobs: int | None = None,
-                 profile: Profile | None = None, index: Index | None = None) -> None:
+    def __init__(self, config: ExplorerConfig, *, index: Index | None = None) -> None:
         super().__init__()
-        self.root = root
-        self.demo = demo
-        self.checkpoint = checkpoint
-        self.export_dir = export_dir
-        self.use_cache = use_cache
-        self.jobs = jobs
-        self.profile = profile  # from the command line; screen 5 changes the session's
+        self.config = config
+        self.root = config.root
+        self.demo = config.demo
+        self.checkpoint = config.checkpoint
+        self.export_dir = config.export_dir
+        self.profile = config.profile  # from the command line; screen 5 changes the session's
         self.prebuilt = index  # an index of ``root`` built by the caller (the tests share one), used as is
         self.session: Session | None = None
         self.index_error: str | None = None
         self.index_seconds = 0.0
         self._listeners: list = []
         self.animation_level = "none"
-        name = "demo checkout" if demo else root.name
+        name = "demo checkout" if config.demo else config.root.name
         self.sub_title = name
         self.title = f"apxtui · {name}"
 
@@ -87,12 +85,10 @@ class ApxApp(App):
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
     def _index(self) -> None:
-        from apxtui.index.build import build_index
-
         t0 = time.perf_counter()
         try:
             idx = self.prebuilt if self.prebuilt is not None else build_index(
-                self.root, use_cache=self.use_cache, workers=self.jobs,
+                self.root, use_cache=self.config.use_cache, workers=self.config.jobs,
                 progress=lambda d, t, f: self.post_message(IndexProgress(d, t, f)))
             session = Session(idx, checkpoint=self.checkpoint, checkpoint_label=self.checkpoint_label(),
                               export_dir=self.export_dir)
@@ -138,49 +134,16 @@ class ApxApp(App):
     def checkpoint_label(self) -> str:
         if self.checkpoint is None:
             return ""
-        from apxtui.demo import DEMO_CHECKPOINT
-
         return "demo checkpoint" if self.checkpoint == DEMO_CHECKPOINT else str(self.checkpoint)
 
     def action_help(self) -> None:
-        from apxtui.tui.screens.help import HelpScreen
-
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
 
-def make_app(args: argparse.Namespace) -> ApxApp:
-    """Build the app from the ``apxtui`` arguments (raises UserError for a bad checkout)."""
-    from apxtui.cli import UserError
-    from apxtui.commands.common import checkout_path
-
-    root = checkout_path(args).resolve()
-    if not root.is_dir():
-        raise UserError(f"checkout not found or not a directory: {root}")
-    ckpt = getattr(args, "checkpoint", None)
-    if ckpt:
-        checkpoint: Path | None = Path(ckpt).resolve()
-        if not checkpoint.exists():
-            raise UserError(f"checkpoint not found: {checkpoint}")
-    elif getattr(args, "demo", False):
-        from apxtui.demo import DEMO_CHECKPOINT
-
-        checkpoint = DEMO_CHECKPOINT
-    else:
-        checkpoint = None
-    from apxtui.profile.cli import ProfileError, profile_from_args
-
-    try:
-        profile = profile_from_args(args, root)
-    except ProfileError as e:
-        raise UserError(str(e)) from e
-    return ApxApp(root, demo=bool(getattr(args, "demo", False)), checkpoint=checkpoint,
-                  export_dir=getattr(args, "export_dir", None), use_cache=not getattr(args, "no_cache", False),
-                  jobs=getattr(args, "jobs", None), profile=profile)
-
-
-def run_app(args: argparse.Namespace) -> int:
-    app = make_app(args)
+def run_app(config: ExplorerConfig) -> int:
+    """Run the explorer in the terminal until it quits; its return code."""
+    app = ApxApp(config)
     os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
-    app.run(mouse=not getattr(args, "no_mouse", False))
+    app.run(mouse=config.mouse)
     return app.return_code or 0
