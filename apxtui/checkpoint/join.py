@@ -16,7 +16,7 @@ from typing import Any
 from apxtui.checkpoint.claims import ALTERNATIVE, OPTIONAL
 from apxtui.checkpoint.model import Checkpoint, TensorInfo
 from apxtui.checkpoint.names import pattern as collapse
-from apxtui.checkpoint.patterns import NamePattern
+from apxtui.checkpoint.patterns import NamePattern, collect_patterns
 
 EMPTY_HEADER, EMPTY_PATTERNS, CLEAN, PARTIAL, NO_OVERLAP = (
     "empty_header", "empty_patterns", "clean", "partial", "no_overlap")
@@ -259,8 +259,6 @@ def join_dict(j: JoinResult, limit: int = 200) -> dict[str, Any]:
 
 def join_index(index: Any, ckpt: Checkpoint, under: list[str] | None = None) -> JoinResult:
     """Collect patterns from an indexed checkout and join them with ``ckpt``."""
-    from apxtui.checkpoint.patterns import collect_patterns
-
     pats, skipped = collect_patterns(index.facts, index.graph, index.root, under or ())
     j = join(pats, ckpt)
     j.skipped = skipped

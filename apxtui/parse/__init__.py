@@ -11,6 +11,7 @@ import hashlib
 import os
 
 from apxtui.facts import FileFacts, Issue
+from apxtui.parse import languages
 from apxtui.parse.budget import Budget, BudgetExceeded
 
 
@@ -21,7 +22,7 @@ def content_hash(data: bytes) -> str:
 def prepare() -> None:
     """Import the extractors and compile their queries now: worker processes forked
     afterwards inherit them instead of each compiling its own."""
-    from apxtui.parse import cuda, languages, python, rust  # noqa: F401
+    from apxtui.parse import cuda, python, rust  # noqa: F401 - lazy: grammars load on the first parse
 
     for lang in ("rust", "cuda", "python"):
         languages.query(lang)
@@ -116,18 +117,16 @@ def extract_file(rel: str, data: bytes, lang: str, module: str = "", budget: flo
     facts.lines = data.count(b"\n") + 1
     seconds = file_budget() if budget is None else budget
     clock = Budget(seconds)
-    from apxtui.parse import languages
-
     tree = languages.parser(lang).parse(data)  # linear in the input (a progress callback costs a call per token)
     if clock.over():
         return _over_budget(facts, seconds, "parsing")
     facts.issues.extend(_syntax_issues(rel, tree.root_node))
     if lang == "rust":
-        from apxtui.parse.rust import extract
+        from apxtui.parse.rust import extract  # lazy: grammars load on the first parse
     elif lang == "cuda":
-        from apxtui.parse.cuda import extract
+        from apxtui.parse.cuda import extract  # lazy: grammars load on the first parse
     else:
-        from apxtui.parse.python import extract
+        from apxtui.parse.python import extract  # lazy: grammars load on the first parse
     try:
         extract(facts, tree, data, clock)
     except RecursionError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
 from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
 from apxtui.textsafe import md as esc
 from apxtui.textsafe import md_code as code
@@ -190,16 +191,12 @@ def choice_lines(doc: dict[str, Any]) -> list[str]:
 
 def analysis_cells(s: dict[str, Any]) -> list[str]:
     """dtype / launch / frequency / capture cells of one device row."""
-    from apxtui.analysis.summary import capture_short, dtype_short, launches_short
-
     return [esc(dtype_short(s.get("dtypes"))), esc(launches_short(s)),
             esc((s.get("frequency") or {}).get("label", "")), esc(capture_short(s))]
 
 
 def analysis_sections(doc: dict[str, Any]) -> list[str]:
     """Launch totals, dtype boundaries, capture regions and the host-transfer audit."""
-    from apxtui.analysis.summary import totals_lines
-
     out: list[str] = []
     if doc.get("analysis_error"):
         return ["", "## Analyses", "", f"Analyses failed: {esc(doc['analysis_error'])}"]

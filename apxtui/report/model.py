@@ -110,7 +110,7 @@ def trace_document(index: Index, root: Stage, select: list[str], depth: int, pro
 def add_analyses(index: Index, root: Stage, stages: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:
     """Per-stage ``dtypes``/``launches``/``capture``/``frequency`` and the path-level
     ``dtype_boundaries``, ``launch_totals``, ``host_transfers``, ``capture_regions``."""
-    from apxtui.analysis.annotate import annotate
+    from apxtui.analysis.annotate import annotate  # lazy: start-up
 
     try:
         ann = annotate(index, root)
@@ -127,7 +127,7 @@ def add_checkpoint_facts(doc: dict[str, Any], index: Index, ckpt: Any, under: li
                          bind: dict[str, int] | None = None, sol: dict[str, Any] | None = None) -> dict[str, Any]:
     """Weight join, stored weights per stage, bound layer loops and (``sol``: device/batch/seq/context/
     launch_floor_us) the speed of light, added to ``doc`` (see :mod:`apxtui.checkpoint.ontrace`)."""
-    from apxtui.checkpoint.ontrace import add_checkpoint, add_sol
+    from apxtui.checkpoint.ontrace import add_checkpoint, add_sol  # lazy: start-up
 
     add_checkpoint(doc, index, ckpt, under, bind)
     if sol:

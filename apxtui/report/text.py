@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
+from apxtui.report.capture_lines import hazard_line
 from apxtui.textsafe import one_line
 from apxtui.trace import Dispatch, Stage
 
@@ -63,9 +65,6 @@ def _items(items: list[Stage | Dispatch], prefix: str, lines: list[str]) -> None
 
 def render_summary(doc: dict) -> str:
     """Path-level analyses: launch totals, dtype boundaries, capture regions, host transfers."""
-    from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
-    from apxtui.report.capture_lines import hazard_line
-
     if doc.get("analysis_error"):
         return f"analyses failed: {_s(doc['analysis_error'])}"
     lines = ["", "== launch totals (static) =="] + [f"  {_s(x)}" for x in totals_lines(doc)]

@@ -10,6 +10,7 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.markup import escape
 
+from apxtui.tui.entries import entry_points
 from apxtui.tui.text import one_line
 
 
@@ -46,8 +47,6 @@ class ExplorerCommands(Provider):
         ]
         session = getattr(screen, "session", None)
         if with_entries and session is not None:
-            from apxtui.tui.entries import entry_points
-
             for e in entry_points(session.index.graph):
                 out.append((f"entry: {one_line(e.qualname, 120)}", partial(screen.set_entry, e.node), e.group))
         return out

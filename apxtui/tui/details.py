@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from apxtui.checkpoint.view import stage_weight_rows
 from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.tui.session import Session
 
@@ -166,8 +167,6 @@ def checkpoint(session: Session, st: Stage, ann: dict | None) -> Section:
         return title, [("", _pending(session))]
     if a is not None and a.weights_note:
         return title, [("", a.weights_note)]
-    from apxtui.checkpoint.view import stage_weight_rows
-
     rows = stage_weight_rows(ann)
     if rows:
         return title, rows

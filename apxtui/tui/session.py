@@ -7,8 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apxtui.checkpoint.join import join_index
+from apxtui.checkpoint.reader import read_checkpoint
 from apxtui.index.build import Index
+from apxtui.profile.bind import resolve
 from apxtui.profile.model import Profile, Resolved
+from apxtui.profile.space import discover
 from apxtui.trace import CALL_EDGE_KINDS, Arm, Dispatch, Stage, Tracer, walk
 
 TRACE_DEPTH = 40
@@ -30,19 +34,6 @@ class Analysis:
     device: list[tuple[str, str]] = field(default_factory=list)  # (kind, qualname | library:api) on the path
     stages: list[tuple[tuple, dict]] = field(default_factory=list)  # (key chain, report-style stage dict), walk order
     weights_note: str = ""  # why per-stage weights are absent (no checkpoint, join failed), "" once added
-
-
-class _Defs:
-    """``node id → Definition`` on demand (what ``Resolved.defs`` needs: #else chains, __host__)."""
-
-    def __init__(self, index: Index):
-        self.index = index
-
-    def get(self, node: str):
-        return self.index.definition(node)
-
-    def __bool__(self) -> bool:
-        return True
 
 
 @dataclass
@@ -73,8 +64,6 @@ class Session:
         """The checkout's configuration space (discovered once; slow on big checkouts: call from a worker)."""
         with self._lock:
             if self._space is None:
-                from apxtui.profile.space import discover
-
                 self._space = discover(self.index.root, self.index.facts)
             return self._space
 
@@ -82,16 +71,14 @@ class Session:
         """``profile`` evaluated against the configuration space (worker thread); None/empty → None."""
         if profile is None or (profile.is_empty() and profile.assume_host):
             return None
-        rp = Resolved(profile, self.config_space())
-        rp.defs = _Defs(self.index)
-        return rp
+        return resolve(profile, self.index, self.config_space())
 
     def set_profile(self, profile: Profile | None, resolved: Resolved | None) -> None:
         """Switch profile (``resolved`` from :meth:`bind`); the caller re-traces."""
         self.profile, self.resolved = (profile, resolved) if resolved is not None else (None, None)
 
     def profile_text(self) -> str:
-        from apxtui.report.model import NO_PROFILE
+        from apxtui.report.model import NO_PROFILE  # lazy: first paint
 
         return self.resolved.describe() if self.resolved is not None else NO_PROFILE
 
@@ -157,12 +144,12 @@ class Session:
         device = [(st.kind, st.node.removeprefix("vendor:") if st.kind == "vendor_api" else st.qualname)
                   for _, st, _ in walk(root) if st.kind in ("kernel", "vendor_api")]
         try:
-            from apxtui.analysis.annotate import annotate
+            from apxtui.analysis.annotate import annotate  # lazy: first paint
 
             ann = annotate(self.index, root)
         except Exception as e:  # an analysis failure must not take the explorer down
             return Analysis(gen, {}, {}, f"{type(e).__name__}: {e}", device)
-        from apxtui.report.model import stage_dict, via_dict
+        from apxtui.report.model import stage_dict, via_dict  # lazy: first paint
 
         per: dict[tuple, dict] = {}
         flat: list[tuple[tuple, dict]] = []
@@ -181,7 +168,7 @@ class Session:
         """``a`` with each stage's stored weights (checkpoint) and the compute dtypes below it (worker thread)."""
         from dataclasses import replace
 
-        from apxtui.checkpoint.weights import stage_weights
+        from apxtui.checkpoint.weights import stage_weights  # lazy: first paint
 
         if self.checkpoint is None or a.error:
             return a
@@ -211,15 +198,13 @@ class Session:
             return None
         with self._join_lock:
             if self._join is None:
-                from apxtui.checkpoint.join import join_index
-
                 self._join = join_index(self.index, ckpt)
             return self._join
 
     def path_document(self) -> dict:
         """The trace document of the current path with stored weights per stage (for the speed of light)."""
-        from apxtui.checkpoint.weights import stage_weights
-        from apxtui.report.model import trace_document
+        from apxtui.checkpoint.weights import stage_weights  # lazy: first paint
+        from apxtui.report.model import trace_document  # lazy: first paint
 
         assert self.entry is not None
         doc = trace_document(self.index, self.tracer().trace(self.entry), [], TRACE_DEPTH, self.resolved,
@@ -233,7 +218,7 @@ class Session:
 
     def document(self) -> dict:
         """The trace document of the current entry and choices (a full, non-lazy trace)."""
-        from apxtui.report.model import trace_document
+        from apxtui.report.model import trace_document  # lazy: first paint
 
         assert self.entry is not None
         root = self.tracer().trace(self.entry)
@@ -245,7 +230,7 @@ class Session:
             doc["checkpoint_error"] = f"{type(e).__name__}: {e}"
             ckpt = None
         if ckpt is not None:
-            from apxtui.report.model import add_checkpoint_facts
+            from apxtui.report.model import add_checkpoint_facts  # lazy: first paint
 
             try:
                 add_checkpoint_facts(doc, self.index, ckpt)
@@ -259,19 +244,17 @@ class Session:
             return None
         with self._lock:
             if self._ckpt is None:
-                from apxtui.checkpoint.reader import read_checkpoint
-
                 self._ckpt = read_checkpoint(self.checkpoint)
             return self._ckpt
 
     def report(self) -> str:
-        from apxtui.report.markdown import render_markdown
+        from apxtui.report.markdown import render_markdown  # lazy: first paint
 
         return render_markdown(self.document())
 
     def report_path(self, demo: bool = False) -> Path:
         """Where ``e`` writes: ``--export-dir``, else CHECKOUT/devlocal/<entry>/reports (the demo's under cwd)."""
-        from apxtui.report.paths import default_report_path, unique_path
+        from apxtui.report.paths import default_report_path, unique_path  # lazy: first paint
 
         qual = self.index.graph.nodes[self.entry].get("qualname", self.entry) if self.entry else "entry"
         base = Path.cwd() if demo and not self.export_dir else self.index.root

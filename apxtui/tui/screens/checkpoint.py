@@ -14,7 +14,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
+from apxtui.checkpoint import CheckpointError, check_shapes, read_checkpoint, summarize
 from apxtui.checkpoint.join import EMPTY_HEADER, STATUS_TEXT
+from apxtui.checkpoint.names import pattern
+from apxtui.checkpoint.sol import find_device, load_devices, speed_of_light
 from apxtui.checkpoint.view import (
     MULTI,
     UNCLAIMED,
@@ -99,8 +102,6 @@ class CheckpointScreen(Screen):
     # -- layout --------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        from apxtui.checkpoint.sol import load_devices
-
         try:
             devices, self.devices_error = list(load_devices()), ""
         except ValueError as e:
@@ -149,8 +150,6 @@ class CheckpointScreen(Screen):
 
     @work(thread=True, exclusive=True, group="checkpoint", exit_on_error=False)
     def _read(self, path) -> None:
-        from apxtui.checkpoint import CheckpointError, check_shapes, read_checkpoint, summarize
-
         try:
             ckpt = read_checkpoint(path)
             summary, findings = summarize(ckpt), check_shapes(ckpt)
@@ -361,8 +360,6 @@ class CheckpointScreen(Screen):
                               f"{sum(len(d) for d in s.dims.values())} dims; totals")
 
     def _fill_checks(self) -> None:
-        from apxtui.checkpoint.names import pattern
-
         table = self.query_one("#checks-table", DataTable)
         table.clear()
         shown = self._checks()
@@ -514,8 +511,7 @@ class CheckpointScreen(Screen):
 
     @work(thread=True, exclusive=True, group="sol", exit_on_error=False)
     def _price(self, req: SolRequest, gen: int) -> None:
-        from apxtui.checkpoint.sol import find_device, load_devices, speed_of_light
-        from apxtui.checkpoint.weights import bind_loops
+        from apxtui.checkpoint.weights import bind_loops  # lazy: first paint
 
         assert self.session is not None
         try:

@@ -16,6 +16,7 @@ from textual.widgets.tree import TreeNode
 from apxtui.tui.commands import ExplorerCommands, SymbolCommands
 from apxtui.tui.details import dispatch_details, stage_details
 from apxtui.tui.entries import default_entry, entry_points
+from apxtui.tui.screens.problems import ProblemsScreen
 from apxtui.tui.session import Session
 from apxtui.tui.text import one_line
 from apxtui.tui.widgets.breadcrumb import Breadcrumb
@@ -318,8 +319,6 @@ class ExplorerScreen(Screen):
     def action_problems(self) -> None:
         if self.session is None:
             return
-        from apxtui.tui.screens.problems import ProblemsScreen
-
         self.app.push_screen(ProblemsScreen(self.session.index))
 
     def action_maximize_pane(self) -> None:
