@@ -1,6 +1,8 @@
 # Set-up and the two commands the README promises: `make run` and `make test`.
 # Each creates .venv when missing and installs the project with its test extras.
 PYTHON ?= python3
+# pytest workers for `make test` (pytest-xdist); `make test TEST_JOBS=0` runs in one process.
+TEST_JOBS ?= auto
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -26,7 +28,7 @@ run: $(STAMP)
 
 test: $(STAMP) system-deps
 	$(BIN)/ruff check apxtui tests benchmarks
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check apxtui tests benchmarks

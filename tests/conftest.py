@@ -12,6 +12,12 @@ if str(ROOT) not in sys.path:
 import pytest  # noqa: E402
 
 
+def pytest_collection_modifyitems(config, items):
+    """Slow end-to-end tests first (stable order otherwise): the parallel workers (``-n``) then fill
+    their last minutes with short tests instead of one of them waiting for a long one."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Every test gets its own fact cache directory: the user's cache is never touched."""

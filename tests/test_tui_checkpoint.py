@@ -40,6 +40,7 @@ def cell(table, row: int, col: int) -> str:
     return str(table.get_row_at(row)[col])
 
 
+@pytest.mark.slow
 async def test_demo_tensors_join_patterns_config_checks(demo_app):
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -188,6 +189,7 @@ async def fill_sol(pilot, batch: str, seq: str, floor: str = "", bind: str = "")
     await pilot.press("tab", *batch, "tab", *seq, "tab", "tab", *floor, "tab", *bind)
 
 
+@pytest.mark.slow
 async def test_sol_panel_bound_and_estimate_kept_apart_and_missing_named(demo_app):
     app = demo_app()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -220,6 +222,7 @@ async def test_sol_panel_bound_and_estimate_kept_apart_and_missing_named(demo_ap
         assert re.search(r"bound\s+([\d.]+) µs", text).group(1) != before  # 4 decode steps read more weights
 
 
+@pytest.mark.slow
 async def test_sol_follows_the_explorer_path(demo_app):
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -243,6 +246,7 @@ async def test_sol_follows_the_explorer_path(demo_app):
         assert panel.text() != first and "batch 2 × seq 8 = 16 tokens" in panel.text()
 
 
+@pytest.mark.slow
 async def test_details_show_stored_weight_beside_compute_dtypes(demo_app):
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:

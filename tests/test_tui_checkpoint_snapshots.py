@@ -29,6 +29,7 @@ async def priced(pilot) -> None:
     await settle(pilot)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_speed_of_light_tab(snap_compare, demo_app, size):
     app = demo_app()

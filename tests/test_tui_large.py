@@ -77,6 +77,7 @@ def _cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
+@pytest.mark.slow
 async def test_five_thousand_rows_stay_navigable(tmp_path: Path):
     app = ApxApp(ExplorerConfig(make_wide_deep_checkout(tmp_path / "synth")))
     async with app.run_test(size=(100, 30)) as pilot:

@@ -34,6 +34,7 @@ async def to_kernel(app, pilot, steps: list[str] = TO_RMS_NORM_KERNEL):
     return tree
 
 
+@pytest.mark.slow
 async def test_python_entry_to_kernel_by_keys_alone(demo_app):
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -63,6 +64,7 @@ async def test_python_entry_to_kernel_by_keys_alone(demo_app):
         assert tree.cursor_node.label.plain.startswith("kernel rms_norm_kernel")
 
 
+@pytest.mark.slow
 async def test_arm_change_at_a_dtype_match(tmp_path: Path, demo_app):
     app = demo_app(export_dir=str(tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -123,6 +125,7 @@ async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: P
         assert "## Execution order" in app.clipboard
 
 
+@pytest.mark.slow
 async def test_palette_jumps_to_a_symbol_and_screens_switch(demo_app):
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -232,6 +235,7 @@ async def test_large_source_file_is_plain_and_fast(tmp_path: Path):
         assert "plain text (large file)" in src.border_subtitle
 
 
+@pytest.mark.slow
 async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back(demo_app):
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:

@@ -52,6 +52,7 @@ async def test_profile_bar_and_trace_follow_the_cli_profile(demo_app):
         assert "cutlass:run" not in libraries(app)
 
 
+@pytest.mark.slow
 async def test_profile_screen_edits_retrace_at_once(tmp_path, demo_app):
     app = demo_app(checkpoint=None, export_dir=str(tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -48,6 +48,7 @@ def test_screen(snap_compare, demo_app, key, size):
     assert snap_compare(demo_app(), run_before=screen_keys(key), terminal_size=size)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_arm_change(snap_compare, demo_app, size):
     async def run(pilot):
