@@ -34,7 +34,6 @@ def demo_index(tmp_path_factory):
     return build_isolated(DEMO_CHECKOUT, tmp_path_factory.mktemp("demo-cache"))
 
 
-
 @pytest.fixture
 def demo_app(demo_index):
     """``demo_app(**kw)`` → an explorer app on the demo checkout (with the demo checkpoint unless

@@ -17,6 +17,7 @@ from typing import Any
 
 from apxtui.analysis import types as ty
 from apxtui.analysis.evidence import loc
+from apxtui.vocab import node_id
 
 MAX_DEPTH = 8
 _INSERT = ("emplace", "insert", "try_emplace", "insert_or_assign")
@@ -309,8 +310,6 @@ class Values:
 
     def _callee(self, fd: Any, call: Any) -> Any:
         g = self.index.graph
-        from apxtui.vocab import node_id
-
         node = node_id(fd.qualname, fd.file, fd.line)
         if node in g:
             for _, v, e in g.out_edges(node, data=True):

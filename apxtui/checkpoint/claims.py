@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from apxtui.vocab import node_id
+
 REQUIRED, OPTIONAL, ALTERNATIVE, MESSAGE = "required", "optional", "alternative", "message"
 _MESSAGE_CALL = re.compile(r"(^|::|\.)(\w*Error\w*|Err|\w*Exception|anyhow|bail|panic|print|println|eprint|eprintln|"
                            r"log|warn|warning|info|debug|error|trace|msg|raise)(::|\.|$)")
@@ -131,8 +133,6 @@ class Claims:
     def _callee(self, call: Any) -> Any:
         """The project function a call reaches: a resolved (not ambiguous) graph edge; for a plain
         path call without a graph, the only definition of that name (in the caller's file first)."""
-        from apxtui.vocab import node_id
-
         g = self.ctx.graph
         name = call.path[-1] if call.path else call.callee
         caller = self.ctx.defs.get(call.caller)
