@@ -224,7 +224,8 @@ class FileFacts:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FileFacts:
-        return _build(cls, d)
+        built: FileFacts = _build(cls, d)
+        return built
 
 
 # -- (de)serialisation -----------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +80,7 @@ def _segments(s: str) -> list[str]:
     return [x for x in re.split(r"::|\.", s) if x]
 
 
-def find_symbol(graph: nx.MultiDiGraph, text: str) -> str:
+def find_symbol(graph: nx.MultiDiGraph[str], text: str) -> str:
     """Node id for a qualified name, a unique suffix of one, ``PATH::NAME`` or a node id."""
     if text in graph:
         return text
@@ -107,7 +108,7 @@ def find_symbol(graph: nx.MultiDiGraph, text: str) -> str:
 class Tracer:
     """Builds the execution tree lazily (``expand``) or whole (``trace``)."""
 
-    def __init__(self, graph: nx.MultiDiGraph, select: list[str] | None = None,
+    def __init__(self, graph: nx.MultiDiGraph[str], select: list[str] | None = None,
                  choices: dict[str, int] | None = None, depth: int = 40, budget: int = 20000,
                  profile: Any = None):
         self.g = graph
@@ -118,7 +119,7 @@ class Tracer:
         self.depth = depth
         self.budget = budget
         self.count = 0
-        self._out_cache: dict[str, list] = {}
+        self._out_cache: dict[str, list[Any]] = {}
 
     # -- building ----------------------------------------------------------------------
 
@@ -156,15 +157,16 @@ class Tracer:
                 child.cut = "budget"
 
     def _has_calls(self, node: str) -> bool:
-        return any(k in CALL_EDGE_KINDS for _, _, k in self.g.out_edges(node, data="kind"))
+        kinds: Iterable[tuple[str, str, str]] = self.g.out_edges(node, data="kind")
+        return any(k in CALL_EDGE_KINDS for _, _, k in kinds)
 
     def _children(self, node: str) -> list[Stage | Dispatch]:
         edges = [(v, d) for _, v, d in self.g.out_edges(node, data=True) if d.get("kind") in CALL_EDGE_KINDS]
         edges.sort(key=lambda e: (e[1].get("line", 0), e[1].get("col", 0), self.g.nodes[e[0]].get("qualname", "")))
-        sites: dict[str, list] = {}
+        sites: dict[str, list[Any]] = {}
         for v, d in edges:
             sites.setdefault(d.get("site", f"{v}"), []).append((v, d))
-        items: list[tuple[list[dict], Stage | Dispatch]] = []
+        items: list[tuple[list[dict[str, Any]], Stage | Dispatch]] = []
         for site, group in sites.items():
             conds = group[0][1].get("conditions", [])
             if self.profile is not None:  # profile hook: definitions the profile compiles out
@@ -178,7 +180,7 @@ class Tracer:
                 items.append((conds, self._candidates(node, site, group)))
         return self._group(node, items, 0)
 
-    def _profile_defs(self, site: str, group: list) -> list:
+    def _profile_defs(self, site: str, group: list[Any]) -> list[Any]:
         keep = [(v, d) for v, d in group if decide.definition(self.profile, v, self.g.nodes[v]) is not False]
         self.excluded += [f"{site} -> {v}" for v, d in group if all(v != k for k, _ in keep)]
         if len(keep) == 1 < len(group):  # the other cfg/#if alternatives are compiled out
@@ -186,7 +188,7 @@ class Tracer:
             keep = [(v, {**d, "resolution": "exact", "how": f"{d.get('how', '')}; profile: 1 of {len(group)} alternatives"})]
         return keep or (group if len(group) > 1 else [])
 
-    def _candidates(self, node: str, site: str, group: list) -> Dispatch:
+    def _candidates(self, node: str, site: str, group: list[Any]) -> Dispatch:
         d0 = group[0][1]
         disp = Dispatch(f"{node}#site:{site}", "candidates", d0.get("callee", ""), d0.get("file", ""), d0.get("line", 0))
         for i, (v, d) in enumerate(group):
@@ -200,9 +202,10 @@ class Tracer:
         self._apply_selection(disp)
         return disp
 
-    def _group(self, node: str, items: list[tuple[list[dict], Stage | Dispatch]], level: int) -> list[Stage | Dispatch]:
+    def _group(self, node: str, items: list[tuple[list[dict[str, Any]], Stage | Dispatch]],
+               level: int) -> list[Stage | Dispatch]:
         out: list[Stage | Dispatch] = []
-        builders: dict[str, tuple[Dispatch, dict[int, list]]] = {}
+        builders: dict[str, tuple[Dispatch, dict[int, list[Any]]]] = {}
         for conds, item in items:
             if len(conds) <= level:
                 out.append(item)
@@ -236,7 +239,7 @@ class Tracer:
             self._apply_selection(disp)
         return out
 
-    def _profile_arms(self, node: str, disp: Dispatch, ctxs: dict[int, dict]) -> list | None:
+    def _profile_arms(self, node: str, disp: Dispatch, ctxs: dict[int, dict[str, Any]]) -> list[Any] | None:
         """Drop arms the profile decides False; the children of a lone True arm replace the dispatch."""
         dev = decide.device_pass(self.profile, node, self.g.nodes[node])
         vals, implicit = decide.arms(self.profile, disp.construct, ctxs, disp.file, dev)
@@ -298,11 +301,11 @@ def select_matches(arm: Arm, text: str) -> bool:
 
 def item_file(item: Stage | Dispatch) -> str:
     if isinstance(item, Stage):
-        return (item.via or {}).get("file", item.file)
+        return str((item.via or {}).get("file", item.file))
     return item.file
 
 
-def iter_stages(items: list[Stage | Dispatch], selected_only: bool = True):
+def iter_stages(items: list[Stage | Dispatch], selected_only: bool = True) -> Iterator[Stage]:
     """Stages directly under ``items`` (descending into dispatch arms, not into stages)."""
     for it in items:
         if isinstance(it, Stage):
@@ -314,13 +317,14 @@ def iter_stages(items: list[Stage | Dispatch], selected_only: bool = True):
                 yield from iter_stages(arm.children, selected_only)
 
 
-def walk(stage: Stage, depth: int = 0, arms: tuple[str, ...] = ()):
+def walk(stage: Stage, depth: int = 0, arms: tuple[str, ...] = ()) -> Iterator[tuple[int, Stage, tuple[str, ...]]]:
     """Pre-order (execution order) over the selected path: (depth, stage, arm labels)."""
     yield depth, stage, arms
     yield from _walk_items(stage.children, depth + 1, arms)
 
 
-def _walk_items(items, depth, arms):
+def _walk_items(items: list[Stage | Dispatch], depth: int,
+                arms: tuple[str, ...]) -> Iterator[tuple[int, Stage, tuple[str, ...]]]:
     for it in items:
         if isinstance(it, Stage):
             yield from walk(it, depth, arms)
@@ -331,7 +335,7 @@ def _walk_items(items, depth, arms):
                 yield from _walk_items(arm.children, depth, (*arms, arm.label))
 
 
-def dispatches(node: Stage | list[Stage | Dispatch]):
+def dispatches(node: Stage | list[Stage | Dispatch]) -> Iterator[Dispatch]:
     """Every dispatch point in the expanded tree (under a stage, or a list of items), pre-order."""
     for it in node.children if isinstance(node, Stage) else node:
         if isinstance(it, Dispatch):

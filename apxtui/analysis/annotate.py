@@ -164,7 +164,7 @@ class _Annotator:
             r["complete"], r["cut"] = b["complete"], b["cut"]
             r["graph_keys"] = b["graph_keys"]
             sites = {(x["kernel"], x["at"]): x for x in b["launches"]}
-            haz = {}
+            haz: dict[str, list[dict[str, Any]]] = {}
             for h in b["hazards"]:
                 haz.setdefault(h["at"], []).append(h)
             for s, _p, _a in (t for c in r["_body"] for t in subtree(c)):
@@ -295,7 +295,7 @@ class _Annotator:
                         "reason": "CPU/host module or backend by name"}
             if item is None:
                 continue
-            chain = []
+            chain: list[str] = []
             p = info.parent
             while p is not None and len(chain) < 3:
                 if p.kind in ("rust_fn", "python_fn", "abi_fn"):

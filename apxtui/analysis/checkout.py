@@ -12,8 +12,8 @@ from apxtui.analysis.graphkeys import graph_keys
 from apxtui.analysis.graphkeys import public as gk_public
 from apxtui.analysis.hostops import ROLE_EDGES, api_name, copy_direction
 from apxtui.analysis.lifecycle import primitive_sites
-from apxtui.trace import CALL_EDGE_KINDS, Tracer
-from apxtui.vocab import FN_KINDS
+from apxtui.trace import Tracer
+from apxtui.vocab import CALL_EDGE_KINDS, FN_KINDS
 
 ENTRY_KINDS = ("python_fn", "pyo3_binding", "rust_fn", "host_fn", "abi_fn")
 CAPTURE_DEPTH = 25
@@ -150,12 +150,13 @@ def _entries(g: Any, rev: dict[str, list[str]], node: str, limit: int) -> list[d
     """Callers with no callers themselves, each with the shortest call path down to ``node``."""
     parent: dict[str, str | None] = {node: None}
     q = deque([(node, 0)])
-    found = []
+    found: list[dict[str, Any]] = []
     while q and len(found) < limit:
         n, depth = q.popleft()
         ups = [u for u in rev.get(n, []) if g.nodes[u].get("kind") not in ("file",)]
         if not ups and n != node and g.nodes[n].get("kind") in ENTRY_KINDS and not g.nodes[n].get("vendored"):
-            path, cur = [], n
+            path: list[str] = []
+            cur: str | None = n
             while cur is not None:
                 path.append(g.nodes[cur].get("qualname", cur))
                 cur = parent[cur]

@@ -156,7 +156,7 @@ class DtypeAnalysis:
                 continue
             bb = {**b, **hb}
             for c in self.calls_in(hd):
-                conv = ty.intrinsic_target(c.callee, c.args)
+                conv: tuple[str | None, str] | None = ty.intrinsic_target(c.callee, c.args)
                 how = "conversion intrinsic"
                 if conv is None and c.callee in ("static_cast", "__float2bfloat16") and c.template_args:
                     dst = ty.canonical(ty.substitute(c.template_args[0], bb))

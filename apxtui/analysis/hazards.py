@@ -31,7 +31,7 @@ class ArmRef(NamedTuple):
 
     label: str
     key: str
-    index: int
+    index: int  # type: ignore[assignment]  # the arm's index; shadows tuple.index, which nothing calls
     construct: str
     live: tuple[int, ...]  # indices of the dispatch's arms that are not deselected (implicit ones included)
 

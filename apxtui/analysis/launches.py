@@ -151,7 +151,9 @@ class LaunchCounter:
             if i in paired.values():
                 continue
             if i in paired:
-                part = self._cfg_pair(it, items[paired[i]])
+                other = items[paired[i]]
+                assert isinstance(it, Dispatch) and isinstance(other, Dispatch)  # only dispatches are paired
+                part = self._cfg_pair(it, other)
             else:
                 part = self._child(it) if isinstance(it, Stage) else self._dispatch(it)
             for ph, c in part.items():

@@ -63,7 +63,7 @@ def capture_short(s: dict[str, Any]) -> str:
         out += "; frozen per-request scalar(s): " + ", ".join(f"{k['param']}={k['arg']}" for k in flagged)
     for h in c.get("hazards", []):
         out += f"; HAZARD {h['kind']} {h['api']}"
-    return out
+    return str(out)
 
 
 def totals_lines(doc: dict[str, Any]) -> list[str]:

@@ -7,9 +7,9 @@ import json
 from apxtui.checkpoint import CheckpointError, read_checkpoint
 from apxtui.commands.common import add_checkout, load_index, write_output
 from apxtui.commands.profile_flags import add_profile_args, resolve_from_args
-from apxtui.errors import UserError
+from apxtui.errors import SymbolError, UserError
 from apxtui.textsafe import join_lines
-from apxtui.trace import SymbolError, Tracer, find_symbol
+from apxtui.trace import Tracer, find_symbol
 
 
 def add_parser(sub) -> None:

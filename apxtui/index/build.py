@@ -21,6 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
@@ -59,7 +60,7 @@ class Index:
     root: Path
     scan: ScanResult
     facts: Mapping[str, FileFacts]
-    graph: nx.MultiDiGraph
+    graph: nx.MultiDiGraph[str]
     linker: Linker | None = None
     issues: list[Issue] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -84,7 +85,7 @@ class Index:
         return None
 
 
-class LazyFacts(Mapping):
+class LazyFacts(Mapping[str, FileFacts]):
     """Per-file facts read from the cache database on first access (warm starts)."""
 
     def __init__(self, db: Path, shas: dict[str, str]):
@@ -102,7 +103,7 @@ class LazyFacts(Mapping):
             self._loaded[rel] = got
         return self._loaded[rel]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.shas)
 
     def __len__(self) -> int:
@@ -158,8 +159,8 @@ def _parse_all(jobs: list[tuple[str, bytes, str, str]], workers: int, progress: 
 def _parse_all_gc_paused(jobs: list[tuple[str, bytes, str, str]], workers: int,
                          progress: Progress | None) -> list[FileFacts]:
     total = len(jobs)
+    out: list[FileFacts] = []
     if workers <= 1 or total < FREEZE_MIN_FILES:
-        out = []
         for i, j in enumerate(jobs):
             if progress:
                 progress(i, total, j[0])
@@ -170,10 +171,9 @@ def _parse_all_gc_paused(jobs: list[tuple[str, bytes, str, str]], workers: int,
     # Balanced chunks, big files first so no worker ends up with the long tail.
     jobs = sorted(jobs, key=lambda j: -len(j[1]))
     nchunks = max(workers * 8, 1)
-    chunks: list[list] = [[] for _ in range(nchunks)]
+    chunks: list[list[tuple[str, bytes, str, str]]] = [[] for _ in range(nchunks)]
     for i, j in enumerate(jobs):
         chunks[i % nchunks].append(j)
-    out: list[FileFacts] = []
     done = 0
     prepare_extractors()  # compiled once here, inherited by the forked workers
     with ProcessPoolExecutor(max_workers=workers) as ex:
@@ -271,8 +271,8 @@ def build_index(
         hashes: dict[str, str] = {}
         for sf in files:
             data, err = _read(root, sf)
-            if err is not None:
-                issues.append(err)
+            if data is None:
+                issues.extend([err] if err is not None else [])
                 continue
             data_by[sf.rel] = data
             hashes[sf.rel] = content_hash(data)
@@ -293,19 +293,19 @@ def build_index(
     state = _state_key(hashes, sources)
     snap = _load_snapshot(cache, state, root, sources) if cache else None
     if snap is not None:  # warm start: nothing changed since the last run
-        facts, graph, linker, vendored_indexed = snap
+        lazy, graph, linker, vendored_indexed = snap
         timings["snapshot"] = time.perf_counter() - t1
-        return _finish(root, sr, facts, graph, linker, issues, timings, [], vendored_indexed, cache, t0)
+        return _finish(root, sr, lazy, graph, linker, issues, timings, [], vendored_indexed, cache, t0)
     if cache:  # a few files changed: re-link only them when their interfaces did not change
         inc = _incremental(cache, root, sources, data_by, hashes, load)
         if inc is not None:
-            facts, graph, vendored_indexed, iface = inc
+            lazy, graph, vendored_indexed, iface = inc
             timings["incremental"] = time.perf_counter() - t1
-            index = _finish(root, sr, facts, graph, None, issues, timings, list(parsed_log), vendored_indexed,
+            index = _finish(root, sr, lazy, graph, None, issues, timings, list(parsed_log), vendored_indexed,
                             cache, t0)
             cache = FactCache(root, queries_fingerprint())
-            _store_snapshot(cache, state, {r: iface[r] for r in facts}, graph, vendored_indexed,
-                            {r: facts.shas[r] for r in facts})
+            _store_snapshot(cache, state, {r: iface[r] for r in lazy}, graph, vendored_indexed,
+                            {r: lazy.shas[r] for r in lazy})
             cache.close()
             return index
     facts, _ = load(data_by, hashes)
@@ -315,7 +315,7 @@ def build_index(
     t3 = time.perf_counter()
     extra = _lazy_vendored(facts, Linker(facts, all_files, vendored_set), sources, root, cache)
     timings["vendored_search"] = time.perf_counter() - t3
-    vendored_indexed: list[str] = []
+    vendored_indexed = []
     if extra:
         t4 = time.perf_counter()
         more, _ = load(*read_hash([sources[r] for r in sorted(extra)]))
@@ -335,7 +335,9 @@ def build_index(
     return index
 
 
-def _finish(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, cache, t0) -> Index:
+def _finish(root: Path, sr: ScanResult, facts: Mapping[str, FileFacts], graph: nx.MultiDiGraph[str],
+            linker: Linker | None, issues: list[Issue], timings: dict[str, float], parsed: list[str],
+            vendored_indexed: list[str], cache: FactCache | None, t0: float) -> Index:
     if isinstance(facts, LazyFacts):
         issues.extend(Issue(*i) for i in graph.graph.get("file_issues", []))
     else:
@@ -362,7 +364,8 @@ def _state_key(hashes: dict[str, str], sources: dict[str, SourceFile]) -> str:
     return "index:" + h.hexdigest()
 
 
-def _store_snapshot(cache: FactCache, state: str, iface: dict[str, FileFacts], graph, vendored_indexed: list[str],
+def _store_snapshot(cache: FactCache, state: str, iface: dict[str, FileFacts], graph: nx.MultiDiGraph[str],
+                    vendored_indexed: list[str],
                     shas: dict[str, str]) -> None:
     """Graph as marshal-able lists (fast to load) + which facts back it (loaded lazily), and,
     apart, every file's interface facts for the next incremental re-link."""
@@ -383,7 +386,9 @@ def _store_snapshot(cache: FactCache, state: str, iface: dict[str, FileFacts], g
 
 
 def _incremental(cache: FactCache, root: Path, sources: dict[str, SourceFile], data_by: dict[str, bytes],
-                 hashes: dict[str, str], load):
+                 hashes: dict[str, str],
+                 load: Callable[[dict[str, bytes], dict[str, str]], tuple[dict[str, FileFacts], list[str]]],
+                 ) -> tuple[LazyFacts, nx.MultiDiGraph[str], list[str], dict[str, Any]] | None:
     """Re-link from the last snapshot when only a few project files changed (see incremental.py)."""
     hit = cache.latest_blob("index:")
     if hit is None:
@@ -427,7 +432,8 @@ def _incremental(cache: FactCache, root: Path, sources: dict[str, SourceFile], d
     return LazyFacts(cache.path, shas), graph, vendored_indexed, plain
 
 
-def _load_snapshot(cache: FactCache, state: str, root: Path, sources: dict[str, SourceFile]):
+def _load_snapshot(cache: FactCache, state: str, root: Path, sources: dict[str, SourceFile],
+                   ) -> tuple[LazyFacts, nx.MultiDiGraph[str], None, list[str]] | None:
     blob = cache.get_blob(state)
     if blob is None:
         return None
@@ -437,7 +443,7 @@ def _load_snapshot(cache: FactCache, state: str, root: Path, sources: dict[str, 
         raw = zlib.decompress(blob)
         payload = marshal.loads(raw[1:]) if raw[:1] == b"M" else pickle.loads(raw[1:])
         gattrs, nodes, edges, shas, vendored_indexed = payload
-        graph = nx.MultiDiGraph()
+        graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         graph.graph.update(gattrs)
         graph.add_nodes_from(nodes)
         graph.add_edges_from(edges)

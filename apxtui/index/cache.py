@@ -126,7 +126,8 @@ class FactCache:
                 conn.close()
             if row is None or row[0] != sha:
                 return None
-            return pickle.loads(zlib.decompress(row[1]))
+            facts: FileFacts = pickle.loads(zlib.decompress(row[1]))
+            return facts
         except (sqlite3.DatabaseError, zlib.error, pickle.UnpicklingError, EOFError, ValueError):
             return None
 

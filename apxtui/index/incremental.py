@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
+from typing import Any
 
 import networkx as nx
 
 from apxtui.facts import Binding, Context, Definition, FileFacts, Import, Issue, Param
-from apxtui.index.link import GRAPH_NODE_KINDS, Linker
+from apxtui.index.link import Linker
 from apxtui.index.tables import node_id
+from apxtui.vocab import GRAPH_NODE_KINDS
 
 #: Definition.attrs keys the resolvers and linker read (everything else is body detail).
 _IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c", "host", "trait_qualname", "kind",
@@ -30,7 +32,7 @@ _IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c",
 _OWNED_KINDS = GRAPH_NODE_KINDS | {"pyo3_binding"}
 
 
-def _def_key(d: Definition) -> tuple:
+def _def_key(d: Definition) -> tuple[Any, ...]:
     return (d.kind, d.name, d.qualname, d.container, d.trait, d.symbol, d.visibility, d.return_type,
             tuple((p.name, p.type) for p in d.params), tuple(d.template_params),
             tuple(sorted((k, tuple(v)) for k, v in d.generic_bounds.items())), tuple(d.cfg),
@@ -38,7 +40,7 @@ def _def_key(d: Definition) -> tuple:
             tuple((k, repr(d.attrs.get(k))) for k in _IFACE_ATTRS))
 
 
-def interface_key(f: FileFacts) -> tuple:
+def interface_key(f: FileFacts) -> tuple[Any, ...]:
     """What other files' linking depends on; line numbers and bodies excluded."""
     return (
         f.module, f.lang,
@@ -55,7 +57,7 @@ def interface_facts(f: FileFacts) -> FileFacts:
     return replace(f, defs=defs, calls=[], strings=[], env_reads=[])
 
 
-def to_plain(f: FileFacts) -> dict:
+def to_plain(f: FileFacts) -> dict[str, Any]:
     """Interface facts as marshal-able plain data (fast to store and load)."""
     defs = []
     for d in f.defs:
@@ -70,7 +72,7 @@ def to_plain(f: FileFacts) -> dict:
     }
 
 
-def from_plain(d: dict) -> FileFacts:
+def from_plain(d: dict[str, Any]) -> FileFacts:
     defs = []
     for dd in d["defs"]:
         dd = dict(dd)
@@ -82,7 +84,7 @@ def from_plain(d: dict) -> FileFacts:
                      issues=[Issue(**i) for i in d["issues"]])
 
 
-def _lazy_names(g: nx.MultiDiGraph, nodes: list[str]) -> set[tuple[str, str]]:
+def _lazy_names(g: nx.MultiDiGraph[str], nodes: list[str]) -> set[tuple[str, str]]:
     """Callee names out of ``nodes`` that decide the lazily indexed vendored files."""
     out = set()
     for n in nodes:
@@ -93,14 +95,14 @@ def _lazy_names(g: nx.MultiDiGraph, nodes: list[str]) -> set[tuple[str, str]]:
     return out
 
 
-def _owned(g: nx.MultiDiGraph, files: set[str]) -> list[str]:
+def _owned(g: nx.MultiDiGraph[str], files: set[str]) -> list[str]:
     return [n for n, d in g.nodes(data=True)
             if d.get("file") in files and (d.get("kind") in _OWNED_KINDS or d.get("module_level"))
             or (n.startswith("ambiguous:") and n.rsplit("@", 1)[-1].rsplit(":", 1)[0] in files)]
 
 
-def relink(graph: nx.MultiDiGraph, iface: dict[str, FileFacts], changed: dict[str, FileFacts],
-           all_files: set[str], vendored: set[str]) -> nx.MultiDiGraph | None:
+def relink(graph: nx.MultiDiGraph[str], iface: dict[str, FileFacts], changed: dict[str, FileFacts],
+           all_files: set[str], vendored: set[str]) -> nx.MultiDiGraph[str] | None:
     """Update ``graph`` (mutated) for ``changed`` files; None when a full link is needed."""
     files = set(changed)
     if any(rel not in iface or interface_key(iface[rel]) != interface_key(f) for rel, f in changed.items()):
@@ -128,17 +130,17 @@ def relink(graph: nx.MultiDiGraph, iface: dict[str, FileFacts], changed: dict[st
     for f in (iface[r] for r in files):
         for d in sorted(f.defs, key=lambda d: d.line):
             old_ids[(f.file, d.qualname)].append(node_id(d))
-    remap = {}
+    remap: dict[str, str] = {}
     for key, olds in old_ids.items():
         news = new_ids.get(key, [])
         if len(news) != len(olds):
             return None
         remap.update(zip(olds, news, strict=True))
-    for u, v, k, d in incoming:
+    for u, v, k, attrs in incoming:
         target = remap.get(v, v)
         if target not in graph:
             return None
-        graph.add_edge(u, target, key=k, **d)
+        graph.add_edge(u, target, key=k, **attrs)
     for v in touched:  # externals / vendor APIs that nothing calls any more
         if v in graph and graph.in_degree(v) == 0 and graph.nodes[v].get("kind") in ("external", "vendor_api"):
             graph.remove_node(v)

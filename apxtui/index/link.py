@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter, defaultdict
+from typing import Any
 
 import networkx as nx
 
@@ -33,7 +34,7 @@ BRANCH_KINDS = {"if", "else", "match_arm", "switch_case", "cfg", "pp_if", "excep
 MAX_CANDIDATES = 12
 
 
-def _node_attrs(d: Definition, vendored: bool) -> dict:
+def _node_attrs(d: Definition, vendored: bool) -> dict[str, Any]:
     return {
         "kind": d.kind,
         "name": d.name,
@@ -73,7 +74,7 @@ class Linker:
     files' nodes and outgoing edges to an existing graph (see ``incremental.py``)."""
 
     def __init__(self, facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
-                 only: set[str] | None = None, graph: nx.MultiDiGraph | None = None):
+                 only: set[str] | None = None, graph: nx.MultiDiGraph[str] | None = None):
         self.facts = facts
         self.only = only
         self.all_files = all_files
@@ -84,8 +85,8 @@ class Linker:
         self.t.finish()
         self.g = graph if graph is not None else nx.MultiDiGraph()
         self.by_base: dict[str, list[str]] = defaultdict(list)
-        for f in all_files:
-            self.by_base[posixpath.basename(f)].append(f)
+        for rel in all_files:
+            self.by_base[posixpath.basename(rel)].append(rel)
         self.includes: dict[str, set[str]] = defaultdict(set)
         self.pending_includes: set[str] = set()  # vendored files included but not parsed
         self.dropped: dict[str, Counter[str]] = defaultdict(Counter)  # file → reason → count
@@ -285,7 +286,7 @@ class Linker:
             for _, _, data in self.g.out_edges(nid, data=True):
                 data["kind"] = "ffi"
 
-    def link(self) -> nx.MultiDiGraph:
+    def link(self) -> nx.MultiDiGraph[str]:
         self._nodes()
         pyo3 = self._pyo3()
         self._includes()
@@ -302,7 +303,7 @@ class Linker:
         return self.g
 
 
-def link(facts: dict[str, FileFacts], all_files: set[str], vendored: set[str]) -> tuple[nx.MultiDiGraph, Linker]:
+def link(facts: dict[str, FileFacts], all_files: set[str], vendored: set[str]) -> tuple[nx.MultiDiGraph[str], Linker]:
     linker = Linker(facts, all_files, vendored)
     return linker.link(), linker
 

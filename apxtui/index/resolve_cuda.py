@@ -25,7 +25,7 @@ CPP_STD = {
 
 
 class CudaResolver:
-    def __init__(self, t: Tables, includes: dict[str, set[str]], vendored: set[str] = frozenset()):
+    def __init__(self, t: Tables, includes: dict[str, set[str]], vendored: set[str] | frozenset[str] = frozenset()):
         self.t = t
         self.vendored = vendored
         self.includes = includes  # file → files it includes (resolved, direct)

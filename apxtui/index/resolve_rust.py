@@ -17,6 +17,7 @@ Rules (each answer says which one fired, in ``Resolved.how``):
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from apxtui.facts import CallSite, Definition
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, Resolved
@@ -131,7 +132,7 @@ def _call_head(expr: str) -> tuple[str | None, str] | None:
 class RustResolver:
     def __init__(self, t: Tables):
         self.t = t
-        self._recv_cache: dict[tuple, str] = {}
+        self._recv_cache: dict[tuple[Any, ...], str] = {}
 
     # -- paths -------------------------------------------------------------------------
 
@@ -225,9 +226,9 @@ class RustResolver:
         # Type::method where the impl lives in another module, or the type is re-exported
         tname = self.type_name(mod, depth + 1)
         if tname:
-            ids = self.t.methods.get((tname, name)) or self.t.trait_methods.get((tname, name))
-            if ids:
-                return list(ids), "impl method"
+            impl_ids = self.t.methods.get((tname, name)) or self.t.trait_methods.get((tname, name))
+            if impl_ids:
+                return list(impl_ids), "impl method"
         return [], ""
 
     def type_name(self, path: str, depth: int = 0) -> str:
@@ -325,9 +326,9 @@ class RustResolver:
         if r.startswith("self.") and r.count(".") == 1:
             return self._field_type(caller.container, r[5:], indexed)
         if _WORD_RE.fullmatch(r):
-            for p in caller.params:
-                if p.name == r:
-                    return self._elem(p.type, indexed)
+            for prm in caller.params:
+                if prm.name == r:
+                    return self._elem(prm.type, indexed)
             if r in caller.locals:
                 return self._elem(caller.locals[r], indexed)
             value, line = self._assigned(caller, r, call.line)
@@ -344,9 +345,9 @@ class RustResolver:
                         coll = _ITER_RE.sub("", coll)
                         if coll.startswith("self.") and coll.count(".") == 1:
                             return self._field_type(caller.container, coll[5:], True)
-                        for p in caller.params:
-                            if p.name == coll:
-                                return self._elem(p.type, True)
+                        for prm in caller.params:
+                            if prm.name == coll:
+                                return self._elem(prm.type, True)
                 elif ctx.kind in ("match_arm", "if"):
                     ty = self._variant_binding(ctx.text, r)
                     if ty:

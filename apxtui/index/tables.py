@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from apxtui.facts import Binding, Definition, FileFacts, Import
 from apxtui.vocab import node_id as vocab_node_id
@@ -32,7 +33,7 @@ def short_type(text: str) -> str:
     return t.split("::")[-1].split(".")[-1].strip()
 
 
-def _dd_list() -> defaultdict:
+def _dd_list() -> defaultdict[str, list[Any]]:
     return defaultdict(list)
 
 

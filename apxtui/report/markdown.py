@@ -59,10 +59,10 @@ def device_rows(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         chain = chain[: s["depth"]]
         chain.append(s)
         if s["kind"] in DEVICE_KINDS or (s["kind"] == "external" and s["lang"] == "cuda"):
-            def nearest(kinds: tuple[str, ...], _chain=tuple(chain)) -> str:
+            def nearest(kinds: tuple[str, ...], _chain: tuple[dict[str, Any], ...] = tuple(chain)) -> str:
                 for c in reversed(_chain[:-1]):
                     if c["kind"] in kinds:
-                        return c["qualname"]
+                        return str(c["qualname"])
                 return ""
             rows.append({"stage": s, "entry": nearest(("python_fn", "pyo3_binding")),
                          "rust": nearest(("rust_fn",)), "abi": nearest(("abi_fn",))})

@@ -63,7 +63,7 @@ def _items(items: list[Stage | Dispatch], prefix: str, lines: list[str]) -> None
                     _items(arm.children, prefix + cont + ac, lines)
 
 
-def render_summary(doc: dict) -> str:
+def render_summary(doc: dict[str, Any]) -> str:
     """Path-level analyses: launch totals, dtype boundaries, capture regions, host transfers."""
     if doc.get("analysis_error"):
         return f"analyses failed: {_s(doc['analysis_error'])}"

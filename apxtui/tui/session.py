@@ -13,7 +13,8 @@ from apxtui.index.build import Index
 from apxtui.profile.bind import resolve
 from apxtui.profile.model import Profile, Resolved
 from apxtui.profile.space import discover
-from apxtui.trace import CALL_EDGE_KINDS, Arm, Dispatch, Stage, Tracer, walk
+from apxtui.trace import Arm, Dispatch, Stage, Tracer, walk
+from apxtui.vocab import CALL_EDGE_KINDS
 
 TRACE_DEPTH = 40
 

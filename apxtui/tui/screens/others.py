@@ -16,10 +16,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from apxtui.trace import CALL_EDGE_KINDS
 from apxtui.tui.entries import entry_points
 from apxtui.tui.session import Session
 from apxtui.tui.text import one_line
+from apxtui.vocab import CALL_EDGE_KINDS
 
 MAX_ROWS = 5000
 
