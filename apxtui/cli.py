@@ -23,7 +23,8 @@ COMMANDS = ("index", "symbols", "graph", "trace", "kernels", "capture", "checkpo
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="apxtui",
-        description="Explore an inference engine's execution path (Python → PyO3 → Rust → C ABI → CUDA) by static analysis.",
+        description="Explore an inference engine's execution path (Python → PyO3 → Rust → C ABI → CUDA) "
+        "by static analysis.",
     )
     p.add_argument("--version", action="version", version=f"apxtui {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")

@@ -185,12 +185,16 @@ class Tracer:
         self.excluded += [f"{site} -> {v}" for v, d in group if all(v != k for k, _ in keep)]
         if len(keep) == 1 < len(group):  # the other cfg/#if alternatives are compiled out
             v, d = keep[0]
-            keep = [(v, {**d, "resolution": "exact", "how": f"{d.get('how', '')}; profile: 1 of {len(group)} alternatives"})]
+            keep = [
+                (v, {**d, "resolution": "exact", "how": f"{d.get('how', '')}; profile: 1 of {len(group)} alternatives"})
+            ]
         return keep or (group if len(group) > 1 else [])
 
     def _candidates(self, node: str, site: str, group: list[Any]) -> Dispatch:
         d0 = group[0][1]
-        disp = Dispatch(f"{node}#site:{site}", "candidates", d0.get("callee", ""), d0.get("file", ""), d0.get("line", 0))
+        disp = Dispatch(
+            f"{node}#site:{site}", "candidates", d0.get("callee", ""), d0.get("file", ""), d0.get("line", 0)
+        )
         for i, (v, d) in enumerate(group):
             nd = self.g.nodes[v]
             cond = " && ".join([*(f"cfg({c})" for c in nd.get("cfg", [])), *nd.get("pp", [])])
@@ -293,7 +297,7 @@ def select_matches(arm: Arm, text: str) -> bool:
     start = label.find(text)
     while start != -1:
         before = label[:start]
-        if not (before.endswith("not(") or before.endswith("!")):
+        if not before.endswith(("not(", "!")):
             return True
         start = label.find(text, start + 1)
     return False

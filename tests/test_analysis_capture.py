@@ -46,7 +46,9 @@ def test_demo_position_in_graph_key_buffer_not_flagged(demo_index):
 def test_demo_sync_inside_capture_is_a_hazard(demo_index):
     r = _path(demo_index, "Pi05ModelRunner::infer", SEL)["capture_regions"][0]
     syncs = [h for h in r["hazards"] if h["kind"] == "sync"]
-    assert [(h["api"], h["via"]) for h in syncs] == [("cudaStreamSynchronize", "apxinf_cuda::stream::Stream::synchronize")]
+    assert [(h["api"], h["via"]) for h in syncs] == [
+        ("cudaStreamSynchronize", "apxinf_cuda::stream::Stream::synchronize")
+    ]
     assert "APXINF_SYNC_DEBUG" in syncs[0]["arms"][-1]
 
 

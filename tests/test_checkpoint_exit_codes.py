@@ -20,7 +20,7 @@ def _good_dir(tmp_path, index: bool = True):
     d.mkdir()
     write_safetensors(d / "model-00001.safetensors", SPEC)
     if index:
-        write_index(d, {n: "model-00001.safetensors" for n in SPEC})
+        write_index(d, dict.fromkeys(SPEC, "model-00001.safetensors"))
     return d
 
 
@@ -44,7 +44,7 @@ def test_broken_shard_beside_good_ones_exits_one(tmp_path, case, capsys):
 
 INDEXES = {
     "invalid_json": ('{"weight_map": {', "invalid JSON"),
-    "missing_shard": (json.dumps({"weight_map": {**{n: "model-00001.safetensors" for n in SPEC},
+    "missing_shard": (json.dumps({"weight_map": {**dict.fromkeys(SPEC, "model-00001.safetensors"),
                                                   "extra.weight": "model-00002.safetensors"}}), "which is missing"),
     "weight_map_not_object": (json.dumps({"weight_map": ["model-00001.safetensors"]}), "weight_map"),
     "not_an_object": ("[1, 2, 3]", "weight_map"),
@@ -65,7 +65,7 @@ def test_broken_index_exits_one(tmp_path, case, fmt, capsys):
 def test_index_naming_a_broken_shard_exits_one(tmp_path):
     d = _good_dir(tmp_path)
     (d / "model-00002.safetensors").write_bytes(CASES["invalid_json"][0])
-    write_index(d, {**{n: "model-00001.safetensors" for n in SPEC}, "x": "model-00002.safetensors"})
+    write_index(d, {**dict.fromkeys(SPEC, "model-00001.safetensors"), "x": "model-00002.safetensors"})
     assert main(["checkpoint", str(d)]) == 1
 
 
@@ -85,7 +85,7 @@ def test_good_checkpoint_exits_zero(tmp_path, index, capsys):
 
 def test_warnings_only_exit_zero(tmp_path, capsys):
     d = _good_dir(tmp_path)  # the index misses a tensor of the shard: a warning, every file was used
-    write_index(d, {n: "model-00001.safetensors" for n in list(SPEC)[1:]})
+    write_index(d, dict.fromkeys(list(SPEC)[1:], "model-00001.safetensors"))
     assert main(["checkpoint", str(d)]) == 0
     assert "missing from weight_map" in capsys.readouterr().out
 

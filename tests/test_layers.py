@@ -137,8 +137,12 @@ def test_the_contract_catches_what_it_forbids():
     up = imports_of("apxtui.trace", "from apxtui.tui.app import ApxApp\n", known)
     side = imports_of("apxtui.checkpoint.sol", "import apxtui.map.build\n", known)
     hidden = imports_of("apxtui.trace", "def f():\n    from apxtui.index.build import Index\n", known)
-    lazy = imports_of("apxtui.trace", "def f():\n    from apxtui.index.build import Index  # lazy: start-up\n"
-                                      "def g():\n    # lazy: start-up\n    from apxtui.index.build import Index\n", known)
+    lazy = imports_of(
+        "apxtui.trace",
+        "def f():\n    from apxtui.index.build import Index  # lazy: start-up\n"
+        "def g():\n    # lazy: start-up\n    from apxtui.index.build import Index\n",
+        known,
+    )
     tc = imports_of("apxtui.trace", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                     "    from apxtui.tui import app\n", known)
     assert [b.split(": ", 1)[1] for b in violations(up + side + tc)] == [

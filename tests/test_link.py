@@ -72,7 +72,9 @@ def test_method_on_two_types_is_ambiguous_unless_the_receiver_decides():
 
 
 def test_method_with_unknown_receiver_keeps_every_candidate():
-    src = TWO_TYPES_RS.replace("pub fn run(&self, x: &Mlp, y: Unknown) {", "pub fn run(&self, v: Vec<u8>) { let z = make();")
+    src = TWO_TYPES_RS.replace(
+        "pub fn run(&self, x: &Mlp, y: Unknown) {", "pub fn run(&self, v: Vec<u8>) { let z = make();"
+    )
     src = src.replace("self.attn.forward();\n        x.forward();\n        y.forward();", "z.forward();")
     g, _ = graph_of({"m/src/lib.rs": ("m", src)})
     targets = sorted((t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::Block::run", "call")
@@ -196,10 +198,16 @@ def test_alias_of_an_alias_and_glob_reexports():
         "c/src/ffi/mod.rs": ("c::ffi", "mod cuda;\npub(crate) use cuda::*;\n"),
         "c/src/ffi/cuda.rs": ("c::ffi::cuda", 'extern "C" { pub fn cudaMalloc(p: *mut u8) -> i32; }\n'),
         "c/src/kernels/mod.rs": ("c::kernels", "pub mod norm;\n"),
-        "c/src/kernels/norm.rs": ("c::kernels::norm", "use crate::ffi;\npub fn rms() { unsafe { ffi::cudaMalloc(0); } }\n"),
+        "c/src/kernels/norm.rs": (
+            "c::kernels::norm",
+            "use crate::ffi;\npub fn rms() { unsafe { ffi::cudaMalloc(0); } }\n",
+        ),
         "m/src/lib.rs": ("m", "pub mod backend;\npub mod exec;\n"),
         "m/src/backend.rs": ("m::backend", "pub use c::kernels;\n"),
-        "m/src/exec.rs": ("m::exec", "use super::backend::kernels;\nuse kernels::norm;\npub fn layer() { norm::rms(); }\n"),
+        "m/src/exec.rs": (
+            "m::exec",
+            "use super::backend::kernels;\nuse kernels::norm;\npub fn layer() { norm::rms(); }\n",
+        ),
     }
     g, _ = graph_of(files)
     assert [(t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::exec::layer", "call")] == [
@@ -209,8 +217,10 @@ def test_alias_of_an_alias_and_glob_reexports():
 
 
 def test_chained_calls_on_one_line_are_separate_call_sites():
-    src = "pub struct S; pub struct Sh;\nimpl S { pub fn shape(&self) -> Sh { Sh } }\nimpl Sh { pub fn dims(&self) {} }\n" \
-          "pub fn f(s: &S) { s.shape().dims(); }\n"
+    src = (
+        "pub struct S; pub struct Sh;\nimpl S { pub fn shape(&self) -> Sh { Sh } }\nimpl Sh { pub fn dims(&self) {} }\n"
+        "pub fn f(s: &S) { s.shape().dims(); }\n"
+    )
     g, _ = graph_of({"x/src/lib.rs": ("x", src)})
     sites = {e["site"] for _, e in edges_from(g, "x::f", "call")}
     assert len(sites) == 2

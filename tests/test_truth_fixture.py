@@ -167,7 +167,7 @@ def test_cublaslt_plan_built_in_another_function(fx):
 def _ckpt(tmp_path, names):
     d = tmp_path / "ckpt"
     d.mkdir()
-    write_safetensors(d / "model.safetensors", {n: ("BF16", (2, 2)) for n in names})
+    write_safetensors(d / "model.safetensors", dict.fromkeys(names, ("BF16", (2, 2))))
     return read_checkpoint(d)
 
 

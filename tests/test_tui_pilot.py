@@ -112,8 +112,10 @@ async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: P
                     "## Dtype boundaries", "## Launch totals (static)", "## CUDA Graph capture",
                     "## Checkpoint weight join", "- **Profile:** no profile: all configurations"):
             assert row in text, row
-        assert ("| stage | Python/Rust entry | Rust operator | ABI/adapter | kernel or library call | template arguments "
-                "| dtypes | launches | frequency | capture role | source |") in text
+        assert (
+            "| stage | Python/Rust entry | Rust operator | ABI/adapter | kernel or library call | template arguments "
+            "| dtypes | launches | frequency | capture role | source |"
+        ) in text
         table = [line for line in text.splitlines() if line.startswith("| ") and "rms_norm_kernel" in line]
         assert table, "the device table lists the RMSNorm kernel"
         assert any("cublasLtMatmul" in line for line in text.splitlines() if line.startswith("| "))

@@ -58,7 +58,9 @@ async def test_profile_screen_edits_retrace_at_once(tmp_path, demo_app):
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         assert app.screen.query_one("#profile-bar").plain().startswith("no profile: all configurations")
-        assert "attention_kernel" in kernels(app) and "flash_attn:run_mha_fwd" in libraries(app)  # every cfg alternative
+        assert "attention_kernel" in kernels(app) and "flash_attn:run_mha_fwd" in libraries(
+            app
+        )  # every cfg alternative
         await pilot.press("5")
         await ready(app, pilot)
         screen = app.screen

@@ -253,7 +253,9 @@ class CaptureAnalysis:
                 "complete": not cuts, "cut": cuts[:20], "allocations_in_body": allocs,
                 "graph_keys": [gk_public(c) for c in self._region_caches(fn)]}
 
-    def _hazard(self, st: Stage, path: tuple[Stage, ...], arms: tuple[ArmRef, ...], where: str) -> dict[str, Any] | None:
+    def _hazard(
+        self, st: Stage, path: tuple[Stage, ...], arms: tuple[ArmRef, ...], where: str
+    ) -> dict[str, Any] | None:
         v = st.via or {}
         op = host_op(st.qualname, v.get("args", []))
         if op is None:

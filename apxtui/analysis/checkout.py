@@ -113,12 +113,18 @@ def kernels_report(index: Any, max_entries: int = 8) -> dict[str, Any]:
             if e.get("kind") != "launch":
                 continue
             k = dt.kernel(n, e)
-            sites.append({"caller": g.nodes[u].get("qualname", ""), "at": loc(e.get("file", ""), e.get("line", 0)),
-                          "template_args": list(e.get("template_args", [])), "vendored": bool(g.nodes[u].get("vendored")),
-                          "conditions": [c.get("text", "") for c in e.get("conditions", [])],
-                          "loops": list(e.get("loops", [])),
-                          "dtypes": {x: k[x] for x in ("storage", "input", "output", "accumulator")},
-                          "conversions": k["conversions"]})
+            sites.append(
+                {
+                    "caller": g.nodes[u].get("qualname", ""),
+                    "at": loc(e.get("file", ""), e.get("line", 0)),
+                    "template_args": list(e.get("template_args", [])),
+                    "vendored": bool(g.nodes[u].get("vendored")),
+                    "conditions": [c.get("text", "") for c in e.get("conditions", [])],
+                    "loops": list(e.get("loops", [])),
+                    "dtypes": {x: k[x] for x in ("storage", "input", "output", "accumulator")},
+                    "conversions": k["conversions"],
+                }
+            )
         entries = _entries(g, rev, n, max_entries)
         rec = {"kernel": d.get("qualname", ""), "node": n, "definition": loc(d.get("file", ""), d.get("line", 0)),
                "template_params": list(d.get("template_params", [])), "params": list(d.get("params", [])),

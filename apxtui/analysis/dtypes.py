@@ -102,7 +102,9 @@ class DtypeAnalysis:
             if not ty.is_pointer(t):
                 continue
             dt = ty.canonical(t)
-            params.append({"name": p.name, "type": t, "dtype": dt, "role": "input" if ty.is_const_pointer(t) else "output"})
+            params.append(
+                {"name": p.name, "type": t, "dtype": dt, "role": "input" if ty.is_const_pointer(t) else "output"}
+            )
         storage = sorted({p["dtype"] for p in params if p["dtype"]})
         ins = _uniq(p["dtype"] for p in params if p["role"] == "input" and p["dtype"])
         outs = _uniq(p["dtype"] for p in params if p["role"] == "output" and p["dtype"])
@@ -144,7 +146,9 @@ class DtypeAnalysis:
                               "reduction": bool(_REDUCTION_HINT.search(a["value"]))})
         dts = _uniq(s["dtype"] for s in sites)
         if not sites:
-            return fact([], UNKNOWN, "no floating-point accumulation (`+=`, `x = f(x)`) found in the kernel or its helpers")
+            return fact(
+                [], UNKNOWN, "no floating-point accumulation (`+=`, `x = f(x)`) found in the kernel or its helpers"
+            )
         return fact(dts, EXACT, "declared types of the accumulated variables", [s["where"] for s in sites][:8],
                     sites=sites)
 
@@ -314,9 +318,19 @@ class DtypeAnalysis:
             operands["alternatives"] = alts
             operands["reason"] += "; the value depends on a condition the trace does not decide (see alternatives)"
         cst = (HEURISTIC if compute.how else EXACT) if compute.dtype else UNKNOWN
-        out = {"kind": "library", "api": api, "operands": operands,
-               "compute": fact(compute.dtype, cst, ("compute type argument" + (f"; {compute.how}" if compute.how else ""))
-                               if compute.dtype else "compute type not established", _uniq([site, *compute.evidence]))}
+        out = {
+            "kind": "library",
+            "api": api,
+            "operands": operands,
+            "compute": fact(
+                compute.dtype,
+                cst,
+                ("compute type argument" + (f"; {compute.how}" if compute.how else ""))
+                if compute.dtype
+                else "compute type not established",
+                _uniq([site, *compute.evidence]),
+            ),
+        }
         if compute.alternatives:
             out["compute"]["alternatives"] = compute.alternatives
         if scale.dtype:
@@ -354,8 +368,12 @@ class DtypeAnalysis:
         chosen = [a for a, s in arms if s]
         alts = [a for a, s in arms if s is None]
         if chosen:
-            return fact([x for a in chosen for x in (ty.enum_dtypes(a) or [a])], EXACT, f"arm selected at `match {dispatch_subject}`",
-                        arms=[a for a, _ in arms])
+            return fact(
+                [x for a in chosen for x in (ty.enum_dtypes(a) or [a])],
+                EXACT,
+                f"arm selected at `match {dispatch_subject}`",
+                arms=[a for a, _ in arms],
+            )
         return fact(None, UNKNOWN, f"no selection at `match {dispatch_subject}`: alternatives "
                     + ", ".join(a for a in alts), arms=[a for a, _ in arms])
 

@@ -197,7 +197,9 @@ class GraphKeys:
             return []
         facts = self.index.facts[d.file]
         calls = [c for c in facts.calls if c.caller == d.qualname and d.line <= c.line <= d.end_line]
-        inst = [e.get("line", 0) for _, v, e in self.g.out_edges(node, data=True) if self.roles.role(v) == "instantiate"]
+        inst = [
+            e.get("line", 0) for _, v, e in self.g.out_edges(node, data=True) if self.roles.role(v) == "instantiate"
+        ]
         if not inst:
             return []
         assigns = {a["var"]: a for a in d.attrs.get("assigns", [])}
@@ -207,7 +209,9 @@ class GraphKeys:
                     or not any(x < c.line for x in inst):
                 continue
             key = (c.args[0] if c.args else "").strip().lstrip("&")
-            lookups = [loc(x.file, x.line) for x in calls if x.receiver == c.receiver and x.callee.split(".")[-1] in _LOOKUP]
+            lookups = [
+                loc(x.file, x.line) for x in calls if x.receiver == c.receiver and x.callee.split(".")[-1] in _LOOKUP
+            ]
             derivation, key_vars, k = [], {key}, key
             for _ in range(4):  # follow single-identifier derivations: seq_len = pos + 1 → pos is fixed by the key
                 if k not in assigns:

@@ -121,8 +121,11 @@ def installed_state(index: Any, node: str) -> dict[str, str]:
 
 def state_read(index: Any, node: str) -> set[str]:
     """Statics/thread-locals a function reads (``X.with(…)``, ``X.get()``, ``X.load(…)``, ``X.borrow()``)."""
-    return {c.receiver.strip() for c in _calls_of(index, node)
-            if _STATE.match((c.receiver or "").strip()) and c.callee.split(".")[-1] in ("with", "get", "load", "borrow")}
+    return {
+        c.receiver.strip()
+        for c in _calls_of(index, node)
+        if _STATE.match((c.receiver or "").strip()) and c.callee.split(".")[-1] in ("with", "get", "load", "borrow")
+    }
 
 
 def wrapper_notes(index: Any, wrappers: list[tuple[Any, str]], hazards: list[dict[str, Any]]) -> None:

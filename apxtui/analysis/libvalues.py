@@ -288,7 +288,12 @@ class Values:
                     aliases[a["var"]] = {}
             for c in calls:
                 recv = (c.receiver or "").strip()
-                if c.kind != "method" or c.callee.split(".")[-1] not in _INSERT or recv not in aliases or len(c.args) < 2:
+                if (
+                    c.kind != "method"
+                    or c.callee.split(".")[-1] not in _INSERT
+                    or recv not in aliases
+                    or len(c.args) < 2
+                ):
                     continue
                 plan = re.sub(r"^std::move\((.*)\)$", r"\1", _strip(c.args[-1]))
                 env = dict(aliases[recv])

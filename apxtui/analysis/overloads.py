@@ -14,7 +14,9 @@ from typing import Any
 
 from apxtui.analysis import types as ty
 
-_CAST = re.compile(r"^\s*(?:static_cast|reinterpret_cast|const_cast)<\s*(.+?)\s*>\s*\(|^\s*\(\s*([\w:\s*]+?)\s*\)\s*[\w(]")
+_CAST = re.compile(
+    r"^\s*(?:static_cast|reinterpret_cast|const_cast)<\s*(.+?)\s*>\s*\(|^\s*\(\s*([\w:\s*]+?)\s*\)\s*[\w(]"
+)
 
 
 def arg_type(caller: Any, arg: str) -> str | None:

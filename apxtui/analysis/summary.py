@@ -40,7 +40,9 @@ def launches_short(s: dict[str, Any]) -> str:
     if not ln:
         return ""
     mult = ln.get("multiplier") or ""
-    own = {"device": "launch", "library": "library call", "library_setup": "library setup call"}.get(ln.get("self") or "", "")
+    own = {"device": "launch", "library": "library call", "library_setup": "library setup call"}.get(
+        ln.get("self") or "", ""
+    )
     if own:
         return own + (f" {mult}" if mult else "")
     parts = []

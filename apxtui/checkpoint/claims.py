@@ -166,7 +166,11 @@ class Claims:
         calls = self._calls_in(d)
         for c in calls:  # `for name in names` makes `name` an alias
             for ctxt in c.contexts:
-                m = re.match(r"for\s+\(?\s*(?:&\s*)?(\w+)[\w\s,()]*\s+in\s+(.+)$", ctxt.text) if ctxt.kind == "loop" else None
+                m = (
+                    re.match(r"for\s+\(?\s*(?:&\s*)?(\w+)[\w\s,()]*\s+in\s+(.+)$", ctxt.text)
+                    if ctxt.kind == "loop"
+                    else None
+                )
                 if m and _mentions(m.group(2), param):
                     names.add(m.group(1))
         role = MESSAGE

@@ -233,15 +233,24 @@ def join_dict(j: JoinResult, limit: int = 200) -> dict[str, Any]:
     for t in j.unclaimed:
         unclaimed_rows.setdefault(collapse(t.name), []).append(t)
     return {
-        "status": j.status, "status_text": status_text(j),
-        "counts": {"tensors": j.tensors, "claimed": j.claimed, "unclaimed": len(j.unclaimed),
-                   "patterns": len(j.matches), "matched_patterns": len(j.matched),
-                   "unmatched_patterns": len(j.unmatched), "prefix_patterns": len(j.prefixes),
-                   "not_applicable_patterns": len(j.not_applicable), "optional_absent": len(j.optional_absent),
-                   "alternatives_unused": len(j.alternatives_unused),
-                   "duplicate_claims": len(j.duplicates), "ignored_non_loader_strings": j.ignored_patterns,
-                   "too_generic_patterns": j.too_generic,
-                   **{f"skipped_{k}": v for k, v in j.skipped.items()}},
+        "status": j.status,
+        "status_text": status_text(j),
+        "counts": {
+            "tensors": j.tensors,
+            "claimed": j.claimed,
+            "unclaimed": len(j.unclaimed),
+            "patterns": len(j.matches),
+            "matched_patterns": len(j.matched),
+            "unmatched_patterns": len(j.unmatched),
+            "prefix_patterns": len(j.prefixes),
+            "not_applicable_patterns": len(j.not_applicable),
+            "optional_absent": len(j.optional_absent),
+            "alternatives_unused": len(j.alternatives_unused),
+            "duplicate_claims": len(j.duplicates),
+            "ignored_non_loader_strings": j.ignored_patterns,
+            "too_generic_patterns": j.too_generic,
+            **{f"skipped_{k}": v for k, v in j.skipped.items()},
+        },
         "families": j.families,
         "matched": [pat(m) for m in j.matched[:limit]],
         "unmatched": [pat(m) for m in j.unmatched[:limit]],
@@ -249,11 +258,19 @@ def join_dict(j: JoinResult, limit: int = 200) -> dict[str, Any]:
         "optional_absent": [pat(m) for m in j.optional_absent[:limit]],
         "alternatives_unused": [pat(m) for m in j.alternatives_unused[:limit]],
         "not_applicable": [pat(m) for m in j.not_applicable[:limit]],
-        "unclaimed": [{"pattern": k, "count": len(v), "dtypes": sorted({t.dtype for t in v}),
-                       "bytes": sum(t.nbytes for t in v), "example": v[0].name}
-                      for k, v in list(unclaimed_rows.items())[:limit]],
+        "unclaimed": [
+            {
+                "pattern": k,
+                "count": len(v),
+                "dtypes": sorted({t.dtype for t in v}),
+                "bytes": sum(t.nbytes for t in v),
+                "example": v[0].name,
+            }
+            for k, v in list(unclaimed_rows.items())[:limit]
+        ],
         "duplicates": [{"tensor": n, "patterns": ps} for n, ps in list(j.duplicates.items())[:limit]],
-        "static_analysis": "Static: names collected from string facts of the source; not the loader's runtime behaviour.",
+        "static_analysis": "Static: names collected from string facts of the source; "
+        "not the loader's runtime behaviour.",
     }
 
 

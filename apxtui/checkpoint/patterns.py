@@ -300,8 +300,10 @@ class Resolver:
         """``const NAME: &str = "…"`` / ``NAME = "…"`` in ``file`` (consts the extractor drops)."""
         if not file or not name[:1].isupper():
             return None
-        rx = re.compile(rf'^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:const|static)\s+{name}\s*:\s*&(?:\'static\s+)?str\s*=\s*"([^"\\]*)"'
-                        rf'|^{name}\s*(?::\s*\w+\s*)?=\s*[\'"]([^\'"\\]*)[\'"]\s*$')
+        rx = re.compile(
+            rf'^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:const|static)\s+{name}\s*:\s*&(?:\'static\s+)?str\s*=\s*"([^"\\]*)"'
+            rf'|^{name}\s*(?::\s*\w+\s*)?=\s*[\'"]([^\'"\\]*)[\'"]\s*$'
+        )
         self.ctx.source_line(file, 1)
         for i, text in enumerate(self.ctx._lines.get(file, []), 1):
             m = rx.match(text)

@@ -75,7 +75,9 @@ def read_checkpoint(path: str | Path) -> Checkpoint:
         ckpt.problems.extend(problems)
         for t in tensors:
             if t.name in seen:
-                ckpt.problems.append(Problem(name, f"duplicate tensor, also in {seen[t.name]}; first kept", "warning", t.name))
+                ckpt.problems.append(
+                    Problem(name, f"duplicate tensor, also in {seen[t.name]}; first kept", "warning", t.name)
+                )
                 continue
             seen[t.name] = name
             ckpt.tensors.append(t)

@@ -176,7 +176,9 @@ def _check_layer_tensor(acc: _Acc, sec: str, dims: dict[str, Dim], t: TensorInfo
     if rule is None:
         return
     if t.dtype in PACKING_DTYPES and "quantization_config" in dims:
-        acc.add(Finding("unchecked", sec, f"packed {t.dtype} quantised storage; logical shape not in the header", t.name))
+        acc.add(
+            Finding("unchecked", sec, f"packed {t.dtype} quantised storage; logical shape not in the header", t.name)
+        )
         return
     if parts[-1] == "bias":
         rule = (rule[0], None)

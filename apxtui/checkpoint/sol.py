@@ -179,7 +179,7 @@ class Work:
 def _dims(ckpt: Checkpoint) -> tuple[dict[str, Any], str]:
     dims = dims_for(ckpt.config) if ckpt.config else {}
     sec = text_section(ckpt.config) if ckpt.config else "top"
-    return ({k: v for k, v in dims.get(sec, {}).items()}, sec)
+    return (dict(dims.get(sec, {})), sec)
 
 
 def collect_work(doc: dict[str, Any], ckpt: Checkpoint, batch: int, seq: int, context: int,

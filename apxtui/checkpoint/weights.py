@@ -177,7 +177,9 @@ def bind_loops(doc: dict[str, Any], ckpt: Checkpoint, bind: dict[str, int] | Non
             if sec is None and len(with_layers) == 1:
                 sec = next(iter(with_layers))
             if sec is None:
-                rec["reason"] = f"INSUFFICIENT_EVIDENCE: several sections state a layer count ({', '.join(with_layers)})"
+                rec["reason"] = (
+                    f"INSUFFICIENT_EVIDENCE: several sections state a layer count ({', '.join(with_layers)})"
+                )
             else:
                 dim = with_layers[sec]
                 rec.update(value=dim.value, config_field=dim.source, status="heuristic",

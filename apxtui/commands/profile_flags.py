@@ -42,8 +42,8 @@ def profile_from_args(args: argparse.Namespace, root: Path | None) -> Profile | 
             raise ProfileError(f"no profile {args.profile!r} in {where} (known: {known})")
         t, f = profiles[args.profile]
         base = from_table(args.profile, t, f"{f}: ")
-    base.cfg_on += [c for c in getattr(args, "cfg", []) or []]
-    base.cfg_off += [c for c in getattr(args, "cfg_off", []) or []]
+    base.cfg_on += list(getattr(args, "cfg", []) or [])
+    base.cfg_off += list(getattr(args, "cfg_off", []) or [])
     for f in getattr(args, "features", []) or []:
         base.features += [x.strip() for x in f.replace(" ", ",").split(",") if x.strip()]
     if getattr(args, "no_default_features", False):

@@ -24,7 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"apxtui {__version__}")
     add_checkout(p)
     p.add_argument("--checkpoint", metavar="PATH", help="a .safetensors file or a checkpoint directory")
-    p.add_argument("--export-dir", metavar="DIR", help="where `e` writes reports (default CHECKOUT/devlocal/<entry>/reports)")
+    p.add_argument(
+        "--export-dir", metavar="DIR", help="where `e` writes reports (default CHECKOUT/devlocal/<entry>/reports)"
+    )
     p.add_argument("--no-mouse", action="store_true", help="leave the mouse to the terminal (text selection)")
     add_profile_args(p)
     return p

@@ -15,7 +15,9 @@ from apxtui.facts import CallSite, Definition
 from apxtui.index.resolve import EXACT, HEURISTIC, Resolved
 from apxtui.index.tables import Tables
 
-_RUNTIME_RE = re.compile(r"^(cuda[A-Z_]|cu[A-Z]|nvrtc|__nv_|__shfl|__syncthreads|atomic[A-Z]|__ldg|__float2|__half2|__bfloat)")
+_RUNTIME_RE = re.compile(
+    r"^(cuda[A-Z_]|cu[A-Z]|nvrtc|__nv_|__shfl|__syncthreads|atomic[A-Z]|__ldg|__float2|__half2|__bfloat)"
+)
 CPP_STD = {
     "printf", "fprintf", "snprintf", "malloc", "free", "memcpy", "memset", "abort", "exit", "assert", "min",
     "max", "fminf", "fmaxf", "expf", "exp", "sqrtf", "rsqrtf", "sqrt", "powf", "fabsf", "abs", "tanhf",
@@ -51,7 +53,12 @@ class CudaResolver:
         if name.startswith("__") and not name.startswith("__nv_cvt") and call.kind != "launch":
             return Resolved(drop=True, how="CUDA intrinsic")
         if not name:
-            return Resolved(status="unresolved", how="kernel not nameable from the launch", external=call.attrs.get("kernel_expr", "?"), external_kind="external")
+            return Resolved(
+                status="unresolved",
+                how="kernel not nameable from the launch",
+                external=call.attrs.get("kernel_expr", "?"),
+                external_kind="external",
+            )
         ids = [i for i in self.t.by_name.get(("cuda", name), []) if self.t.defs[i].kind in kinds]
         if "::" in call.callee:
             qual = call.callee.removeprefix("::")
@@ -62,7 +69,11 @@ class CudaResolver:
         ids = self.t.live(ids)
         real = [i for i in ids if not self.t.defs[i].attrs.get("decl_only")]
         if not real:
-            kind = "cuda_runtime" if _RUNTIME_RE.match(name) else ("std" if name in CPP_STD or call.callee.startswith("std::") else "external")
+            kind = (
+                "cuda_runtime"
+                if _RUNTIME_RE.match(name)
+                else ("std" if name in CPP_STD or call.callee.startswith("std::") else "external")
+            )
             if kind == "std":
                 return Resolved(drop=True, how="C/C++ standard library")
             how = "declared only (no definition indexed)" if ids else "no definition in the indexed code"

@@ -131,12 +131,23 @@ class PythonResolver:
             # unknown receiver: method name across project classes
             name = path[-1]
             cands = [i for i in self.t.by_name.get(("python", name), []) if self.t.defs[i].container]
-            cands += [pid for dotted, pid in self.pyo3.items() if dotted.rsplit(".", 1)[-1] == name and dotted.count(".") >= 2]
+            cands += [
+                pid for dotted, pid in self.pyo3.items() if dotted.rsplit(".", 1)[-1] == name and dotted.count(".") >= 2
+            ]
             if cands:
-                return Resolved.of(sorted(set(cands)), f"by method name only (receiver `{'.'.join(path[:-1])}` type unknown)", HEURISTIC)
+                return Resolved.of(
+                    sorted(set(cands)),
+                    f"by method name only (receiver `{'.'.join(path[:-1])}` type unknown)",
+                    HEURISTIC,
+                )
             return Resolved(drop=True, how="no method of that name in the checkout")
         if full.split(".")[0] in self.t.py_imports.get(call.file, {}).values() or "." in full:
-            return Resolved(status="unresolved", how="imported name not defined in the checkout", external=full, external_kind="external")
+            return Resolved(
+                status="unresolved",
+                how="imported name not defined in the checkout",
+                external=full,
+                external_kind="external",
+            )
         return Resolved(drop=True, how="not defined in the checkout")
 
     def _typed(self, ids: list[str], how: str, name: str) -> Resolved:
@@ -180,7 +191,9 @@ class PythonResolver:
 
 def _is_test(rel: str) -> bool:
     parts = rel.split("/")
-    return any(p in ("tests", "test") for p in parts[:-1]) or parts[-1].startswith("test_") or parts[-1] == "conftest.py"
+    return (
+        any(p in ("tests", "test") for p in parts[:-1]) or parts[-1].startswith("test_") or parts[-1] == "conftest.py"
+    )
 
 
 __all__ = ["PythonResolver", "EXACT"]

@@ -154,7 +154,11 @@ class RustResolver:
             return ["::".join([module, *rest])]
         if s0 == "super":
             parent = module.rsplit("::", 1)[0] if "::" in module else module
-            return self.expand(["self", *rest], parent, caller, depth + 1) if rest[:1] != ["super"] else self.expand(rest, parent, caller, depth + 1)
+            return (
+                self.expand(["self", *rest], parent, caller, depth + 1)
+                if rest[:1] != ["super"]
+                else self.expand(rest, parent, caller, depth + 1)
+            )
         if s0.startswith("::"):
             return ["::".join([s0[2:], *rest])]
         out: list[str] = []
@@ -262,9 +266,8 @@ class RustResolver:
             inner = s0.strip("<>")
             ty, _, trait = inner.partition(" as ")
             tshort = short_type(ty)
-            ids = [
-                i for i in self.t.methods.get((tshort, segs[-1]), []) if short_type(self.t.defs[i].trait) == short_type(trait)
-            ] if trait else list(self.t.methods.get((tshort, segs[-1]), []))
+            cands = self.t.methods.get((tshort, segs[-1]), [])
+            ids = [i for i in cands if short_type(self.t.defs[i].trait) == short_type(trait)] if trait else list(cands)
             return Resolved.of(ids, f"qualified path <{inner}>::{segs[-1]}")
         if caller is not None and s0 in caller.generic_bounds and len(segs) == 2:
             return self._generic(s0, segs[1], caller.generic_bounds[s0])
@@ -273,7 +276,8 @@ class RustResolver:
         for absolute in self.expand(segs, module, caller):
             ids, how = self.lookup(absolute)
             if ids:
-                status = EXACT if how in ("path", "impl method") or how.startswith(("re-export", "glob re-export")) else HEURISTIC
+                exact = how in ("path", "impl method") or how.startswith(("re-export", "glob re-export"))
+                status = EXACT if exact else HEURISTIC
                 return Resolved.of(ids, f"{how} {absolute}".strip(), status)
         ext = "::".join(segs)
         if segs[0] in ("std", "core", "alloc"):
@@ -281,8 +285,10 @@ class RustResolver:
         if len(segs) >= 2 and segs[-1][:1].isupper():
             return Resolved(drop=True, how="enum variant or tuple-struct constructor")
         if len(segs) >= 2 and segs[-2][:1].isupper() and segs[-2] not in self.t.types:
-            return Resolved(status="unresolved", how="type not defined in the checkout", external=ext, external_kind="external")
-        return Resolved(status="unresolved", how="no definition in the checkout", external=ext, external_kind="external")
+            return Resolved(status="unresolved", how="type not defined in the checkout", external=ext,
+                            external_kind="external")
+        return Resolved(status="unresolved", how="no definition in the checkout", external=ext,
+                        external_kind="external")
 
     def _generic(self, param: str, method: str, bounds: list[str]) -> Resolved:
         ids: list[str] = []

@@ -113,7 +113,9 @@ def extract_file(rel: str, data: bytes, lang: str, module: str = "", budget: flo
         data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        facts.issues.append(Issue(rel, "encoding", f"not valid UTF-8 at byte {e.start}; parsed with error recovery", line))
+        facts.issues.append(
+            Issue(rel, "encoding", f"not valid UTF-8 at byte {e.start}; parsed with error recovery", line)
+        )
     facts.lines = data.count(b"\n") + 1
     seconds = file_budget() if budget is None else budget
     clock = Budget(seconds)

@@ -153,9 +153,7 @@ def _base_type(node: Node, src: bytes) -> str:
     parts = []
     for i, c in enumerate(node.children):
         fname = node.field_name_for_child(i)
-        if fname == "type":
-            parts.append(text(c, src))
-        elif c.type == "type_qualifier" and fname is None and text(c, src) not in _DROP_QUALIFIERS:
+        if fname == "type" or c.type == "type_qualifier" and fname is None and text(c, src) not in _DROP_QUALIFIERS:
             parts.append(text(c, src))
     return one_line(" ".join(parts), _TYPE_LIMIT)
 
@@ -166,9 +164,9 @@ def _decl_type(base: str, prefix: str, arrays: str) -> str:
 
 def _strip_parens(node: Node | None, src: bytes) -> str:
     s = text(node, src).strip()
-    if node is not None and node.type in ("condition_clause", "parenthesized_expression"):
-        if s.startswith("(") and s.endswith(")"):
-            s = s[1:-1]
+    if (node is not None and node.type in ("condition_clause", "parenthesized_expression")
+            and s.startswith("(") and s.endswith(")")):
+        s = s[1:-1]
     return one_line(s)
 
 
@@ -940,7 +938,9 @@ class _Extractor:
             if conv.type == "call_expression" and _field(conv, "function") is not None:
                 f = _field(conv, "function")
                 store["conversion"] = _strip_targs(f, self.src) if f.type == "template_function" else text(f, self.src)
-                store["conversion_targs"] = _targs(_field(f, "arguments"), self.src) if f.type == "template_function" else []
+                store["conversion_targs"] = (
+                    _targs(_field(f, "arguments"), self.src) if f.type == "template_function" else []
+                )
             elif conv.type == "cast_expression" and _field(conv, "type") is not None:
                 store["conversion"] = "cast"
                 store["conversion_targs"] = [self.st.line(_field(conv, "type"))]

@@ -434,9 +434,9 @@ class _Extractor:
             self_name = self._self_name(scope, sdef)
             cls_node = self._scope(scope) if self_name else None
             cls = self.defs.get(cls_node.id) if cls_node is not None else None
-            if cls is not None and parts is not None and len(parts) == 2 and parts[0] == self_name and typ:
-                if ann_text or parts[1] not in cls.fields:
-                    cls.fields[parts[1]] = typ
+            if (cls is not None and parts is not None and len(parts) == 2 and parts[0] == self_name and typ
+                    and (ann_text or parts[1] not in cls.fields)):
+                cls.fields[parts[1]] = typ
 
     def _with_item(self, node: ts.Node) -> None:
         scope = self._scope(node)

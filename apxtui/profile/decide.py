@@ -68,7 +68,7 @@ def arms(rp: Resolved, construct: str, ctxs: dict[int, dict[str, Any]], file: st
             else:
                 out[i] = None
     else:
-        return {i: None for i in ctxs}, None
+        return dict.fromkeys(ctxs), None
     vals = list(out.values())
     implicit = False if True in vals else (True if all(v is False for v in vals) else None)
     return out, implicit

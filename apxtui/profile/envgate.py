@@ -14,8 +14,10 @@ from collections.abc import Callable
 Tri = bool | None
 
 _RUST_READ = re.compile(r'(?:std::)?env::var(?:_os)?\(\s*"([^"]+)"\s*\)')
-_PY_READ = re.compile(r'os\.(?:environ\.get|getenv)\(\s*["\']([^"\']+)["\']\s*(?:,\s*(["\'][^"\']*["\']|None|\w+))?\s*\)'
-                      r'|os\.environ\[\s*["\']([^"\']+)["\']\s*\]')
+_PY_READ = re.compile(
+    r'os\.(?:environ\.get|getenv)\(\s*["\']([^"\']+)["\']\s*(?:,\s*(["\'][^"\']*["\']|None|\w+))?\s*\)'
+    r'|os\.environ\[\s*["\']([^"\']+)["\']\s*\]'
+)
 _C_READ = re.compile(r'(?:std::)?getenv\(\s*"([^"]+)"\s*\)')
 _LIT = r'"((?:[^"\\]|\\.)*)"'
 

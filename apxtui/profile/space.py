@@ -48,9 +48,8 @@ class ConfigSpace:
         p = PurePosixPath(rel)
         for c in self.crates:
             d = PurePosixPath(c.dir) if c.dir else None
-            if d is None or d in p.parents:
-                if best is None or len(c.dir) > len(best.dir):
-                    best = c
+            if (d is None or d in p.parents) and (best is None or len(c.dir) > len(best.dir)):
+                best = c
         return best
 
     def crate_named(self, name: str) -> Crate | None:

@@ -85,26 +85,50 @@ def trace_document(index: Index, root: Stage, select: list[str], depth: int, pro
     """``choices``: dispatch key → chosen arm index (the explorer's ``[``/``]``), kept in the document."""
     stages = flat_stages(root)
     disp = list(dispatches(root))
-    return add_analyses(index, root, stages, {
-        **header(index, profile),
-        "entry": {"node": root.node, "qualname": root.qualname, "kind": root.kind, "file": root.file, "line": root.line},
-        "select": list(select),
-        "choices": dict(choices or {}),
-        "depth": depth,
-        "tree": stage_dict(root),
-        "stages": stages,
-        "dispatch_points": [
-            {"key": d.key, "construct": d.construct, "subject": d.subject, "file": d.file, "line": d.line,
-             "note": d.note,
-             "arms": [{"label": a.label, "selected": a.selected, "implicit": a.implicit} for a in d.arms]}
-            for d in disp
-        ],
-        "unresolved": [s for s in stages if (s["via"] or {}).get("resolution") == "unresolved"],
-        "ambiguous": [
-            {"key": d.key, "callee": d.subject, "file": d.file, "line": d.line, "candidates": [a.label for a in d.arms]}
-            for d in disp if d.construct == "candidates"
-        ],
-    })
+    return add_analyses(
+        index,
+        root,
+        stages,
+        {
+            **header(index, profile),
+            "entry": {
+                "node": root.node,
+                "qualname": root.qualname,
+                "kind": root.kind,
+                "file": root.file,
+                "line": root.line,
+            },
+            "select": list(select),
+            "choices": dict(choices or {}),
+            "depth": depth,
+            "tree": stage_dict(root),
+            "stages": stages,
+            "dispatch_points": [
+                {
+                    "key": d.key,
+                    "construct": d.construct,
+                    "subject": d.subject,
+                    "file": d.file,
+                    "line": d.line,
+                    "note": d.note,
+                    "arms": [{"label": a.label, "selected": a.selected, "implicit": a.implicit} for a in d.arms],
+                }
+                for d in disp
+            ],
+            "unresolved": [s for s in stages if (s["via"] or {}).get("resolution") == "unresolved"],
+            "ambiguous": [
+                {
+                    "key": d.key,
+                    "callee": d.subject,
+                    "file": d.file,
+                    "line": d.line,
+                    "candidates": [a.label for a in d.arms],
+                }
+                for d in disp
+                if d.construct == "candidates"
+            ],
+        },
+    )
 
 
 def add_analyses(index: Index, root: Stage, stages: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:

@@ -95,7 +95,7 @@ class ApxApp(App):
             if self.profile is not None:
                 self.post_message(IndexProgress(1, 1, "", "indexing: evaluating the profile…"))
                 session.set_profile(self.profile, session.bind(self.profile))
-        except Exception as e:  # shown in the UI, not a crash
+        except Exception as e:  # noqa: BLE001 - shown in the UI, not a crash
             self.post_message(IndexFailed(f"{type(e).__name__}: {e}"))
             return
         self.post_message(IndexReady(idx, time.perf_counter() - t0, session))

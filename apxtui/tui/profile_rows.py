@@ -85,7 +85,9 @@ def rows(space: ConfigSpace, rp: Resolved | None) -> list[Row]:
         by_arch.setdefault(a["arch"], []).append(f"{a['at']} ({a['how'][:60]})")
     for arch, locs in sorted(by_arch.items(), key=lambda kv: (len(kv[0]), kv[0])):
         state = NO_PROFILE_STATE if rp is None else ("target" if arch == target else "—")
-        out.append(Row("arch", arch, state, _where([x.split(" ", 1)[0] for x in locs]), [f"mentioned at {x}" for x in locs]))
+        out.append(
+            Row("arch", arch, state, _where([x.split(" ", 1)[0] for x in locs]), [f"mentioned at {x}" for x in locs])
+        )
     if target and target not in by_arch:
         out.insert(0, Row("arch", target, "target", "", ["given by the profile; not mentioned in the checkout"]))
     declared_features = {f for c in space.crates for f in c.features}
@@ -108,7 +110,9 @@ def rows(space: ConfigSpace, rp: Resolved | None) -> list[Row]:
             if rp is None:
                 state = NO_PROFILE_STATE
             else:
-                state = ("on" if feat in on else "off") + (" (default)" if dflt and not rp.p.no_default_features else "")
+                state = ("on" if feat in on else "off") + (
+                    " (default)" if dflt and not rp.p.no_default_features else ""
+                )
             detail = [f"declared in {c.manifest}"] + ([f"implies {', '.join(implies)}"] if implies else [])
             detail += ["on by default"] if dflt else []
             out.append(Row("feature", f"{c.name}/{feat}", state, c.manifest, detail))

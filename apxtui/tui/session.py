@@ -148,7 +148,7 @@ class Session:
             from apxtui.analysis.annotate import annotate  # lazy: first paint
 
             ann = annotate(self.index, root)
-        except Exception as e:  # an analysis failure must not take the explorer down
+        except Exception as e:  # noqa: BLE001 - an analysis failure must not take the explorer down
             return Analysis(gen, {}, {}, f"{type(e).__name__}: {e}", device)
         from apxtui.report.model import stage_dict, via_dict  # lazy: first paint
 

@@ -246,7 +246,9 @@ class CheckpointScreen(Screen):
             return
         label = self.app.checkpoint_label()  # type: ignore[attr-defined]
         dt = ", ".join(f"{t.key} ×{t.tensors}" for t in s.by_dtype)
-        head = f"{label}: {s.tensors:,} tensors, {s.shards} shard(s), {_params(s.params)} params, {_mb(s.bytes)} MB · {dt}"
+        head = (
+            f"{label}: {s.tensors:,} tensors, {s.shards} shard(s), {_params(s.params)} params, {_mb(s.bytes)} MB · {dt}"
+        )
         if not ck.tensors:
             head = f"{label}: EMPTY HEADER — the checkpoint declares no tensor"
         if ck.problems:
@@ -326,7 +328,9 @@ class CheckpointScreen(Screen):
         out.append(f"  {self.patterns[i][0]}; {len(m.tensors)} tensor(s), {m.nbytes:,} B\n")
         for s in m.pattern.sources[:3]:
             out.append(f"  {one_line(s.at, 80)}", style="dim")
-            out.append(f"  {one_line(s.written, 80)}  ({s.origin}{', in ' + one_line(s.caller, 50) if s.caller else ''})\n")
+            out.append(
+                f"  {one_line(s.written, 80)}  ({s.origin}{', in ' + one_line(s.caller, 50) if s.caller else ''})\n"
+            )
         if m.pattern.how:
             out.append("  how: " + one_line("; ".join(m.pattern.how[:3]), 200) + "\n", style="dim")
         out.rstrip()
@@ -489,7 +493,9 @@ class CheckpointScreen(Screen):
             panel.show([], "INSUFFICIENT_EVIDENCE: no checkpoint given — the speed of light needs the weights' "
                            "shapes and dtypes (--checkpoint PATH).")
         elif self.read_error:
-            panel.show([], f"INSUFFICIENT_EVIDENCE: the checkpoint could not be read ({one_line(self.read_error, 200)}).")
+            panel.show(
+                [], f"INSUFFICIENT_EVIDENCE: the checkpoint could not be read ({one_line(self.read_error, 200)})."
+            )
         elif self.devices_error:
             panel.show([], f"Device table unreadable: {one_line(self.devices_error, 300)}")
 

@@ -96,7 +96,9 @@ class KernelsScreen(TableNav, Screen):
                             reach.setdefault(v, []).append(e.qualname)
         rows = []
         for n, d in sorted(kernels, key=lambda x: x[1].get("qualname", "")):
-            launchers = sorted({g.nodes[u].get("qualname", u) for u, _, k in g.in_edges(n, data="kind") if k == "launch"})
+            launchers = sorted(
+                {g.nodes[u].get("qualname", u) for u, _, k in g.in_edges(n, data="kind") if k == "launch"}
+            )
             r = reach.get(n, [])
             status = "reached" if r else ("launched, no entry reaches it" if launchers else "never launched")
             rows.append((n, d.get("qualname", ""), f"{d.get('file')}:{d.get('line')}", launchers, r, status))
@@ -140,7 +142,9 @@ class KernelsScreen(TableNav, Screen):
         t.append("launched by: ", style="dim")
         t.append((", ".join(one_line(x, 60) for x in ls[:8]) or "nothing in the checkout") + "\n")
         t.append("reached from: ", style="dim")
-        t.append(", ".join(one_line(x, 60) for x in r[:12]) + (f" +{len(r) - 12}" if len(r) > 12 else "") or "no entry point")
+        t.append(
+            ", ".join(one_line(x, 60) for x in r[:12]) + (f" +{len(r) - 12}" if len(r) > 12 else "") or "no entry point"
+        )
         self.query_one("#kernel-detail", Static).update(t)
         del table
 
@@ -190,7 +194,9 @@ class CaptureScreen(TableNav, Screen):
     BINDINGS = list(TableNav.BINDINGS)
 
     def compose(self) -> ComposeResult:
-        yield Static("3 · Capture: CUDA-graph regions, bodies, constants, hazards", classes="screen-title", markup=False)
+        yield Static(
+            "3 · Capture: CUDA-graph regions, bodies, constants, hazards", classes="screen-title", markup=False
+        )
         yield Static("indexing…", id="capture-note", classes="note", markup=False)
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
@@ -220,7 +226,9 @@ class CaptureScreen(TableNav, Screen):
             return
         rows = capture_rows(a.path)
         regions = len(a.path.get("capture_regions") or [])
-        note.update(f"Path from {entry} with the explorer's arm choices: {regions} capture region(s), "
-                    f"{len(a.path.get('host_transfers') or [])} host transfer(s). Static analysis, not runtime validation.")
+        note.update(
+            f"Path from {entry} with the explorer's arm choices: {regions} capture region(s), "
+            f"{len(a.path.get('host_transfers') or [])} host transfer(s). Static analysis, not runtime validation."
+        )
         table.add_rows([(lit(a1, 12), lit(b, 70), lit(c, 60), lit(d, 120)) for a1, b, c, d in rows[:MAX_ROWS]])
         table.border_title = f"{len(rows)} rows"

@@ -119,12 +119,21 @@ class ProfileScreen(TableNav, Screen):
         for x in libs:
             lib, _, api = x.partition(":")
             by_lib.setdefault(lib, []).append(api)
-        text = (f"Path from {one_line(entry, 80)} (explorer's arm choices): {len(kernels)} kernel(s)"
-                + (": " + ", ".join(one_line(k.rpartition("::")[2], 40) for k in kernels[:8]) if kernels else "")
-                + (" …" if len(kernels) > 8 else "")
-                + "; library calls: " + ("; ".join(
-                    f"{lib} " + ", ".join(one_line(a, 30) for a in apis[:2]) + (f" +{len(apis) - 2}" if len(apis) > 2 else "")
-                    for lib, apis in by_lib.items()) or "none"))
+        text = (
+            f"Path from {one_line(entry, 80)} (explorer's arm choices): {len(kernels)} kernel(s)"
+            + (": " + ", ".join(one_line(k.rpartition("::")[2], 40) for k in kernels[:8]) if kernels else "")
+            + (" …" if len(kernels) > 8 else "")
+            + "; library calls: "
+            + (
+                "; ".join(
+                    f"{lib} "
+                    + ", ".join(one_line(a, 30) for a in apis[:2])
+                    + (f" +{len(apis) - 2}" if len(apis) > 2 else "")
+                    for lib, apis in by_lib.items()
+                )
+                or "none"
+            )
+        )
         box.update(text)
 
     @on(DataTable.RowSelected)

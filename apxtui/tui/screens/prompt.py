@@ -16,7 +16,9 @@ class Prompt(ModalScreen[str | None]):
                         padding: 0 1; }
     Prompt Static { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel", priority=True, id="prompt.cancel", tooltip="Close, change nothing")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", priority=True, id="prompt.cancel", tooltip="Close, change nothing")
+    ]
 
     def __init__(self, title: str, value: str = "", hint: str = "") -> None:
         super().__init__()

@@ -61,7 +61,7 @@ class EntryList(OptionList):
     def highlight_node(self, node: str) -> None:
         try:
             self.highlighted = self.get_option_index(node)
-        except Exception:  # not shown under the current filter
+        except Exception:  # noqa: BLE001 - not shown under the current filter
             pass
 
     def first_match(self) -> str | None:

@@ -18,7 +18,10 @@ from apxtui.tui.details import Section
 from apxtui.tui.widgets.details_pane import render_grid, render_sections
 
 FIELDS = (("sol-batch", "batch", "B", 7), ("sol-seq", "seq", "S", 7), ("sol-context", "context", "= seq", 9))
-FIELDS2 = (("sol-floor", "launch floor µs", "device table", 13), ("sol-bind", "bind loops", "TEXT=N, … (loop header text)", 0))
+FIELDS2 = (
+    ("sol-floor", "launch floor µs", "device table", 13),
+    ("sol-bind", "bind loops", "TEXT=N, … (loop header text)", 0),
+)
 
 
 class SolResult(VerticalScroll, can_focus=True):
