@@ -16,14 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from apxtui.errors import OutputError
 from apxtui.textsafe import SafeStream
 
 #: Exit status after the reader of stdout went away (what a shell reports for SIGPIPE).
 EXIT_BROKEN_PIPE = 141
-
-
-class OutputError(Exception):
-    """The output cannot be written (closed stdout, unwritable ``-o`` path): one line, exit 1."""
 
 
 class _Closed:

@@ -15,7 +15,10 @@ where they were first defined (``apxtui.scan.ScanError``, ``apxtui.trace.SymbolE
     │   ├── CfgSyntaxError
     │   └── PPSyntaxError
     ├── CheckpointError    the path cannot be opened as a checkpoint at all
-    └── HeaderError        a safetensors header defect that makes one file unusable (.tensor)
+    ├── HeaderError        a safetensors header defect that makes one file unusable (.tensor)
+    ├── InputFileError     a file named by input cannot be used: outside its root, not a regular file,
+    │                      too large, malformed (also a ValueError)
+    └── OutputError        the output cannot be written (closed stdout, unwritable ``-o`` path)
 """
 
 from __future__ import annotations
@@ -67,3 +70,11 @@ class HeaderError(ApxError):
     def __init__(self, message: str, tensor: str | None = None) -> None:
         super().__init__(message)
         self.tensor = tensor
+
+
+class InputFileError(ApxError, ValueError):
+    """A file named by input cannot be used: outside its root, not a regular file, too large, malformed."""
+
+
+class OutputError(ApxError):
+    """The output cannot be written (closed stdout, unwritable ``-o`` path): one line, exit 1."""

@@ -25,16 +25,14 @@ import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from apxtui.errors import InputFileError
+
 KiB, MiB = 1024, 1024 * 1024
 #: Size limits of the small inputs (a real one is far below each).
 MANIFEST_MAX = 1 * MiB  # Cargo.toml, .apxtui.toml
 CONFIG_MAX = 16 * MiB  # config.json
 INDEX_MAX = 64 * MiB  # *.safetensors.index.json (a 100k-tensor model's is ~10 MB)
 JSON_DEPTH_MAX = 64  # config.json nesting (real ones: under 6)
-
-
-class InputFileError(ValueError):
-    """A file named by input cannot be used: outside its root, not a regular file, too large, malformed."""
 
 
 def confine(root: Path, name: str, base: str = "", what: str = "the checkout") -> Path:
@@ -136,7 +134,9 @@ def parse_json(data: bytes | str, label: str, duplicates: list[str] | None = Non
         raise InputFileError(f"{label}: JSON nested more than {max_depth} levels deep; not read")
     if seen:
         if duplicates is None:
-            raise InputFileError(f"{label}: duplicate key {seen[0]!r}" + (f" (+{len(seen) - 1} more)" if len(seen) > 1 else ""))
+            raise InputFileError(
+                f"{label}: duplicate key {seen[0]!r}" + (f" (+{len(seen) - 1} more)" if len(seen) > 1 else "")
+            )
         duplicates.extend(seen)
     return value
 

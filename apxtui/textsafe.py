@@ -29,7 +29,7 @@ from typing import Any, TextIO
 
 _PICTURES = {c: chr(0x2400 + c) for c in range(32)}  # ␀ … ␟ (␛ for ESC, ␊ for LF, ␉ for TAB)
 _PICTURES[0x7F] = "\u2421"  # ␡
-_BAD = {c: "\ufffd" for c in (*range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0x2029)}
+_BAD = dict.fromkeys((*range(128, 160), *range(8234, 8239), *range(8294, 8298), 8232, 8233), "�")
 #: Multi-line text: every control except newline and tab.
 _TEXT = str.maketrans({**{c: p for c, p in _PICTURES.items() if c not in (9, 10)}, **_BAD})
 #: One line: newline and tab too.

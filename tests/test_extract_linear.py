@@ -40,7 +40,9 @@ def _nested_calls(lang: str, n: int) -> str:
     body = "h(" * n + "1" + ")" * n
     if lang == "python":
         return f"def f():\n    return {body}\n"
-    return ("int f() { return " if lang == "cuda" else "fn f() -> i32 { ") + body + ("; }\n" if lang == "cuda" else " }\n")
+    return (
+        ("int f() { return " if lang == "cuda" else "fn f() -> i32 { ") + body + ("; }\n" if lang == "cuda" else " }\n")
+    )
 
 
 def _nested_blocks(lang: str, n: int) -> str:

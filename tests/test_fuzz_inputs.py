@@ -22,8 +22,8 @@ from apxtui.cli import main
 from apxtui.textsafe import has_control
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")  # large reprs of headers
-BUDGET = dict(deadline=timedelta(seconds=15), suppress_health_check=[HealthCheck.too_slow], derandomize=True,
-              database=None)
+BUDGET = {"deadline": timedelta(seconds=15), "suppress_health_check": [HealthCheck.too_slow], "derandomize": True,
+          "database": None}
 
 # File-name characters: markup, escapes, newline, tab, brackets, Markdown and shell metacharacters.
 NAME_CHARS = st.sampled_from(list("ab_.-[]/@=\\`|<>()#*$ ") + ["\x1b", "\x07", "\x9b", "\n", "\t", "\r", "é", "\u202e"])
@@ -33,7 +33,12 @@ names = st.text(NAME_CHARS, min_size=1, max_size=16).map(lambda s: s.replace("/"
 
 def _python(kind: str, n: int) -> str:
     if kind == "nested":
-        return "def f(x):\n" + "".join(" " * (i + 1) * 4 + f"if x > {i}:\n" for i in range(n)) + " " * (n + 1) * 4 + "g(x)\n"
+        return (
+            "def f(x):\n"
+            + "".join(" " * (i + 1) * 4 + f"if x > {i}:\n" for i in range(n))
+            + " " * (n + 1) * 4
+            + "g(x)\n"
+        )
     if kind == "long":
         return "def f(x):\n    return " + "+".join(f"g({i})" for i in range(n)) + "\n"
     return "def f(x):\n    return " + "(" * n + "g(x)" + ")" * n + "\n"
@@ -44,14 +49,20 @@ def _rust(kind: str, n: int) -> str:
         return "pub fn f() {\n" + "{" * n + "g();" + "}" * n + "\n}\nfn g() {}\n"
     if kind == "long":
         return "pub fn f() -> u32 {\n    " + "+".join(f"g({i})" for i in range(n)) + "\n}\nfn g(x: u32) -> u32 { x }\n"
-    return "pub fn f() {\n" + "".join(f"    let a{i} = {i};\n    for _ in 0..a{i} {{ g(); }}\n" for i in range(n)) + "}\n"
+    return (
+        "pub fn f() {\n" + "".join(f"    let a{i} = {i};\n    for _ in 0..a{i} {{ g(); }}\n" for i in range(n)) + "}\n"
+    )
 
 
 def _cuda(kind: str, n: int) -> str:
     if kind == "nested":
         return "__global__ void k(float* x) {\n" + "{" * n + "x[0] = 1;" + "}" * n + "\n}\n"
     if kind == "long":
-        return "__device__ int g(int);\n__global__ void k(int* x) { x[0] = " + "+".join(f"g({i})" for i in range(n)) + "; }\n"
+        return (
+            "__device__ int g(int);\n__global__ void k(int* x) { x[0] = "
+            + "+".join(f"g({i})" for i in range(n))
+            + "; }\n"
+        )
     return 'extern "C" void f(float* x) {\n' + "".join(f"  k<<<{i + 1}, 32>>>(x);\n" for i in range(n)) + "}\n"
 
 
@@ -99,8 +110,11 @@ def _header(doc, n_override: int | None, data: int) -> bytes:
 
 json_leaf = st.one_of(st.integers(-(2**70), 2**70), st.text(NAME_CHARS, max_size=8), st.booleans(), st.none(),
                       st.floats(allow_nan=True))
-json_doc = st.recursive(json_leaf, lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(NAME_CHARS, max_size=6), c,
-                                                                                        max_size=4), max_leaves=20)
+json_doc = st.recursive(
+    json_leaf,
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(NAME_CHARS, max_size=6), c, max_size=4),
+    max_leaves=20,
+)
 entries = st.fixed_dictionaries({"dtype": st.sampled_from(["F32", "BF16", "F8_E4M3", "Q4", "I64"]),
                                  "shape": st.lists(st.integers(-1, 2**40), max_size=5),
                                  "data_offsets": st.lists(st.integers(-1, 2**20), min_size=0, max_size=3)})
@@ -120,7 +134,9 @@ def test_malformed_checkpoints_are_problems_never_crashes(header, n_override, da
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
         (root / f"{name}.safetensors").write_bytes(_header(header, n_override, data))
-        (root / "ok.safetensors").write_bytes(_header({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, None, 4))
+        (root / "ok.safetensors").write_bytes(
+            _header({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, None, 4)
+        )
         if config is not None:
             (root / "config.json").write_bytes(config if isinstance(config, bytes) else config.encode())
         for argv in (["checkpoint", d], ["checkpoint", d, "--json"], ["checkpoint", str(root / f"{name}.safetensors")]):

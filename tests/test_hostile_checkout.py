@@ -37,7 +37,7 @@ def test_build_scripts_and_path_modules_outside_are_not_read(checkout):
     space = discover(checkout)
     d = space.to_dict()
     assert set(d["cfg"]) == {"inside", "from_util"}  # `..` inside the checkout is fine; out of it is not
-    probs = {f: m for f, m in space.problems}
+    probs = dict(space.problems)
     assert "leads outside the checkout" in probs["inner/Cargo.toml"]
     assert "leads outside the checkout" in probs["shared/../../outside/m.rs"]
 

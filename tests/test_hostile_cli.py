@@ -64,7 +64,10 @@ def test_markdown_report_neutralises_markup_in_names(tmp_path, capsys):
 
 def test_options_before_the_command_select_the_command():
     cmds, takes = {"index", "trace"}, {"--jobs", "--checkpoint"}
-    assert split_command(["--jobs", "2", "index", "--demo"], cmds, takes) == ("index", ["index", "--jobs", "2", "--demo"])
+    assert split_command(["--jobs", "2", "index", "--demo"], cmds, takes) == (
+        "index",
+        ["index", "--jobs", "2", "--demo"],
+    )
     assert split_command(["--debug", "--jobs", "2", "trace", "x"], cmds, takes) == (
         "trace", ["--debug", "trace", "--jobs", "2", "x"])
     assert split_command(["--checkpoint", "index", "/co"], cmds, takes)[0] is None  # a value, then the TUI

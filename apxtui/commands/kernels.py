@@ -38,13 +38,20 @@ def render(rep: dict, include_vendored: bool) -> str:
         if not k["launch_sites"]:
             lines.append("  no launch site in the index")
         for e in k["entries"][:4]:
-            lines.append(f"  reached from {e['entry']}: " + " → ".join(e["path"][1:-1][:6]) + (" …" if len(e["path"]) > 8 else ""))
+            lines.append(
+                f"  reached from {e['entry']}: "
+                + " → ".join(e["path"][1:-1][:6])
+                + (" …" if len(e["path"]) > 8 else "")
+            )
     if hidden:
         lines.append(f"({hidden} vendored kernels not listed; --all shows them)")
     lines.append("")
     lines.append("not reached from any entry:")
     for u in rep["unreached"]:
-        lines.append(f"  {u['kind']} {u['name']}  {u['definition']}" + ("  (launched, but no entry reaches the launcher)" if u["launched"] else ""))
+        lines.append(
+            f"  {u['kind']} {u['name']}  {u['definition']}"
+            + ("  (launched, but no entry reaches the launcher)" if u["launched"] else "")
+        )
     return join_lines(lines)
 
 

@@ -162,7 +162,7 @@ def name_tests(lang: str, families: tuple[str, ...]) -> tuple[tuple[NameTest, ..
     for i in range(full.pattern_count):
         body_b = raw[full.start_byte_for_pattern(i) : full.end_byte_for_pattern(i)]
         body = _COMMENT_RE.sub("", body_b.decode("utf-8", "replace"))
-        caps = [c for c in _CAPTURE_RE.findall(_PREDICATE_RE.sub("", _STRING_RE.sub('""', body)))]
+        caps: list[str] = _CAPTURE_RE.findall(_PREDICATE_RE.sub("", _STRING_RE.sub('""', body)))
         names = [c for c in caps if not c.startswith("_")]
         if not names or not all(c.startswith(families) for c in names) or not _single_node_pattern(body):
             continue

@@ -147,7 +147,7 @@ def _route(names: tuple[str, ...]) -> tuple[str, bool, str]:
     if special:
         return "", False, special
     bucket = next((k for k in _BUCKETS if k in names), "")
-    attr = any((n.startswith("attr.") or n.startswith("binding.pyo3.")) and n != "attr.value" for n in names)
+    attr = any(n.startswith(("attr.", "binding.pyo3.")) and n != "attr.value" for n in names)
     return bucket, attr, ""
 
 
@@ -368,7 +368,7 @@ class _Extractor:
             fn(*args)
         except (RecursionError, BudgetExceeded):
             raise
-        except Exception as e:  # recorded as an Issue and shown, never silent
+        except Exception as e:  # noqa: BLE001 - recorded as an Issue and shown, never silent
             node = next((a for a in args if isinstance(a, ts.Node)), None)
             if node is None:
                 caps = next((a for a in args if isinstance(a, dict)), {})
@@ -378,7 +378,7 @@ class _Extractor:
 
     def _collect_attr(self, caps: dict[str, list[ts.Node]]) -> None:
         for name, nodes in caps.items():
-            if not (name.startswith("attr.") or name.startswith("binding.pyo3.")) or name == "attr.value":
+            if not name.startswith(("attr.", "binding.pyo3.")) or name == "attr.value":
                 continue
             item = nodes[0]
             value = self.t(caps["attr.value"][0]) if "attr.value" in caps else ""

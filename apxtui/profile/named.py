@@ -10,11 +10,11 @@ The command-line flags that select and extend them are in ``apxtui.commands.prof
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from apxtui.errors import ProfileError
+from apxtui.inputs import MANIFEST_MAX, InputFileError, confine, parse_toml, read_limited
 from apxtui.profile.buildscript import arch_number
 from apxtui.profile.model import Profile
 
@@ -33,10 +33,11 @@ def named_profiles(root: Path | None) -> dict[str, tuple[dict[str, Any], Path]]:
     for f in reversed(config_files(root)):  # later (checkout) wins
         if not f.is_file():
             continue
-        try:
-            data = tomllib.loads(f.read_text("utf-8"))
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise ProfileError(f"{f}: {e}") from e
+        try:  # the checkout's file must stay in the checkout (not a symlink out of it)
+            path = confine(Path(root), f.name) if root is not None and f.parent == Path(root) else f
+            data = parse_toml(read_limited(path, MANIFEST_MAX, str(f)), str(f))
+        except InputFileError as e:
+            raise ProfileError(str(e)) from e
         tables = {**data.get("profiles", {}), **data.get("profile", {})}
         for name, t in tables.items():
             if isinstance(t, dict):

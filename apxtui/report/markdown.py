@@ -125,9 +125,11 @@ def render_markdown(doc: dict[str, Any]) -> str:
     ]
     rows = device_rows(stages)
     if rows:
-        out += ["| stage | Python/Rust entry | Rust operator | ABI/adapter | kernel or library call | template arguments "
-                "| dtypes | launches | frequency | capture role | source |",
-                "|---|---|---|---|---|---|---|---|---|---|---|"]
+        out += [
+            "| stage | Python/Rust entry | Rust operator | ABI/adapter | kernel or library call | template arguments "
+            "| dtypes | launches | frequency | capture role | source |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for i, r in enumerate(rows, 1):
             s = r["stage"]
             v = s.get("via") or {}
@@ -168,7 +170,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
     if not doc["ambiguous"] and not doc["unresolved"]:
         out.append("Every edge on this path resolved exactly or heuristically.")
     for a in doc["ambiguous"]:
-        out.append(f"- ambiguous {code(a['callee'])} at {esc(a['file'])}:{a['line']}: " + "; ".join(code(c) for c in a["candidates"]))
+        out.append(
+            f"- ambiguous {code(a['callee'])} at {esc(a['file'])}:{a['line']}: "
+            + "; ".join(code(c) for c in a["candidates"])
+        )
     for s in doc["unresolved"]:
         v = s.get("via") or {}
         out.append(f"- unresolved {code(s['qualname'])} called at {esc(_site(s))} ({esc(v.get('how', ''))})")
@@ -229,8 +234,10 @@ def analysis_sections(doc: dict[str, Any]) -> list[str]:
     if not regions:
         out.append("No capture region on this path.")
     for r in regions:
-        out.append(f"- **Region** in {code(r['function'])}: begin {esc((r.get('begin') or {}).get('at', '—'))}, "
-                   f"end {esc((r.get('end') or {}).get('at', '—'))}" + (f" — {esc(r['note'])}" if r.get("note") else ""))
+        out.append(
+            f"- **Region** in {code(r['function'])}: begin {esc((r.get('begin') or {}).get('at', '—'))}, "
+            f"end {esc((r.get('end') or {}).get('at', '—'))}" + (f" — {esc(r['note'])}" if r.get("note") else "")
+        )
         out += [f"  - {esc(x)}" for x in end_lines(r)]
         out.append("  - body: " + (", ".join(code(c["call"]) + f" @ {esc(c['at'])}" for c in r["body_calls"]) or "—"))
         out += [f"  - {esc(x)}" for x in lifecycle_lines(r)]

@@ -70,11 +70,19 @@ def render_summary(doc: dict[str, Any]) -> str:
     lines = ["", "== launch totals (static) =="] + [f"  {_s(x)}" for x in totals_lines(doc)]
     lines += ["", "== device work =="]
     for s in doc.get("stages", []):
-        if s.get("dtypes") and s["dtypes"].get("kind") in ("kernel", "library") or (s.get("capture") or {}).get("hazards"):
+        if (
+            s.get("dtypes")
+            and s["dtypes"].get("kind") in ("kernel", "library")
+            or (s.get("capture") or {}).get("hazards")
+        ):
             v = s.get("via") or {}
-            lines.append(_s(f"  {s['qualname']} @ {v.get('file', '')}:{v.get('line', '')}: {dtype_short(s.get('dtypes'))}"
-                            f" | {launches_short(s)} | {(s.get('frequency') or {}).get('label', '')}"
-                            + (f" | {capture_short(s)}" if s.get("capture") else "")))
+            lines.append(
+                _s(
+                    f"  {s['qualname']} @ {v.get('file', '')}:{v.get('line', '')}: {dtype_short(s.get('dtypes'))}"
+                    f" | {launches_short(s)} | {(s.get('frequency') or {}).get('label', '')}"
+                    + (f" | {capture_short(s)}" if s.get("capture") else "")
+                )
+            )
     lines += ["", "== dtype boundaries =="]
     prev = None
     for b in doc.get("dtype_boundaries", []):
@@ -85,8 +93,12 @@ def render_summary(doc: dict[str, Any]) -> str:
         prev = key
     lines += ["", "== capture regions =="]
     for r in doc.get("capture_regions", []):
-        lines.append(_s(f"  {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}, "
-                        f"end {(r.get('end') or {}).get('at', '-')}, body {', '.join(c['call'] for c in r['body_calls'])}"))
+        lines.append(
+            _s(
+                f"  {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}, "
+                f"end {(r.get('end') or {}).get('at', '-')}, body {', '.join(c['call'] for c in r['body_calls'])}"
+            )
+        )
         for h in r.get("hazards", []):
             lines.append(_s(f"    HAZARD {hazard_line(h)}"))
     lines += ["", "== host transfers / syncs / allocations =="]
