@@ -27,11 +27,13 @@ run: $(STAMP)
 	$(BIN)/apxtui --demo
 
 test: $(STAMP) system-deps
-	$(BIN)/ruff check apxtui tests benchmarks
+	$(BIN)/ruff check apxtui tests benchmarks scripts
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n $(TEST_JOBS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check apxtui tests benchmarks
+	$(BIN)/ruff check apxtui tests benchmarks scripts
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/index_speed.py

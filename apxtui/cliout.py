@@ -48,7 +48,7 @@ class Streams:
         self._saved = (sys.stdout, sys.stderr)
         out = sys.stdout if sys.stdout is not None else _Closed("output")
         err = sys.stderr if sys.stderr is not None else open(os.devnull, "w")  # noqa: SIM115 - lives for the process
-        sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)  # type: ignore[assignment]
+        sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)  # type: ignore[arg-type]  # _Closed: a closed stdout
         return self
 
     def release(self) -> None:

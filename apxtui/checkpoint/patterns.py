@@ -379,6 +379,7 @@ class Resolver:
         if not sites:
             how.append(f"{{{p.name}}}: parameter of {p.fn.split('::')[-1]}, no caller found: wildcard")
             return self.expand([MANY if t == p else t for t in toks], depth, how, levels, cond)
+        assert d is not None  # no definition: no call sites, returned above
         plist = [x.name for x in d.params if x.name != "self"]
         k = plist.index(p.name) if p.name in plist else -1
         ci = plist.index(cond.cond_param) if cond and cond.cond_param in plist and p.fn == self._cond_fn else -1
@@ -491,7 +492,7 @@ def collect_patterns(facts: Mapping[str, Any], graph: Any = None, root: Path | s
     ctx = _Ctx(facts, graph, Path(root) if root is not None else None)
     res = Resolver(ctx)
     under = tuple(u.rstrip("/") + "/" for u in under if u)
-    built: list[tuple[str, Source, list[str], bool]] = []
+    built: list[tuple[str, Source, list[str], bool, str, Claim]] = []
     skipped = {"messages": 0, "not_name_like": 0, "consumed_as_prefix": 0}
     todo = []
     claims = Claims(ctx)

@@ -250,7 +250,9 @@ def _check_tensor(
     for i, (value, text, _, derived, keys) in known.items():
         tag = " (uses a derived value)" if derived else ""
         if i in bad:
-            msg = f"{label} {_axis(i)} is {shape[i]} but {text} = {value}{tag}{_implied(rule[i], dims, shape[i])}"
+            terms = rule[i]
+            assert terms is not None  # an axis with a value has a rule
+            msg = f"{label} {_axis(i)} is {shape[i]} but {text} = {value}{tag}{_implied(terms, dims, shape[i])}"
             acc.add(Finding("mismatch", sec, msg, t.name, expected=value, actual=shape[i], keys=keys, derived=derived),
                     key=f"{label}:{i}:{shape[i]}")
         else:

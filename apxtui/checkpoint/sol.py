@@ -303,7 +303,13 @@ def _attention_work(st: dict[str, Any], at: str, dims: dict[str, Any], sec: str,
         w.missing.append(f"KV/activation dtype under {st['qualname']} not established")
     if w.missing:
         return w
-    h, kvh, hd = (need[k].value for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    assert dt is not None  # established above, else w.missing
+    vals = []
+    for k in ("num_attention_heads", "num_key_value_heads", "head_dim"):
+        dim = need[k]
+        assert dim is not None  # a missing dimension returned above
+        vals.append(dim.value)
+    h, kvh, hd = vals
     pairs = seq * (ctx - seq) + seq * (seq + 1) / 2  # causal: new token j sees ctx - seq + j keys
     w.flops = 4.0 * batch * h * hd * pairs
     w.dtype = dt
@@ -350,7 +356,7 @@ def speed_of_light(doc: dict[str, Any], ckpt: Checkpoint, device: Device, batch:
     for w in priced:
         if w.flops:
             flops_by[w.dtype or "?"] = flops_by.get(w.dtype or "?", 0.0) + w.flops * w.mult
-    demand = {
+    demand: dict[str, Any] = {
         "weight_bytes": sum(w.weight_bytes * w.mult for w in priced),
         "activation_bytes": sum(w.act_bytes * w.mult for w in priced),
         "kv_bytes": sum(w.kv_bytes * w.mult for w in priced),

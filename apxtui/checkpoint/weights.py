@@ -197,7 +197,8 @@ def _bound_totals(doc: dict[str, Any], values: dict[str, int]) -> None:
     res: dict[str, dict[str, Any]] = {}
     for ph, kinds in lt.items():
         for kind, c in kinds.items():
-            num, left_terms = 0, {}
+            num = 0
+            left_terms: dict[tuple[str, ...], int] = {}
             for t in c.get("terms", []):
                 factor, left = t["count"], []
                 for lab in t["per"]:

@@ -63,8 +63,9 @@ dropped where the language's :class:`Policy` says so (C conditions, cfg predicat
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import tree_sitter as ts
 
@@ -292,7 +293,8 @@ class Contexts:
     def _chains(self, arms: list[_Rec]) -> None:
         """Head, arm number and earlier arms of every chained arm; else-ifs' else dropped."""
         if_nodes = {r.node.id for r in arms if r.kind != "else"}
-        links, heads = self.links, {}
+        links = self.links
+        heads: dict[int, Any] = {}
         groups: dict[int, list[_Rec]] = {}
         for r in arms:
             if r.kind == "else" and any(b.id in if_nodes for b in r.bodies):
@@ -363,7 +365,7 @@ class Contexts:
             f.ctx = above
         return above
 
-    def _env(self, nodes: list[Node | None], frame: Frame) -> list[str]:
+    def _env(self, nodes: Sequence[Node | None], frame: Frame) -> list[str]:
         if self.env is None:
             return []
         got = self.env([n for n in nodes if n is not None], frame.scope)
@@ -406,10 +408,10 @@ class Contexts:
         n = r.node
         if r.of is not None:  # an elif condition: the else of the earlier arms
             arm = r.of
-            earlier = [a.cond for a in arm.chain_conds if a.cond is not None]
+            conds = [a.cond for a in arm.chain_conds if a.cond is not None]
             c = Context("else", "else", line(n), pos_key(arm.head), arm.index,
                         negated=[self._cond_text(a) for a in arm.chain_conds if a.cond is not None],
-                        env=self._env(earlier, frame))  # fmt: skip
+                        env=self._env(conds, frame))  # fmt: skip
         elif k in _CHAINED:
             earlier = [a for a in r.chain_conds if a.cond is not None]
             negated = [self._cond_text(a) for a in earlier]

@@ -409,8 +409,8 @@ class _Extractor:
             for n, _ in self.caps[mark]:
                 self.marks[n.id].add(mark)
         self.abi_scopes = {n.id for n, _ in self.caps["abi.scope"]}
-        for n, st in self.caps["type.vendor"]:
-            self.vendor_ns[text(n, self.src)] = str(st.get("library") or text(n, self.src))
+        for n, settings in self.caps["type.vendor"]:
+            self.vendor_ns[text(n, self.src)] = str(settings.get("library") or text(n, self.src))
         self._collect_namespaces(root)
         self._nest()
         for n, _ in self.caps["definition.function"]:
@@ -935,8 +935,8 @@ class _Extractor:
             conv = right
             while conv.type == "parenthesized_expression" and _named(conv):
                 conv = _named(conv)[0]
-            if conv.type == "call_expression" and _field(conv, "function") is not None:
-                f = _field(conv, "function")
+            f = _field(conv, "function") if conv.type == "call_expression" else None
+            if f is not None:
                 store["conversion"] = _strip_targs(f, self.src) if f.type == "template_function" else text(f, self.src)
                 store["conversion_targs"] = (
                     _targs(_field(f, "arguments"), self.src) if f.type == "template_function" else []
@@ -1049,7 +1049,8 @@ class _Extractor:
         contexts = list(self.ctx.of(frame))
         fn_node = frame.scope.node if frame is not None and frame.scope is not None else None
         fn = self.fns.get(fn_node.id) if fn_node is not None else None
-        kind, receiver, targs = "call", "", []
+        kind, receiver = "call", ""
+        targs: list[str] = []
         if fnode.type in ("identifier", "qualified_identifier", "template_function"):
             parts, targs = _name_parts(fnode, src)
             callee = "::".join(parts)
@@ -1189,7 +1190,7 @@ class _Extractor:
     def _read_expansion(self, root: Node, mname: str, mnode: Node, args: list[str], start: int, end: int,
                         expanded: str) -> None:
         node = root.descendant_for_byte_range(start, start)
-        sc = self._scope(node) if node is not None else {"names": [], "pp": [], "abi": False}
+        sc: dict[str, Any] = self._scope(node) if node is not None else {"names": [], "pp": [], "abi": False}
         first = self.src.count(b"\n", 0, start) + 1
         for km in _MACRO_KERNEL_RE.finditer(expanded):
             if km.group(2).isidentifier():
@@ -1227,7 +1228,7 @@ class _Extractor:
         self, root: Node, name: str, extern_c: bool, mnode: Node, args: list[str], start: int, end: int
     ) -> None:
         node = root.descendant_for_byte_range(start, start)
-        sc = self._scope(node) if node is not None else {"names": [], "pp": [], "abi": False}
+        sc: dict[str, Any] = self._scope(node) if node is not None else {"names": [], "pp": [], "abi": False}
         first = self.src.count(b"\n", 0, start) + 1
         self.facts.defs.append(
             Definition(
@@ -1289,7 +1290,8 @@ class _Extractor:
             f = f.parent
         if f is None or f.kind != "conditional":
             return None
-        path, n = [], f.node
+        path: list[Node] = []
+        n = f.node
         while n.id != call.id and len(path) < 6:
             c = n.child_with_descendant(call)
             if c is None:

@@ -14,12 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import tree_sitter as ts
 
 
 @cache
 def language(lang: str) -> ts.Language:
+    mod: Any
     if lang == "rust":
         import tree_sitter_rust as mod
     elif lang == "cuda":

@@ -415,8 +415,9 @@ class _Extractor:
         if env and (left.type == "identifier" or key.count(".") == 1):
             table_id = scope.id if scope is not None else 0
             if left.type == "attribute":
-                cls = self._scope(scope) if sdef is not None and sdef.kind == "python_fn" else None
-                table_id = cls.id if cls is not None else -1
+                # a definition (sdef) has a scope node
+                cls_scope = self._scope(scope) if sdef is not None and sdef.kind == "python_fn" else None  # type: ignore[arg-type]
+                table_id = cls_scope.id if cls_scope is not None else -1
             if table_id != -1:
                 self.env_vals.setdefault(table_id, {}).setdefault(key, []).append((node.start_byte, env))
         if sdef is None:
@@ -431,8 +432,8 @@ class _Extractor:
                 sdef.locals[key] = typ
         elif left.type == "attribute":
             parts = _dotted(left, self.st)
-            self_name = self._self_name(scope, sdef)
-            cls_node = self._scope(scope) if self_name else None
+            self_name = self._self_name(scope, sdef)  # type: ignore[arg-type]  # sdef is scope's definition
+            cls_node = self._scope(scope) if self_name else None  # type: ignore[arg-type]
             cls = self.defs.get(cls_node.id) if cls_node is not None else None
             if (cls is not None and parts is not None and len(parts) == 2 and parts[0] == self_name and typ
                     and (ann_text or parts[1] not in cls.fields)):
@@ -497,14 +498,14 @@ class _Extractor:
             b -= b > a and self.src[b - 1 : b] == b")"
             return [st.line_range(a, b, ARG_LIMIT)]
         out = []
-        for a in args.named_children:
-            if a.type == "comment":
+        for arg in args.named_children:
+            if arg.type == "comment":
                 continue
-            if a.type == "keyword_argument":
-                name = st.text(a.child_by_field_name("name"))
-                out.append(one_line(f"{name}={st.line(a.child_by_field_name('value'), ARG_LIMIT)}", ARG_LIMIT))
+            if arg.type == "keyword_argument":
+                name = st.text(arg.child_by_field_name("name"))
+                out.append(one_line(f"{name}={st.line(arg.child_by_field_name('value'), ARG_LIMIT)}", ARG_LIMIT))
             else:
-                out.append(st.line(a, ARG_LIMIT))
+                out.append(st.line(arg, ARG_LIMIT))
         return out
 
     def _context_env(self, nodes: list[ts.Node], scope: Frame | None) -> list[str]:

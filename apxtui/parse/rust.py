@@ -52,12 +52,13 @@ def split_path(path: str) -> tuple[list[str], list[str]]:
 
     ``Foo::<u8>::new`` -> (["Foo", "new"], ["<u8>"]); ``<T as Tr>::f`` -> (["<T as Tr>", "f"], []).
     """
+    segs: list[str]
     if "<" not in path:  # no generics: a plain split gives the same segments
         segs = [s.strip() for s in path.split("::")]
         if segs[0] == "" and len(segs) > 1:
             segs = segs[1:]
         return segs, []
-    segs: list[str] = []
+    segs = []
     depth = 0
     cur: list[str] = []
     i = 0
@@ -77,7 +78,8 @@ def split_path(path: str) -> tuple[list[str], list[str]]:
     segs.append("".join(cur).strip())
     if segs and segs[0] == "" and len(segs) > 1:  # leading `::std::…`
         segs = segs[1:]
-    kept, generics = [], []
+    kept: list[str] = []
+    generics: list[str] = []
     for k, s in enumerate(segs):
         (generics if k > 0 and s.startswith("<") else kept).append(s)
     return kept, generics
@@ -134,7 +136,7 @@ _BUCKETS = (
     "ffi.decl", "import", "import.mod", "reference.call", "reference.method",
     "reference.indirect", "reference.macro", "env.read", "binding.register", "local", "string",
 )  # fmt: skip
-_ROUTES: dict[tuple[str, ...], tuple[str, bool]] = {}  # capture names of a match -> _route
+_ROUTES: dict[tuple[str, ...], tuple[str, bool, str]] = {}  # capture names of a match -> _route
 
 
 _SPECIAL = ("chain.try", "const.value", "attr.before")
@@ -564,13 +566,13 @@ class _Extractor:
                 d.attrs["methods"] = [self.t(c.child_by_field_name("name")) for c in body.named_children
                                       if c.type in ("function_item", "function_signature_item")]  # fmt: skip
         attrs = self.item_attrs(node)
-        for k, v in attrs:
+        for k, av in attrs:
             if k == "binding.pyo3.class":
-                m = _NAME_RE.search(v)
+                m = _NAME_RE.search(av)
                 py = m.group(1) if m else d.name
                 self.pyclasses[d.name] = py
                 b = Binding("class", py, d.qualname, self.f.file, d.line, rust_type=d.name)
-                mm = re.search(r'\bmodule\s*=\s*"([^"]*)"', v)
+                mm = re.search(r'\bmodule\s*=\s*"([^"]*)"', av)
                 if mm:
                     b.attrs["module"] = mm.group(1)
                 self.f.bindings.append(b)
@@ -739,7 +741,7 @@ class _Extractor:
         if t == "scoped_use_list":
             p = n.child_by_field_name("path")
             newp = prefix + (split_path(self.t(p))[0] if p is not None else [])
-            return self._use_leaves(n.child_by_field_name("list"), newp)
+            return self._use_leaves(n.child_by_field_name("list"), newp)  # type: ignore[arg-type]  # grammar: has a list
         if t == "use_list":
             out: list[tuple[list[str], str]] = []
             for c in n.named_children:
@@ -924,12 +926,13 @@ class _Extractor:
     def _tt_segments(self, tt: ts.Node) -> list[tuple[int, int]]:
         """Byte ranges of the top-level comma-separated pieces of a token tree."""
         out: list[tuple[int, int]] = []
-        start = end = None
+        start: int | None = None
+        end = 0
         for c in tt.children[1:-1]:
             if c.type == ",":
                 if start is not None:
                     out.append((start, end))
-                start = end = None
+                start = None
                 continue
             if start is None:
                 start = c.start_byte

@@ -139,8 +139,8 @@ class BuildScript:
                     self.fns.setdefault(name.text.decode(), (f, n))
             elif n.type == "string_literal":
                 s = _str(n)
-                for m in ARCH_STR.finditer(s):
-                    self.arch_mentions.append((f, n.start_point[0] + 1, m.group(0)))
+                for am in ARCH_STR.finditer(s):
+                    self.arch_mentions.append((f, n.start_point[0] + 1, am.group(0)))
                 dm = _DEFINE_FLAG.match(s)
                 if dm:
                     self._emit("define", dm.group(1), dm.group(2), f, n)
@@ -148,7 +148,8 @@ class BuildScript:
                 sides = [n.child_by_field_name("left"), n.child_by_field_name("right")]
                 texts = [self.t(x) for x in sides]
                 for a, b in ((0, 1), (1, 0)):
-                    if (sides[b] is not None and sides[b].type == "integer_literal" and _ARCH_NAME.search(texts[a])
+                    side = sides[b]
+                    if (side is not None and side.type == "integer_literal" and _ARCH_NAME.search(texts[a])
                             and not _NOT_GPU.search(texts[a]) and texts[b].isdigit() and 20 <= int(texts[b]) < 300):
                         self.arch_mentions.append((f, n.start_point[0] + 1, f"sm_{texts[b]}"))
             elif n.type == "macro_invocation" and _macro_name(n) in ("println", "print"):
@@ -162,17 +163,17 @@ class BuildScript:
                     if m:
                         inner = m.group(1).strip()
                         inner = inner[4:-1] if inner.startswith("cfg(") and inner.endswith(")") else inner
-                        for name in re.split(r",\s*(?![^()]*\))", inner):
-                            name = name.strip()
-                            if name and not name.startswith("values("):
-                                self._emit("check_cfg", name, None, f, n)
+                        for part in re.split(r",\s*(?![^()]*\))", inner):
+                            cfg_name = part.strip()
+                            if cfg_name and not cfg_name.startswith("values("):
+                                self._emit("check_cfg", cfg_name, None, f, n)
             elif n.type == "call_expression":
                 fn = n.child_by_field_name("function")
                 if fn is not None and fn.type == "field_expression":
                     fld = self.t(fn.child_by_field_name("field"))
                     args = n.child_by_field_name("arguments")
                     first = args.named_children[0] if args is not None and args.named_children else None
-                    if fld == "define" and first is not None and first.type == "string_literal":
+                    if fld == "define" and args is not None and first is not None and first.type == "string_literal":
                         val = args.named_children[1] if len(args.named_children) > 1 else None
                         vt = self.t(val)
                         value = None if vt in ("", "None") else _unquote(vt.removeprefix("Some(").removesuffix(")"))
@@ -199,12 +200,12 @@ class BuildScript:
         fn_node = None
         while p is not None:
             if p.type == "if_expression":
-                cond = p.child_by_field_name("condition")
+                cond = p.child_by_field_name("condition")  # the grammar: an if_expression has one
                 chain = _in_chain(p)
                 if _is(p.child_by_field_name("consequence"), child):
-                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), True, cond, chain))
+                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), True, cond, chain))  # type: ignore[arg-type]
                 elif _is(p.child_by_field_name("alternative"), child):
-                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), False, cond, chain))
+                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), False, cond, chain))  # type: ignore[arg-type]
             elif p.type in ("match_arm", "closure_expression", "for_expression", "while_expression",
                             "loop_expression"):
                 label = {"match_arm": "match arm", "closure_expression": "closure"}.get(p.type, "loop")
@@ -317,8 +318,9 @@ class BuildScript:
 
     def _binary(self, n: Node, ctx: _Ctx, bind: dict[str, object], depth: int) -> object:
         op = self.t(n.child_by_field_name("operator"))
-        a = self._val(n.child_by_field_name("left"), ctx, bind, depth + 1)
-        b = self._val(n.child_by_field_name("right"), ctx, bind, depth + 1)
+        # the grammar: a binary_expression has both sides
+        a = self._val(n.child_by_field_name("left"), ctx, bind, depth + 1)  # type: ignore[arg-type]
+        b = self._val(n.child_by_field_name("right"), ctx, bind, depth + 1)  # type: ignore[arg-type]
         if op in ("&&", "||"):
             av = a if isinstance(a, bool) else None
             bv = b if isinstance(b, bool) else None
@@ -329,7 +331,8 @@ class BuildScript:
         if a is _UNKNOWN or b is _UNKNOWN or type(a) is not type(b):
             return _UNKNOWN
         try:
-            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+            # same type (checked above); a type without an order raises TypeError, caught
+            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]  # type: ignore[operator]
         except (KeyError, TypeError):
             return _UNKNOWN
 
@@ -384,9 +387,9 @@ class BuildScript:
             var = (m.group(1) or m.group(2)) if m else None
             if var is not None:
                 init = self._let_value(n, var)
-                v = bind.get(var, _UNKNOWN) if var in bind else (
+                bound = bind.get(var, _UNKNOWN) if var in bind else (
                     self._val(init, ctx, bind, depth + 1) if init is not None else _UNKNOWN)
-                return ARCH if v is ARCH else _UNKNOWN
+                return ARCH if bound is ARCH else _UNKNOWN
             return _UNKNOWN
         if name == "matches" and tt is not None:
             subj_text, _, pats = body.partition(",")

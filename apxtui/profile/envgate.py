@@ -167,9 +167,9 @@ def _closure(var: str, body: str, val: str) -> Tri:
     pre = re.escape(var) + r"(?:\.(?:as_str|trim|as_ref|to_lowercase|to_ascii_lowercase)\(\))*"
     m = re.fullmatch(r"\*?" + pre + r" ?(==|!=) ?\*?" + _LIT, t)
     if m:
-        v = val.strip() if ".trim()" in t else val
-        v = v.lower() if "lowercase" in t else v
-        return (v == m.group(2)) if m.group(1) == "==" else (v != m.group(2))
+        sv = val.strip() if ".trim()" in t else val
+        sv = sv.lower() if "lowercase" in t else sv
+        return (sv == m.group(2)) if m.group(1) == "==" else (sv != m.group(2))
     m = re.fullmatch(r"matches!\(" + pre + r", ?(.+)\)", t)
     if m:
         lits = [x.strip() for x in m.group(1).split("|")]

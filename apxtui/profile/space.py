@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -127,7 +128,7 @@ def find_crates(root: Path, problems: list[tuple[str, str]] | None = None) -> li
     return crates
 
 
-def discover(root: str | Path, facts: dict[str, FileFacts] | None = None) -> ConfigSpace:
+def discover(root: str | Path, facts: Mapping[str, FileFacts] | None = None) -> ConfigSpace:
     root = Path(root).resolve()
     problems: list[tuple[str, str]] = []
     crates = find_crates(root, problems)
@@ -140,8 +141,10 @@ def discover(root: str | Path, facts: dict[str, FileFacts] | None = None) -> Con
             space.archs.append((a, f, ln, "build script"))
     for rel, ff in sorted((facts or {}).items()):
         _from_facts(space, rel, ff)
-    seen = set()
-    space.archs = [a for a in space.archs if not (a[:3] in seen or seen.add(a[:3]))]
+    first: dict[tuple[str, str, int], tuple[str, str, int, str]] = {}
+    for arch in space.archs:
+        first.setdefault(arch[:3], arch)
+    space.archs = list(first.values())
     return space
 
 

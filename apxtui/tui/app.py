@@ -88,8 +88,7 @@ class ApxApp(App):
         t0 = time.perf_counter()
         try:
             idx = self.prebuilt if self.prebuilt is not None else build_index(
-                self.root, use_cache=self.config.use_cache, workers=self.config.jobs,
-                progress=lambda d, t, f: self.post_message(IndexProgress(d, t, f)))
+                self.root, use_cache=self.config.use_cache, workers=self.config.jobs, progress=self._progress)
             session = Session(idx, checkpoint=self.checkpoint, checkpoint_label=self.checkpoint_label(),
                               export_dir=self.export_dir)
             if self.profile is not None:
@@ -99,6 +98,9 @@ class ApxApp(App):
             self.post_message(IndexFailed(f"{type(e).__name__}: {e}"))
             return
         self.post_message(IndexReady(idx, time.perf_counter() - t0, session))
+
+    def _progress(self, done: int, total: int, current: str) -> None:
+        self.post_message(IndexProgress(done, total, current))
 
     def on_index_progress(self, msg: IndexProgress) -> None:
         for s in self._listeners:

@@ -48,7 +48,8 @@ class ExplorerCommands(Provider):
         session = getattr(screen, "session", None)
         if with_entries and session is not None:
             for e in entry_points(session.index.graph):
-                out.append((f"entry: {one_line(e.qualname, 120)}", partial(screen.set_entry, e.node), e.group))
+                set_entry = screen.set_entry  # type: ignore[attr-defined]  # the explorer screen
+                out.append((f"entry: {one_line(e.qualname, 120)}", partial(set_entry, e.node), e.group))
         return out
 
     async def discover(self) -> Hits:
@@ -105,5 +106,6 @@ class SymbolCommands(Provider):
                 scored.append((score, title, node, info))
         scored.sort(key=lambda s: -s[0])
         for score, title, node, info in scored[:MAX_HITS]:
-            yield Hit(score, highlight(matcher, title), partial(self.screen.jump_to, node), text=title,
+            jump_to = self.screen.jump_to  # type: ignore[attr-defined]  # the explorer screen
+            yield Hit(score, highlight(matcher, title), partial(jump_to, node), text=title,
                       help=escape(one_line(info, 100)))

@@ -117,15 +117,15 @@ def rows(space: ConfigSpace, rp: Resolved | None) -> list[Row]:
             detail += ["on by default"] if dflt else []
             out.append(Row("feature", f"{c.name}/{feat}", state, c.manifest, detail))
     for name, reads in sorted(doc["env"].items()):
-        dflt = sorted({r["default"] for r in reads if r["default"]})
+        defaults = sorted({r["default"] for r in reads if r["default"]})
         if rp is None:
             state = NO_PROFILE_STATE
         elif name in rp.p.env:
             state = f"= {rp.p.env[name]!r}"
         else:
-            state = "unset" + (" (code default)" if dflt else "")
+            state = "unset" + (" (code default)" if defaults else "")
         detail = [f"read at {r['at']}" + (f" in {r['caller']}" if r.get("caller") else "") for r in reads[:12]]
-        detail += [f"default/use: {d}" for d in dflt]
+        detail += [f"default/use: {d}" for d in defaults]
         out.append(Row("env", name, state, _where([r["at"] for r in reads]), detail))
     return out
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,8 @@ class Session:
             return False
         if stage.expanded:
             return bool(stage.children)
-        return any(k in CALL_EDGE_KINDS for _, _, k in self.index.graph.out_edges(stage.node, data="kind"))
+        kinds: Iterable[tuple[str, str, str]] = self.index.graph.out_edges(stage.node, data="kind")
+        return any(k in CALL_EDGE_KINDS for _, _, k in kinds)
 
     def choose(self, disp: Dispatch, step: int) -> int:
         """Move the choice at ``disp`` by ``step`` arms (wrapping); returns the chosen arm index.

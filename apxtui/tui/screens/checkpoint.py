@@ -7,6 +7,8 @@ empty header, no patterns) is said as such.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,6 +18,7 @@ from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, Tab
 
 from apxtui.checkpoint import CheckpointError, check_shapes, read_checkpoint, summarize
 from apxtui.checkpoint.join import EMPTY_HEADER, STATUS_TEXT
+from apxtui.checkpoint.model import Checkpoint
 from apxtui.checkpoint.names import pattern
 from apxtui.checkpoint.sol import find_device, load_devices, speed_of_light
 from apxtui.checkpoint.view import (
@@ -85,7 +88,7 @@ class CheckpointScreen(Screen):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.session: Session | None = None
-        self.ckpt = None
+        self.ckpt: Checkpoint | None = None
         self.summary = None
         self.findings: list = []
         self.join = None
@@ -96,7 +99,8 @@ class CheckpointScreen(Screen):
         self.join_error = ""
         self._joining = False
         self.sol_request: SolRequest | None = None
-        self._doc = None  # (generation, trace document with stored weights) for the speed of light
+        # (generation, trace document with stored weights) for the speed of light
+        self._doc: tuple[int, Any] | None = None
         self.sol_stale = True
 
     # -- layout --------------------------------------------------------------------------
@@ -136,7 +140,7 @@ class CheckpointScreen(Screen):
         if path is None:
             self._no_checkpoint()
         else:
-            self.query_one("#ckpt-summary", Static).update(f"reading {self.app.checkpoint_label()}…")
+            self.query_one("#ckpt-summary", Static).update(f"reading {self.app.checkpoint_label()}…")  # type: ignore[attr-defined]
             for t in self._tables():
                 t.loading = True
             self._read(path)
@@ -204,7 +208,7 @@ class CheckpointScreen(Screen):
         assert self.session is not None
         try:
             j = self.session.weight_join()
-            claims = tensor_claims(self.ckpt, j)
+            claims = tensor_claims(self.ckpt, j)  # type: ignore[arg-type]  # read before the join runs
         except Exception as e:  # noqa: BLE001 - shown, not raised
             self.app.call_from_thread(self._join_failed, f"{type(e).__name__}: {e}")
             return
@@ -244,7 +248,7 @@ class CheckpointScreen(Screen):
         ck, s = self.ckpt, self.summary
         if ck is None or s is None:
             return
-        label = self.app.checkpoint_label()  # type: ignore[attr-defined]
+        label = self.app.checkpoint_label()
         dt = ", ".join(f"{t.key} ×{t.tensors}" for t in s.by_dtype)
         head = (
             f"{label}: {s.tensors:,} tensors, {s.shards} shard(s), {_params(s.params)} params, {_mb(s.bytes)} MB · {dt}"

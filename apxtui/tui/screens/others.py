@@ -7,12 +7,14 @@ join) are shown as "not analysed yet"; what the graph already knows is shown as 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
+from typing import ClassVar
 
 import networkx as nx
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
@@ -30,7 +32,7 @@ def lit(s: object, limit: int = 100) -> Text:
 
 
 class TableNav:
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "table('down')", "Down", show=False, id="table.down", tooltip="Next row"),
         Binding("k", "table('up')", "Up", show=False, id="table.up", tooltip="Previous row"),
         Binding("g", "table('top')", "Top", show=False, id="table.top", tooltip="First row"),
@@ -76,9 +78,10 @@ class KernelsScreen(TableNav, Screen):
     def _compute(self) -> None:
         assert self.session is not None
         g = self.session.index.graph
-        calls = nx.MultiDiGraph()
+        calls: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         calls.add_nodes_from(g.nodes)
-        calls.add_edges_from((u, v) for u, v, k in g.edges(data="kind") if k in CALL_EDGE_KINDS)
+        edge_kinds: Iterable[tuple[str, str, str]] = g.edges(data="kind")
+        calls.add_edges_from((u, v) for u, v, k in edge_kinds if k in CALL_EDGE_KINDS)
         entries = entry_points(g)
         reach: dict[str, list[str]] = {}
         kernels = [(n, d) for n, d in g.nodes(data=True) if d.get("kind") == "kernel"]
@@ -96,9 +99,8 @@ class KernelsScreen(TableNav, Screen):
                             reach.setdefault(v, []).append(e.qualname)
         rows = []
         for n, d in sorted(kernels, key=lambda x: x[1].get("qualname", "")):
-            launchers = sorted(
-                {g.nodes[u].get("qualname", u) for u, _, k in g.in_edges(n, data="kind") if k == "launch"}
-            )
+            into: Iterable[tuple[str, str, str]] = g.in_edges(n, data="kind")
+            launchers = sorted({g.nodes[u].get("qualname", u) for u, _, k in into if k == "launch"})
             r = reach.get(n, [])
             status = "reached" if r else ("launched, no entry reaches it" if launchers else "never launched")
             rows.append((n, d.get("qualname", ""), f"{d.get('file')}:{d.get('line')}", launchers, r, status))

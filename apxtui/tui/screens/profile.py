@@ -186,7 +186,7 @@ class ProfileScreen(TableNav, Screen):
         self.app.profile_changed()  # type: ignore[attr-defined]
         self.notify(self.session.profile_text(), title="Profile", timeout=3)
 
-    def action_toggle(self) -> None:
+    def action_toggle(self) -> None:  # type: ignore[override]  # this screen's own toggle (space)
         r = self._current()
         if r is None or self.session is None:
             return
@@ -209,7 +209,7 @@ class ProfileScreen(TableNav, Screen):
             hint = "; ".join(d for d in r.detail if d.startswith("default/use")) or "empty: unset"
             self.app.push_screen(Prompt(f"Value of {r.name} (empty: unset)", cur, hint),
                                  lambda v: None if v is None else self._apply(
-                                     pr.set_env(self.session.profile, r.name, v or None)))  # type: ignore[union-attr]
+                                     pr.set_env(self.session.profile, r.name, v or None)))
         elif r.kind == "arch":
             self._apply(pr.set_arch(p, r.name))
         else:

@@ -119,7 +119,7 @@ class CallTree(Tree[Item]):
         while n.parent is not None:
             depth, n = depth + 1, n.parent
         x = depth * self.guide_depth  # where the row's label starts
-        end = x + event.node.label.cell_len + 2
+        end = x + event.node.label.cell_len + 2  # type: ignore[union-attr]  # row labels are Text
         width = self.scrollable_content_region.width
         if x < self.scroll_x:
             self.scroll_to(x=max(0, x - 4), animate=False)
@@ -305,10 +305,10 @@ class CallTree(Tree[Item]):
     def is_device(self, node: TreeNode[Item]) -> bool:
         """A kernel launch or a library call that does work (setup calls such as ``cublasLtCreate`` are skipped)."""
         d = node.data
-        if d is None or d.kind != "stage" or d.obj.kind not in DEVICE_KINDS:  # type: ignore[union-attr]
+        if d is None or d.kind != "stage" or d.obj.kind not in DEVICE_KINDS:  # type: ignore[union-attr,operator]
             return False
         g = self.session.index.graph if self.session is not None else None
-        return own_kind(d.obj, g) in ("device", "library")  # type: ignore[arg-type]
+        return own_kind(d.obj, g) in ("device", "library")  # type: ignore[arg-type,operator]
 
     def reveal(self, node: TreeNode[Item]) -> None:
         """Open ``node``'s ancestors and put the cursor on it (after the rows are laid out)."""
