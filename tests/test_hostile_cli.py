@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import apxtui.index.build as build_mod
+import apxtui.commands.common as common_mod  # load_index's build_index (patched where it is used)
 from apxtui.checkpoint.synth import write_safetensors
 from apxtui.cli import main, split_command
 from apxtui.textsafe import has_control
@@ -81,7 +81,7 @@ def test_jobs_before_the_command_runs_it_capped_and_said(capsys, monkeypatch):
         seen.update(kw, root=root)
         raise RuntimeError("stop here")
 
-    monkeypatch.setattr(build_mod, "build_index", fake_build)
+    monkeypatch.setattr(common_mod, "build_index", fake_build)
     code, _, err = _run(capsys, "--jobs", "100000", "index", "--demo")
     assert code == 1 and "stop here" in err  # the index command ran (not the explorer)
     assert seen["workers"] == len(os.sched_getaffinity(0)) and "--jobs 100000 capped at" in err
@@ -96,7 +96,7 @@ def test_demo_with_a_path_and_bad_jobs_are_usage_errors(capsys):
 
 
 def test_unwritable_output_fails_before_any_work(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(build_mod, "build_index", lambda *a, **k: pytest.fail("indexed before checking -o"))
+    monkeypatch.setattr(common_mod, "build_index", lambda *a, **k: pytest.fail("indexed before checking -o"))
     for target in (tmp_path / "no" / "dir" / "r.md", tmp_path):
         code, _, err = _run(capsys, "trace", "--demo", "--from", "f", "-o", str(target))
         assert code == 1 and f"-o {target}" in err
