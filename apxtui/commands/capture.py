@@ -25,14 +25,20 @@ def render(rep: dict) -> str:
     if not rep["regions"]:
         lines.append("no capture region found")
     for r in rep["regions"]:
-        lines.append(f"region in {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}"
-                     f", end {(r.get('end') or {}).get('at', '-')} [{r['status']}]" + (f" — {r['note']}" if r.get("note") else ""))
+        lines.append(
+            f"region in {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}"
+            f", end {(r.get('end') or {}).get('at', '-')} [{r['status']}]"
+            + (f" — {r['note']}" if r.get("note") else "")
+        )
         lines += [f"  {x}" for x in end_lines(r)]
         lines.append("  body: " + ", ".join(f"{c['call']} @ {c['at']}" for c in r["body_calls"]))
         lines += [f"  {x}" for x in lifecycle_lines(r)]
-        lines.append(f"  kernel-launch sites in body (all arms, not a count): {len(r['launches'])}; library call sites: {len(r['library_calls'])}"
-                     f"; allocation reachable in body: {'yes' if r['allocations_in_body'] else 'no'}"
-                     + ("" if r.get("complete", True) else f"; INCOMPLETE: body cut at {', '.join(r['cut'][:3])}"))
+        lines.append(
+            f"  kernel-launch sites in body (all arms, not a count): {len(r['launches'])}; "
+            f"library call sites: {len(r['library_calls'])}"
+            f"; allocation reachable in body: {'yes' if r['allocations_in_body'] else 'no'}"
+            + ("" if r.get("complete", True) else f"; INCOMPLETE: body cut at {', '.join(r['cut'][:3])}")
+        )
         seen = set()
         for launch in r["launches"]:
             for c in launch["constants"]:
@@ -44,7 +50,9 @@ def render(rep: dict) -> str:
         for h in r["hazards"]:
             lines.append(f"  HAZARD {hazard_line(h)}")
     for s in rep["replay_sites"]:
-        w = "; ".join(f"{x['receiver']}.{x['call']}({', '.join(x['args'])}) @ {x['at']}" for x in s["stable_buffer_writes_before"])
+        w = "; ".join(
+            f"{x['receiver']}.{x['call']}({', '.join(x['args'])}) @ {x['at']}" for x in s["stable_buffer_writes_before"]
+        )
         g = "; ".join(f"{p['call']} @ {p['at']}" for p in s.get("graph_launches", []))
         lines.append(f"replay {s['call']} in {s['function']} @ {s['at']}" + (f" → {g}" if g else "")
                      + (f" under {'; '.join(s['conditions'])}" if s["conditions"] else "")
