@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from apxtui.checkpoint.claims import ALTERNATIVE, MESSAGE, OPTIONAL, REQUIRED, Claim, Claims
+from apxtui.parse.util import split_commas
 from apxtui.vocab import node_id
 
 ONE, MANY = "{*}", "{**}"
@@ -437,27 +438,7 @@ class Resolver:
 
 
 def _split_args(text: str) -> list[str]:
-    out, depth, cur, quote = [], 0, "", ""
-    for ch in text:
-        if quote:
-            cur += ch
-            if ch == quote:
-                quote = ""
-            continue
-        if ch in "\"'":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-            continue
-        cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    return [p.strip() for p in split_commas(text, quotes="\"'")]
 
 
 def _short(s: str, n: int = 60) -> str:

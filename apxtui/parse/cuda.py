@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import tree_sitter as ts
@@ -20,7 +21,7 @@ from apxtui.parse import languages
 from apxtui.parse.budget import Budget
 from apxtui.parse.contexts import Contexts, Policy
 from apxtui.parse.nesting import SCOPE, Frame, frame_at, nest
-from apxtui.parse.util import SourceText, line, one_line, text
+from apxtui.parse.util import SourceText, line, one_line, same, split_commas, text
 
 Node = ts.Node
 
@@ -29,7 +30,6 @@ _CALL_LIMIT = 200
 _TYPE_LIMIT = 1000
 _DROP_QUALIFIERS = {"__restrict__", "__restrict", "restrict", "constexpr", "__shared__", "__constant__"}
 _PP_KINDS = {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"}
-_LOOPS = {"for_statement", "for_range_loop", "while_statement", "do_statement"}
 _SIMPLE_VALUES = {
     "identifier", "qualified_identifier", "number_literal", "true", "false", "null",
     "char_literal", "string_literal", "concatenated_string", "field_expression",
@@ -63,10 +63,6 @@ class _Fn:
 
 def _field(node: Node, name: str) -> Node | None:
     return node.child_by_field_name(name)
-
-
-def _is(child: Node | None, other: Node | None) -> bool:
-    return child is not None and other is not None and child.id == other.id
 
 
 def _named(node: Node | None) -> list[Node]:
@@ -160,14 +156,6 @@ def _base_type(node: Node, src: bytes) -> str:
 
 def _decl_type(base: str, prefix: str, arrays: str) -> str:
     return f"{base}{prefix}{arrays}" if base else f"{prefix}{arrays}"
-
-
-def _strip_parens(node: Node | None, src: bytes) -> str:
-    s = text(node, src).strip()
-    if (node is not None and node.type in ("condition_clause", "parenthesized_expression")
-            and s.startswith("(") and s.endswith(")")):
-        s = s[1:-1]
-    return one_line(s)
 
 
 def _string_value(node: Node, src: bytes) -> str | None:
@@ -293,21 +281,8 @@ def _subst(expr: str, params: list[str], args: list[str]) -> str:
 
 
 def _split_top(s: str) -> list[str]:
-    """Split on commas outside brackets."""
-    parts, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "(<[{":
-            depth += 1
-        elif ch in ")>]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur)
-    return parts
+    """Split on commas outside brackets (``<>`` included)."""
+    return split_commas(s, "(<[{", ")>]}")
 
 
 def _macro_args(src: bytes, pos: int) -> tuple[list[str] | None, int]:
@@ -330,6 +305,11 @@ def _macro_args(src: bytes, pos: int) -> tuple[list[str] | None, int]:
 #: Capture families whose patterns name a callee: kept only where the name is a call's
 #: called name (see queries/cuda.scm), so they run on call function expressions only.
 _CALLEE_FAMILIES = ("launch.api.", "call.vendor.", "env.read")
+
+
+@cache
+def _context_patterns() -> tuple[bool, ...]:
+    return tuple(any(n.startswith("context.") for n in names) for names in languages.pattern_captures("cuda"))
 
 
 def queries() -> tuple[ts.Query, ts.Query | None]:
@@ -452,8 +432,10 @@ class _Extractor:
 
     def _collect(self, matches: list[tuple[int, dict[str, list[Node]]]], seen: set[tuple[str, int]]) -> None:
         add = self.ctx.add
-        for _, caps in matches:
-            if add(caps):
+        is_ctx = _context_patterns()
+        for i, caps in matches:
+            if is_ctx[i]:
+                add(caps)
                 continue
             for name, nodes in caps.items():
                 if name.startswith("_"):
@@ -1262,7 +1244,7 @@ class _Extractor:
         cond = self._around_conditional(call)
         if cond is not None:
             branch, alt, outer = cond
-            if alt is not None and not _is(alt, branch) and _is_simple(alt):
+            if alt is not None and not same(alt, branch) and _is_simple(alt):
                 default = self.st.line(alt, _ARG_LIMIT)
         fn = self._fn_of(call)
         key = (name, line(call))

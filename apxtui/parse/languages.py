@@ -194,6 +194,20 @@ def _name_test(body: str, caps: list[str]) -> NameTest | None:
     return NameTest(types[0], cap, tuple(tests))
 
 
+@cache
+def pattern_captures(lang: str) -> tuple[frozenset[str], ...]:
+    """Per pattern index of the language's query: the capture names it declares (helpers
+    starting with ``_`` left out), so an extractor can route a match by its pattern index."""
+    full = query(lang)
+    raw = query_source(lang).encode("utf-8")
+    out = []
+    for i in range(full.pattern_count):
+        body = _COMMENT_RE.sub("", raw[full.start_byte_for_pattern(i) : full.end_byte_for_pattern(i)].decode("utf-8"))
+        body = _PREDICATE_RE.sub("", _STRING_RE.sub('""', body))
+        out.append(frozenset(c for c in _CAPTURE_RE.findall(body) if not c.startswith("_")))
+    return tuple(out)
+
+
 def queries_fingerprint() -> str:
     """Hash of all query texts: part of the cache key (a changed query re-extracts)."""
     h = hashlib.blake2b(digest_size=8)

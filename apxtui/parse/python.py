@@ -9,6 +9,7 @@ imported from the analysed code.
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import cache
 
 import tree_sitter as ts
 
@@ -23,6 +24,11 @@ ARG_LIMIT = 120
 POLICY = Policy(sort_env=True)
 _GROUPS = ("definition.function", "definition.class", "reference.call", "import", "assign", "with.item",
            "env.read", "string", "string.template")  # fmt: skip
+
+
+@cache
+def _context_patterns() -> tuple[bool, ...]:
+    return tuple(any(n.startswith("context.") for n in names) for names in languages.pattern_captures("python"))
 
 
 def extract(facts: FileFacts, tree: ts.Tree, src: bytes, budget: Budget | None = None) -> None:
@@ -101,8 +107,10 @@ class _Extractor:
         scopes: list[Frame] = []
         skip: set[int] = set()  # env writes and bare strings
         ctx = self.ctx
-        for _, caps in languages.matches("python", root):
-            if ctx.add(caps):
+        is_ctx = _context_patterns()
+        for i, caps in languages.matches("python", root):
+            if is_ctx[i]:
+                ctx.add(caps)
                 continue
             if "decorated" in caps:
                 self.decorators.setdefault(caps["decorated"][0].id, []).extend(caps["decorator"])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import defaultdict
+from functools import cache
 from typing import Any
 
 import tree_sitter as ts
@@ -136,10 +137,16 @@ _BUCKETS = (
     "ffi.decl", "import", "import.mod", "reference.call", "reference.method",
     "reference.indirect", "reference.macro", "env.read", "binding.register", "local", "string",
 )  # fmt: skip
-_ROUTES: dict[tuple[str, ...], tuple[str, bool, str]] = {}  # capture names of a match -> _route
 
 
 _SPECIAL = ("chain.try", "const.value", "attr.before")
+
+
+@cache
+def _routes() -> tuple[tuple[str, bool, str] | None, ...]:
+    """Per pattern index: its :func:`_route`, None for a context pattern."""
+    return tuple(None if any(n.startswith("context.") for n in names) else _route(tuple(names))
+                 for names in languages.pattern_captures("rust"))
 
 
 def _route(names: tuple[str, ...]) -> tuple[str, bool, str]:
@@ -303,13 +310,12 @@ class _Extractor:
         buckets: dict[str, list[dict[str, list[ts.Node]]]] = defaultdict(list)
         scopes: list[tuple[str, ts.Node]] = []
         add_ctx = self.ctx.add
-        for _, caps in languages.matches("rust", root):
-            if add_ctx(caps):
-                continue
-            names = tuple(caps)
-            route = _ROUTES.get(names)
+        routes = _routes()
+        for i, caps in languages.matches("rust", root):
+            route = routes[i]
             if route is None:
-                route = _ROUTES[names] = _route(names)
+                add_ctx(caps)
+                continue
             if route[2]:
                 self._special(route[2], caps, scopes)
                 continue

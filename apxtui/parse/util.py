@@ -2,7 +2,37 @@
 
 from __future__ import annotations
 
-import tree_sitter as ts
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tree_sitter as ts
+
+
+def same(a: ts.Node | None, b: ts.Node | None) -> bool:
+    """``a`` and ``b`` are the same syntax node (neither None)."""
+    return a is not None and b is not None and a.id == b.id
+
+
+def split_commas(text: str, open_: str = "([{", close: str = ")]}", quotes: str = "") -> list[str]:
+    """``text`` split on commas outside brackets (and outside ``quotes``); an empty last piece dropped."""
+    parts: list[str] = []
+    depth, start, quote = 0, 0, ""
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in quotes:
+            quote = ch
+        elif ch in open_:
+            depth += 1
+        elif ch in close:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    if text[start:].strip():
+        parts.append(text[start:])
+    return parts
 
 
 def text(node: ts.Node | None, src: bytes, limit: int = 0) -> str:
@@ -62,7 +92,11 @@ class SourceText:
         """Same as ``one_line(text(node), limit)``."""
         if node is None:
             return ""
-        return self.line_range(node.start_byte, node.end_byte, limit)
+        a, b = node.start_byte, node.end_byte
+        if self.s is not None and b - a <= limit:  # short ASCII: no margin logic needed
+            s = " ".join(self.s[a:b].split())
+            return s
+        return self.line_range(a, b, limit)
 
     def line_range(self, a: int, b: int, limit: int = 200) -> str:
         """Same as ``one_line(text of bytes [a, b), limit)``, reading only a prefix of a long range."""

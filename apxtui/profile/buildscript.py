@@ -22,7 +22,7 @@ import tree_sitter as ts
 
 from apxtui.inputs import InputFileError, confine, read_limited
 from apxtui.parse.languages import parser
-from apxtui.parse.util import one_line
+from apxtui.parse.util import one_line, same
 from apxtui.profile import cfgexpr
 
 Node = ts.Node
@@ -202,10 +202,10 @@ class BuildScript:
             if p.type == "if_expression":
                 cond = p.child_by_field_name("condition")  # the grammar: an if_expression has one
                 chain = _in_chain(p)
-                if _is(p.child_by_field_name("consequence"), child):
-                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), True, cond, chain))  # type: ignore[arg-type]
-                elif _is(p.child_by_field_name("alternative"), child):
-                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), False, cond, chain))  # type: ignore[arg-type]
+                if same(p.child_by_field_name("consequence"), child):
+                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), True, cond, chain))
+                elif same(p.child_by_field_name("alternative"), child):
+                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), False, cond, chain))
             elif p.type in ("match_arm", "closure_expression", "for_expression", "while_expression",
                             "loop_expression"):
                 label = {"match_arm": "match arm", "closure_expression": "closure"}.get(p.type, "loop")
@@ -526,10 +526,6 @@ class BuildScript:
             init = self._let_value(n, self.t(n))
             return init is not None and bool(re.search(r"\.(exists|is_dir|is_file)\(", self.t(init)))
         return bool(re.search(r"\.(exists|is_dir|is_file)\(", self.t(n)))
-
-
-def _is(a: Node | None, b: Node | None) -> bool:
-    return a is not None and b is not None and a.id == b.id
 
 
 def _in_chain(p: Node) -> bool:
