@@ -53,6 +53,29 @@ def _parse_errors(issues) -> dict:
             "over_budget": sorted({i.file for i in issues if i.kind == "budget"})}
 
 
+def _one_line_per_file(issues: list[dict]) -> list[dict]:
+    """The issues for the text report, a file's parse-error regions folded into one line."""
+    out: list[dict] = []
+    folded: dict[str, dict] = {}
+    for i in issues:
+        if i["kind"] != "syntax" or not i.get("end_line"):
+            out.append(i)
+            continue
+        span = str(i["line"]) if i["end_line"] == i["line"] else f"{i['line']}-{i['end_line']}"
+        f = folded.get(i["file"])
+        if f is None:
+            f = folded[i["file"]] = {**i, "spans": [], "lost": 0}
+            out.append(f)
+        f["spans"].append(span)
+        f["lost"] += i["end_line"] - i["line"] + 1
+    for f in folded.values():
+        spans = f["spans"]
+        where = ", ".join(spans[:6]) + (f", … ({len(spans)} regions)" if len(spans) > 6 else "")
+        f["message"] = (f"parse error: line{'s' if len(spans) > 1 or '-' in spans[0] else ''} {where} not "
+                        f"understood ({f['lost']} line{'s' if f['lost'] != 1 else ''} left out of the facts)")
+    return out
+
+
 def run(args) -> int:
     idx = load_index(args)
     s = summary(idx, resolve_from_args(args, idx))
@@ -82,10 +105,11 @@ def run(args) -> int:
                      "left out of the facts")
     if pe["over_budget"]:
         lines.append(f"  {len(pe['over_budget'])} files over the per-file time budget, skipped")
-    for i in s["skipped"][:20]:
+    shown = _one_line_per_file(s["skipped"])
+    for i in shown[:20]:
         lines.append(f"  {i['file']}:{i['line'] or ''} {i['kind']}: {i['message']}")
-    if len(s["skipped"]) > 20:
-        lines.append(f"  … {len(s['skipped']) - 20} more (--json lists all)")
+    if len(shown) > 20:
+        lines.append(f"  … {len(shown) - 20} more (--json lists all)")
     secs = s["seconds"]
     lines.append(f"seconds   total {secs.get('total')} (scan {secs.get('scan')}, parse {secs.get('parse')}, "
                  f"link {secs.get('link')}, vendored search {secs.get('vendored_search')}, "
