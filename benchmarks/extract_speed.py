@@ -110,7 +110,9 @@ def main() -> None:
         mb = sum(len(j[1]) for j in mine) / 1e6
         print(f"  {lang:6s} {len(mine):5d} {mb:6.2f}   {_stats(parse_s)}   {_stats(query_s)}   {_stats(extract_s)}  "
               f"{min(extract_s) / min(parse_s):.1f}×")  # fmt: skip
-    env = {**os.environ, "APXTUI_CACHE_DIR": os.environ.get("APXTUI_CACHE_DIR", "/tmp/apxtui-bench-cache")}
+    repo = str(Path(__file__).resolve().parent.parent)  # this checkout's apxtui, also in the child processes
+    env = {**os.environ, "APXTUI_CACHE_DIR": os.environ.get("APXTUI_CACHE_DIR", "/tmp/apxtui-bench-cache"),
+           "PYTHONPATH": repo + os.pathsep + os.environ.get("PYTHONPATH", "")}
     floor, index, index_wall = [], [], []
     for _ in range(args.repeat):
         floor.append(_process([sys.executable, "-c", _FLOOR, str(root)], env)[0])
