@@ -18,7 +18,7 @@ Conventions
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 #: Languages known to the scanner / extractors.
@@ -218,9 +218,14 @@ class FileFacts:
     issues: list[Issue] = field(default_factory=list)
     strings: list[dict[str, Any]] = field(default_factory=list)  # string/format literals (weight join)
     lines: int = 0
+    #: build scripts only (``build.rs``): the syntax tree as plain data (parse/plain.py), for the
+    #: evaluator of their conditions; not part of the facts' JSON form
+    syntax: Any = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(replace(self, syntax=None))
+        del d["syntax"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FileFacts:

@@ -20,7 +20,7 @@ from pathlib import Path
 from apxtui import __version__
 from apxtui.facts import FileFacts
 
-SCHEMA = 4  # pickled FileFacts; bump when facts.py changes shape
+SCHEMA = 5  # pickled FileFacts; bump when facts.py changes shape
 
 
 def code_fingerprint() -> str:

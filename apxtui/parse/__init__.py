@@ -13,6 +13,7 @@ import os
 from apxtui.facts import FileFacts, Issue
 from apxtui.parse import languages
 from apxtui.parse.budget import Budget, BudgetExceeded
+from apxtui.parse.plain import TREE_FILES, from_tree
 
 
 def content_hash(data: bytes) -> str:
@@ -128,7 +129,9 @@ def extract_file(rel: str, data: bytes, lang: str, module: str = "", budget: flo
     elif lang == "cuda":
         from apxtui.parse.cuda import extract  # lazy: grammars load on the first parse
     else:
-        from apxtui.parse.python import extract  # lazy: grammars load on the first parse
+        from apxtui.parse.python import extract
+    if lang == "rust" and rel.rsplit("/", 1)[-1] in TREE_FILES:  # a build script: its syntax is evaluated later
+        facts.syntax = from_tree(tree.root_node, data)
     try:
         extract(facts, tree, data, clock)
     except RecursionError:

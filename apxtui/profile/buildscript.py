@@ -15,17 +15,17 @@ that is not part of an else-if chain are taken as true, and the derivation says 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import tree_sitter as ts
-
+from apxtui.facts import FileFacts
 from apxtui.inputs import InputFileError, confine, read_limited
-from apxtui.parse.languages import parser
+from apxtui.parse import plain
 from apxtui.parse.util import one_line, same
 from apxtui.profile import cfgexpr
 
-Node = ts.Node
+Node = plain.PlainNode  # the syntax as plain data (parse/plain.py), cached with the script's facts
 _CFG_RE = re.compile(r"^cargo::?rustc-cfg=(.+)$")
 _CHECK_RE = re.compile(r"^cargo::?rustc-check-cfg=(.+)$")
 _DEFINE_FLAG = re.compile(r"^-D([A-Za-z_]\w*)(?:=(.*))?$")
@@ -88,8 +88,12 @@ def arch_number(arch: str) -> int | None:
 
 
 class BuildScript:
-    def __init__(self, root: Path, rel: str):
+    """What one build script emits and under which conditions.  ``facts``: the index's facts,
+    whose build scripts carry their syntax tree (parsed once by parse/, kept in the fact cache)."""
+
+    def __init__(self, root: Path, rel: str, facts: Mapping[str, FileFacts] | None = None):
         self.rel = rel
+        self._facts = facts or {}
         self.files: dict[str, tuple[bytes, Node]] = {}
         self.fns: dict[str, tuple[str, Node]] = {}
         self.emissions: list[Emission] = []
@@ -117,12 +121,20 @@ class BuildScript:
                 if base or not isinstance(e, InputFileError) or "not found" not in str(e):
                     self.problems.append((f"{base}/{name}".lstrip("/"), str(e).removeprefix(f"{name}: ")))
                 continue
-            tree = parser("rust").parse(src).root_node
+            tree = self._tree(f, src)
             self.files[f] = (src, tree)
             parent = Path(f).parent.as_posix()
             parent = "" if parent == "." else parent
             for m in re.finditer(rb'#\[path\s*=\s*"([^"]+)"\]\s*(?:pub\s+)?mod\s+\w+\s*;', src):
                 pending.append((m.group(1).decode("utf-8", "replace"), parent))
+
+    def _tree(self, rel: str, src: bytes) -> Node:
+        """The script's syntax: from its cached facts when they are of these bytes, else parsed now."""
+        ff = self._facts.get(rel)
+        syntax = ff.syntax if ff is not None else None
+        if syntax is None or syntax.src != src:
+            syntax = plain.parse("rust", src)
+        return syntax.root
 
     @staticmethod
     def t(node: Node | None) -> str:

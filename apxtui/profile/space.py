@@ -132,7 +132,7 @@ def discover(root: str | Path, facts: Mapping[str, FileFacts] | None = None) -> 
     root = Path(root).resolve()
     problems: list[tuple[str, str]] = []
     crates = find_crates(root, problems)
-    scripts = {c.dir: BuildScript(root, c.build) for c in crates if c.build and (root / c.build).is_file()}
+    scripts = {c.dir: BuildScript(root, c.build, facts) for c in crates if c.build and (root / c.build).is_file()}
     for bs in scripts.values():
         problems.extend(bs.problems)
     space = ConfigSpace(root, crates, scripts, problems=problems)
