@@ -142,6 +142,7 @@ class Contexts:
         #: attribute followed by other attributes or comments reaches its item)
         self.next_sibling: dict[int, Node] = {}
         self._tuples: dict[int, tuple[Context, ...]] = {}  # id(frame) → its contexts
+        self._item_after: dict[int, Node | None] = {}
 
     # -- collecting ---------------------------------------------------------------------
 
@@ -264,26 +265,26 @@ class Contexts:
             return [(r.pattern.end_byte if r.pattern is not None else n.start_byte, n.end_byte)]
         return []
 
+    def item_after(self, n: Node | None) -> Node | None:
+        """The first node from ``n`` on (through :attr:`next_sibling`) that is not an attribute or
+        a comment: the item an attribute applies to.  Memoised along the run, so linear."""
+        run: list[int] = []
+        item = self._item_after
+        while n is not None and n.type in ATTR_SKIP and n.id not in item:
+            run.append(n.id)
+            n = self.next_sibling.get(n.id)
+        if n is not None and n.id in item:
+            n = item[n.id]
+        for k in run:
+            item[k] = n
+        return n
+
     def _place_cfg(self, recs: list[_Rec]) -> None:
         """A cfg attribute applies to the next item after it (attributes and comments skipped)."""
-        nxt = self.next_sibling
-        item: dict[int, Node | None] = {}  # attribute/comment id → the item after its run
-
-        def resolve(n: Node | None) -> Node | None:
-            run: list[int] = []
-            while n is not None and n.type in ATTR_SKIP and n.id not in item:
-                run.append(n.id)
-                n = nxt.get(n.id)
-            if n is not None and n.id in item:
-                n = item[n.id]
-            for k in run:
-                item[k] = n
-            return n
-
         for r in recs:
             if r.kind != "cfg" or r.ranges:
                 continue
-            t = resolve(r.until)
+            t = self.item_after(r.until)
             if t is None or t.type in ATTR_SKIP:
                 r.kind = "dropped"
             else:

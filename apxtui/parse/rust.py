@@ -218,18 +218,8 @@ class _Extractor:
     def _place_attrs(self) -> None:
         """Map each flagged attribute to the item it precedes (comments and other attributes
         in between, followed through the captured sibling pairs)."""
-        nxt = self.ctx.next_sibling
-        item: dict[int, ts.Node | None] = {}  # attribute/comment id -> the item after its run
         for aid in sorted(self.attr_flags, key=lambda k: self._attr_nodes[k].start_byte):
-            run: list[int] = []
-            n: ts.Node | None = self._attr_nodes[aid]
-            while n is not None and n.type in _ITEM_PREFIX and n.id not in item:
-                run.append(n.id)
-                n = nxt.get(n.id)
-            if n is not None and n.id in item:
-                n = item[n.id]
-            for k in run:
-                item[k] = n
+            n = self.ctx.item_after(self._attr_nodes[aid])
             if n is not None:
                 self._attrs_before.setdefault(n.id, []).append(self._attr_nodes[aid])
                 self._attr_target[aid] = n
