@@ -607,3 +607,21 @@ def test_facts_roundtrip_json():
     """)
     again = FileFacts.from_dict(f.to_dict())
     assert again.calls[0].contexts[0].text == "x"
+
+
+def test_module_level_calls_carry_the_cfg_of_their_item():
+    """A call outside any fn (an `include!` in a cfg'd mod, a static's initializer) is under the
+    item's `#[cfg]` as a statement's call is; inside a fn, the fn's own cfg is its definition's."""
+    f = ex("""
+        #[cfg(feature = "cuda")]
+        // kernels
+        mod k {
+            include!(concat!(env!("OUT_DIR"), "/k.rs"));
+        }
+        #[cfg(feature = "cuda")]
+        fn g() { h(); }
+    """)
+    inc = next(c for c in f.calls if c.callee == "include!")
+    assert [(c.kind, c.text) for c in inc.contexts] == [("cfg", 'feature = "cuda"')]
+    assert next(c for c in f.calls if c.callee == "h").contexts == []
+    assert next(d for d in f.defs if d.name == "g").cfg == ['feature = "cuda"']

@@ -70,3 +70,18 @@ def test_vendor_and_launch_api_calls_found_when_qualified_templated_or_nested():
     launches = [c for c in facts.calls if c.kind == "launch"]
     assert [c.callee for c in launches] == ["my_kernel"], [(c.callee, c.kind) for c in facts.calls]
     assert launches[0].launch_config == ["grid", "block", "0", "s"]
+
+
+@pytest.mark.parametrize("name", ["cublasSgemm", "cublasLtMatmul", "cudnnCreate", "ncclSend", "mha_fwd",
+                                  "run_mha_fwd_hdim128", "flash_attn_x", "cudaLaunchKernel", "cuLaunchKernelEx",
+                                  "getenv", "secure_getenv", "cublas", "not_vendor", "mha_fwd2", "xcublasY"])
+def test_callee_name_tests_agree_with_the_query(name):
+    """The callee-name patterns evaluated in Python say what tree-sitter's predicates say."""
+    families = ("launch.api.", "call.vendor.", "env.read")
+    tests, fallback = languages.name_tests("cuda", families)
+    assert tests and fallback is None
+    _, sub = languages.split_query("cuda", families)
+    root = languages.parser("cuda").parse(f"void f() {{ {name}(x); }}".encode()).root_node
+    by_query = {n for _, caps in ts.QueryCursor(sub).matches(root) for n, nodes in caps.items()
+                if not n.startswith("_") and any(x.text == name.encode() for x in nodes)}
+    assert {t.capture for t in tests if t("identifier", name)} == by_query
