@@ -143,6 +143,7 @@ class Contexts:
         self.next_sibling: dict[int, Node] = {}
         self._tuples: dict[int, tuple[Context, ...]] = {}  # id(frame) → its contexts
         self._item_after: dict[int, Node | None] = {}
+        self._conds: dict[int, str] = {}  # id(record) → its condition text
 
     # -- collecting ---------------------------------------------------------------------
 
@@ -384,10 +385,16 @@ class Contexts:
         return self.st.line(n, limit)
 
     def _cond_text(self, r: _Rec) -> str:
-        if r.neg:
-            name = self.st.text(r.cond)
-            return f"defined({name})" if r.neg == "defined" else f"!defined({name})"
-        return self.text(r.cond) if r.cond is not None else "else"
+        """The arm's condition as shown (memoised: every later arm of a chain lists it)."""
+        got = self._conds.get(id(r))
+        if got is None:
+            if r.neg:
+                name = self.st.text(r.cond)
+                got = f"defined({name})" if r.neg == "defined" else f"!defined({name})"
+            else:
+                got = self.text(r.cond) if r.cond is not None else "else"
+            self._conds[id(r)] = got
+        return got
 
     def _header(self, r: _Rec) -> str:
         """Text of the construct up to its (last) body; all of it when the body is outside."""
