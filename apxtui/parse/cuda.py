@@ -1,9 +1,13 @@
 """CUDA / C++ extractor: a tree-sitter-cuda tree → definitions, calls, launches, includes.
 
 The query ``queries/cuda.scm`` points at the constructs (what counts as a
-definition, call, launch, vendor call); this module works out what a pattern
-cannot: qualified names, C linkage, ``#if`` arms, branch/loop contexts, local
-types and CUTLASS operators through ``using`` aliases.  One query pass per file.
+definition, call, launch, vendor call) and at what encloses code (functions,
+namespaces, classes, ``extern "C"``, templates: ``@scope.*``; branches, loops, ``#if``
+arms: ``@context.*``), nested once by byte range (:mod:`apxtui.parse.nesting`; no
+ancestor walks, so the cost is linear whatever the nesting).  This module works out
+what a pattern cannot: qualified names, C linkage, local types and CUTLASS operators
+through ``using`` aliases.  One query pass per file; callee-name patterns are tested
+on each call's called name.
 """
 
 from __future__ import annotations

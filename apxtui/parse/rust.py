@@ -1,11 +1,13 @@
-"""Rust extractor: one run of ``queries/rust.scm`` over the tree, then ancestor walks.
+"""Rust extractor: one run of ``queries/rust.scm`` over the tree, then captured ranges nested once.
 
 The query says *what* is a definition, call, macro, import, FFI block, PyO3 attribute,
-env read or string; this module qualifies names (module path, impl container, enclosing
-fn) and computes the branch/loop/closure/cfg contexts of each call.  Ancestor walks
-are memoised per node (parent, enclosing fn, contexts above it, module path and cfg
-chain), so calls of one block share one walk and one set of :class:`Context` objects;
-attributes are mapped to the item they precede once, not by sibling walks.
+env read or string, and which items, macro calls and contexts enclose code
+(``@scope.*``, ``@context.*``).  Their byte ranges are nested once
+(:mod:`apxtui.parse.nesting`), so this module never walks up the tree: a node's module
+path, impl container, enclosing fn and cfg chain come from the frames around it
+(memoised per frame), its branch/loop/closure/cfg contexts from
+:mod:`apxtui.parse.contexts`; attributes reach the item after them through captured
+sibling pairs.  Cost is linear in the file whatever its nesting.
 """
 
 from __future__ import annotations
