@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import tree_sitter as ts
 
 
-def same(a: ts.Node | None, b: ts.Node | None) -> bool:
-    """``a`` and ``b`` are the same syntax node (neither None)."""
+class _HasId(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+def same(a: _HasId | None, b: _HasId | None) -> bool:
+    """``a`` and ``b`` are the same syntax node (neither None; tree-sitter or :mod:`plain` nodes)."""
     return a is not None and b is not None and a.id == b.id
 
 

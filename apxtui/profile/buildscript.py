@@ -215,9 +215,9 @@ class BuildScript:
                 cond = p.child_by_field_name("condition")  # the grammar: an if_expression has one
                 chain = _in_chain(p)
                 if same(p.child_by_field_name("consequence"), child):
-                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), True, cond, chain))
+                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), True, cond, chain))  # type: ignore[arg-type]
                 elif same(p.child_by_field_name("alternative"), child):
-                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), False, cond, chain))
+                    conds.append(Cond(f, p.start_point[0] + 1, one_line(self.t(cond)), False, cond, chain))  # type: ignore[arg-type]
             elif p.type in ("match_arm", "closure_expression", "for_expression", "while_expression",
                             "loop_expression"):
                 label = {"match_arm": "match arm", "closure_expression": "closure"}.get(p.type, "loop")
