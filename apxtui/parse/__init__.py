@@ -129,7 +129,7 @@ def extract_file(rel: str, data: bytes, lang: str, module: str = "", budget: flo
     elif lang == "cuda":
         from apxtui.parse.cuda import extract  # lazy: grammars load on the first parse
     else:
-        from apxtui.parse.python import extract
+        from apxtui.parse.python import extract  # lazy: grammars load on the first parse
     if lang == "rust" and rel.rsplit("/", 1)[-1] in TREE_FILES:  # a build script: its syntax is evaluated later
         facts.syntax = from_tree(tree.root_node, data)
     try:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from apxtui.parse import languages
+
 #: File names whose facts carry their plain syntax tree (Cargo build scripts).
 TREE_FILES = ("build.rs",)
 
@@ -141,6 +143,4 @@ def from_tree(root, src: bytes) -> PlainTree:
 
 def parse(lang: str, src: bytes) -> PlainTree:
     """Parse ``src`` and return its tree as plain data."""
-    from apxtui.parse import languages
-
     return from_tree(languages.parser(lang).parse(src).root_node, src)
