@@ -76,6 +76,10 @@ class Dispatch:
         return [a.index for a in self.arms if a.selected]
 
 
+#: Stages a whole trace may create (``trace --budget``); shared out per branch (see :meth:`Tracer.trace`).
+DEFAULT_BUDGET = 20000
+
+
 def _segments(s: str) -> list[str]:
     return [x for x in re.split(r"::|\.", s) if x]
 
@@ -109,7 +113,7 @@ class Tracer:
     """Builds the execution tree lazily (``expand``) or whole (``trace``)."""
 
     def __init__(self, graph: nx.MultiDiGraph[str], select: list[str] | None = None,
-                 choices: dict[str, int] | None = None, depth: int = 40, budget: int = 20000,
+                 choices: dict[str, int] | None = None, depth: int = 40, budget: int = DEFAULT_BUDGET,
                  profile: Any = None):
         self.g = graph
         self.profile = profile  # apxtui.profile.Resolved: drops what the build/run profile excludes
@@ -120,6 +124,9 @@ class Tracer:
         self.budget = budget
         self.count = 0
         self._out_cache: dict[str, list[Any]] = {}
+        self._sizes: dict[str, int] = {}
+        self._direct: dict[str, int] = {}  # stages one expand() of a node creates
+        self._filling = False
 
     # -- building ----------------------------------------------------------------------
 
@@ -129,17 +136,61 @@ class Tracer:
                      d.get("file", ""), int(d.get("line", 0) or 0), via)
 
     def trace(self, entry: str) -> Stage:
+        """The whole tree from ``entry`` within the stage budget.
+
+        The budget is shared out per branch (water-filling over estimated subtree sizes): at each
+        stage, children whose subtrees fit in an equal share are expanded whole and the rest split
+        what is left, recursively; so a huge branch (capture preparation) cannot starve its siblings
+        (the forward pass).  A stage not expanded for the budget is cut ``budget``; see :func:`cuts`.
+        """
         self.count = 0
         root = self.stage(entry)
-        self._expand_rec(root, (entry,), 0)
+        self._filling = True
+        try:
+            self._fill(root, (entry,), 0, self.budget)
+        finally:
+            self._filling = False
         return root
 
-    def _expand_rec(self, st: Stage, path: tuple[str, ...], depth: int) -> None:
+    def _fill(self, st: Stage, path: tuple[str, ...], depth: int, budget: int) -> int:
+        """Expand ``st`` and below with at most ``budget`` new stages; returns the stages created."""
+        before = self.count
         self.expand(st, path, depth)
-        for child in iter_stages(st.children, selected_only=True):
-            if child.cut:
+        kids = [c for c in iter_stages(st.children, selected_only=True) if not c.cut and self._has_calls(c.node)]
+        left = budget - (self.count - before)
+        sizes = [self.estimate(c.node) for c in kids]
+        alloc = [0] * len(kids)
+        order = sorted(range(len(kids)), key=lambda i: sizes[i])
+        for k, i in enumerate(order):
+            share = max(left, 0) // (len(kids) - k)
+            alloc[i] = min(sizes[i], share)
+            left -= alloc[i]
+        for i in range(len(kids)):  # what is left (estimates are lower bounds) goes to every child alike
+            alloc[i] += max(left, 0) // len(kids)
+        for c, a in zip(kids, alloc, strict=True):
+            if a < self._direct.get(c.node, 1):  # cannot afford even its own call sites
+                c.cut = "budget"
                 continue
-            self._expand_rec(child, (*path, child.node), depth + 1)
+            self._fill(c, (*path, c.node), depth + 1, a)
+        return self.count - before
+
+    def estimate(self, node: str, stack: tuple[str, ...] = ()) -> int:
+        """Stages a full expansion below ``node`` creates (memoised; recursion counted once; saturates)."""
+        got = self._sizes.get(node)
+        if got is not None:
+            return got
+        if node in stack or len(stack) >= self.depth:
+            return 0
+        total = 0
+        items = self._children(node)
+        total = self._direct[node] = sum(1 for _ in iter_stages(items, selected_only=False))  # every arm's stages
+        for c in iter_stages(items, selected_only=True):
+            total += self.estimate(c.node, (*stack, node))
+            if total > self.budget:
+                break
+        total = min(total, self.budget + 1)
+        self._sizes[node] = total
+        return total
 
     def expand(self, st: Stage, path: tuple[str, ...], depth: int) -> None:
         """Fill ``st.children`` (one level); recursion/depth/budget cuts are marked."""
@@ -153,12 +204,17 @@ class Tracer:
                 child.cut = "recursion"
             elif depth + 1 >= self.depth:
                 child.cut = "depth" if self._has_calls(child.node) else ""
-            elif self.count > self.budget:
+            elif self.count > self.budget and not self._filling:  # lazy expansion (the explorer)
                 child.cut = "budget"
 
     def _has_calls(self, node: str) -> bool:
         kinds: Iterable[tuple[str, str, str]] = self.g.out_edges(node, data="kind")
         return any(k in CALL_EDGE_KINDS for _, _, k in kinds)
+
+    def children_of(self, node: str) -> list[Stage | Dispatch]:
+        """The call sites of ``node`` (new stages, unexpanded) with dispatch points, selection and profile
+        applied; path-independent, so a caller may memoise it per node (the execution map does)."""
+        return self._children(node)
 
     def _children(self, node: str) -> list[Stage | Dispatch]:
         edges = [(v, d) for _, v, d in self.g.out_edges(node, data=True) if d.get("kind") in CALL_EDGE_KINDS]
@@ -303,6 +359,11 @@ def select_matches(arm: Arm, text: str) -> bool:
     return False
 
 
+def stage_key(st: Stage) -> str:
+    """A stage's identity under its parent: node id and call site (a chain of them locates a stage)."""
+    return f"{st.node}@{(st.via or {}).get('site', '')}"
+
+
 def item_file(item: Stage | Dispatch) -> str:
     if isinstance(item, Stage):
         return str((item.via or {}).get("file", item.file))
@@ -337,6 +398,19 @@ def _walk_items(items: list[Stage | Dispatch], depth: int,
                 if arm.selected is False:
                     continue
                 yield from _walk_items(arm.children, depth, (*arms, arm.label))
+
+
+def cuts(root: Stage) -> list[tuple[Stage, tuple[str, ...]]]:
+    """Stages of the selected path not expanded (``recursion``, ``depth``, ``budget``), each with the stage
+    keys from the entry to it, in execution order."""
+    out = []
+    keys: list[str] = []
+    for depth, st, _arms in walk(root):
+        del keys[depth:]
+        keys.append(stage_key(st))
+        if st.cut:
+            out.append((st, tuple(keys)))
+    return out
 
 
 def dispatches(node: Stage | list[Stage | Dispatch]) -> Iterator[Dispatch]:

@@ -43,6 +43,8 @@
 ;                          (a flag goes to the item after its run of attributes)
 ;   @context.*             branch / match / loop / closure / cfg contexts of calls
 ;                          (names: apxtui/parse/contexts.py)
+;   @exit.return           `return` expression: an if / match arm that returns
+;                          (attrs.exits of the enclosing fn) guards what follows
 ;   attribute flags: an `attribute_item` captured as @attr.<flag> or
 ;   @binding.pyo3.<flag> gives <flag> to the item it precedes (inner
 ;   `#![...]` attributes to their enclosing file/mod/fn); @attr.value is the
@@ -311,6 +313,9 @@
 ; let x: T = v;  let x = Type::new(..);  let x = Type { .. };
 (let_declaration
   pattern: (_) @local.name) @local
+
+; return expressions (an arm that returns early guards the rest of the function)
+(return_expression) @exit.return
 
 ; string literals (Python keeps those that look like tensor names)
 [(string_literal) (raw_string_literal)] @string

@@ -119,6 +119,7 @@ def test_trace_json_and_md_carry_the_fields(demo_index, capsys):
     assert {"dtypes", "launches", "frequency"} <= set(kern)
     assert kern["dtypes"]["accumulator"]["value"] == ["f32"]
     assert any(b["kind"] == "accumulate" and b["to"] == "f32" for b in doc["dtype_boundaries"])
-    assert main(["trace", "--demo", "--from", "Block::forward", "--select", "CudaBackend", "--format", "md"]) == 0
+    assert main(["trace", "--demo", "--from", "Block::forward", "--select", "CudaBackend", "--format", "md",
+                 "--detail", "full"]) == 0
     md = capsys.readouterr().out
     assert "| dtypes | launches | frequency | capture role | source |" in md and "## Launch totals (static)" in md

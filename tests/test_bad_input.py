@@ -48,6 +48,10 @@ def test_index_command_lists_every_problem(tmp_path, capsys):
 
 def test_source_text_with_escapes_prints_literally(tmp_path, capsys):
     root = make_bad_checkout(tmp_path)
-    assert main(["trace", str(root), "--from", "bad::ok"]) == 0
+    assert main(["trace", str(root), "--from", "bad::ok", "--view", "tree"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\u241b[31m[bold]x[/]" in out
+    for fmt in ("text", "md"):  # the map views list the unresolved callee by name, literally too
+        assert main(["trace", str(root), "--from", "bad::ok", "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out

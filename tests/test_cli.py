@@ -104,4 +104,9 @@ def test_trace_markdown_report(capsys, tmp_path):
     assert code == 0
     assert "not runtime validation" in md
     assert "| `rms_norm_kernel`" in md or "`rms_norm_kernel`" in md
-    assert "```mermaid" in md and "## Ambiguous and unresolved" in md
+    assert "## Steady state" in md and "## Ambiguous and unresolved" in md and "## Cuts" in md
+    assert "```mermaid" not in md  # per-call detail is behind --detail full
+    code, _, _ = run(capsys, "trace", "--demo", "--from", "kernels::norm::rms_norm", "--format", "md",
+                     "--detail", "full", "-o", str(out))
+    full = out.read_text()
+    assert code == 0 and "```mermaid" in full and "## All stages" in full and "## Steady state" in full

@@ -91,9 +91,8 @@ async def test_arm_change_at_a_dtype_match(tmp_path: Path, demo_app):
         reports = list(tmp_path.glob("*.md"))
         assert len(reports) == 1
         text = reports[0].read_text()
-        assert re.search(r"`DType::F16` — chosen", text) and re.search(r"`DType::BF16` — not chosen", text)
-        assert re.search(r"- \*\*Arm choices:\*\* `x.dtype\(\)` at \S+norm.rs:\d+ → `DType::F16`", text)
-        assert "apxinf_rms_norm_f16" in text and "apxinf_rms_norm_bf16" not in text.split("## All stages")[1]
+        assert re.search(r"  - `x.dtype\(\)` at \S+norm.rs:\d+ → `DType::F16` \(choice\)", text)  # every choice listed
+        assert "apxinf_rms_norm_f16" in text and "apxinf_rms_norm_bf16" not in text  # the arm applies everywhere
 
 
 async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: Path, demo_app):
@@ -105,17 +104,14 @@ async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: P
         files = list((tmp_path / "out").glob("*.md"))
         assert len(files) == 1
         text = files[0].read_text()
-        assert text.startswith("# apxtui trace: `apxinf.policy.Pi05Policy.infer`")
-        for row in ("- **Checkout:**", "- **Revision:**", "- **Working tree:**", "- **apxtui:**",
+        assert text.startswith("# apxtui execution map: `apxinf.policy.Pi05Policy.infer`")
+        for row in ("- **Checkout:**", "- **Revision:**", "- **Working tree:**", "- **apxtui:**", "- **Choices:**",
                     "- **Checkpoint:** " + str(DEMO_CHECKPOINT), "not runtime validation", "**Path:** Python:",
-                    "## Execution order", "## Dispatch points", "## Ambiguous and unresolved", "```mermaid",
-                    "## Dtype boundaries", "## Launch totals (static)", "## CUDA Graph capture",
+                    "## Summary", "## Steady state", "## Captured", "## Preparation", "## Ambiguous and unresolved",
+                    "## Dtype boundaries", "## CUDA Graph capture", "## Cuts", "## Call-tree cuts",
                     "## Checkpoint weight join", "- **Profile:** no profile: all configurations"):
             assert row in text, row
-        assert (
-            "| stage | Python/Rust entry | Rust operator | ABI/adapter | kernel or library call | template arguments "
-            "| dtypes | launches | frequency | capture role | source |"
-        ) in text
+        assert "| # | operation | call site | adapter | device work (kernels, library calls) |" in text
         table = [line for line in text.splitlines() if line.startswith("| ") and "rms_norm_kernel" in line]
         assert table, "the device table lists the RMSNorm kernel"
         assert any("cublasLtMatmul" in line for line in text.splitlines() if line.startswith("| "))
@@ -123,8 +119,8 @@ async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: P
         assert str(files[0].resolve()) in notes
         await pilot.press("y")
         await ready(app, pilot)
-        assert app.clipboard.startswith("# apxtui trace: `apxinf.policy.Pi05Policy.infer`")
-        assert "## Execution order" in app.clipboard
+        assert app.clipboard.startswith("# apxtui execution map: `apxinf.policy.Pi05Policy.infer`")
+        assert "## Steady state" in app.clipboard
 
 
 @pytest.mark.slow

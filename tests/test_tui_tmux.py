@@ -64,7 +64,8 @@ def test_demo_in_tmux_keys_reach_the_binding_and_export(tmux_app):
     _tmux("send-keys", "-t", session, "e")
     screen = _wait_for(session, "Report written")
     reports = list((tmp / "reports").glob("*.md"))
-    assert len(reports) == 1 and reports[0].read_text().startswith("# apxtui trace: `apxinf.policy.Pi05Policy.infer`")
+    assert len(reports) == 1 and reports[0].read_text().startswith(
+        "# apxtui execution map: `apxinf.policy.Pi05Policy.infer`")
     _tmux("send-keys", "-t", session, "2")
     _wait_for(session, "2 · Kernels")
     _tmux("send-keys", "-t", session, "q")

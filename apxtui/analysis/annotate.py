@@ -12,13 +12,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from apxtui.analysis.calls import cache_miss_closure, call_rules, first_call_arm
 from apxtui.analysis.capture import CaptureAnalysis, subtree
 from apxtui.analysis.dtypes import DtypeAnalysis, is_library_gemm
 from apxtui.analysis.evidence import HEURISTIC, loc
 from apxtui.analysis.hostops import host_op
 from apxtui.analysis.launches import Count, LaunchCounter, own_kind
 from apxtui.analysis.loops import consts_of, frequency, multiplier
-from apxtui.trace import Dispatch, Stage
+from apxtui.trace import Dispatch, Stage, iter_stages
 
 LOADER = re.compile(r"^(load|load_\w+|\w+_load|from_pretrained|read_checkpoint|upload_\w+|warmup|prepare_weights)$")
 HOST_COMPUTE = re.compile(r"(^|::|\.)(cpu|host)(::|\.|$)|Cpu[A-Z]?\w*::", re.I)
@@ -35,6 +36,7 @@ class _Info:
     alternative: bool  # under a dispatch point with no selection
     region: str = ""
     role: str = ""
+    graph_key: bool = False  # preparation that builds a CUDA Graph: once per graph key
 
 
 @dataclass
@@ -83,15 +85,25 @@ class _Annotator:
         self._items(st.children, st, info.path_mults, phase, arms, alt)
 
     def _items(self, items, parent, path_mults, phase, arms, alt) -> None:
+        rules = call_rules()
+        sibs: list[dict] | None = None
         for it in items:
             if isinstance(it, Stage):
-                self.walk(it, parent, path_mults, phase, arms, alt)
+                ph = phase
+                if phase == "eager" and (it.via or {}).get("closures"):
+                    sibs = sibs if sibs is not None else [s.via or {} for s in iter_stages(items, selected_only=False)]
+                    if cache_miss_closure(rules, it.via or {}, sibs):
+                        ph = "prepare"  # runs in a closure passed to a cache helper: on a cache miss only
+                self.walk(it, parent, path_mults, ph, arms, alt)
                 continue
             chosen = [a for a in it.arms if a.selected]
             for a in it.arms:
                 if a.selected is False:
                     continue
-                self._items(a.children, parent, path_mults, phase, (*arms, a.label), alt or len(chosen) != 1)
+                ph = phase
+                if phase == "eager" and first_call_arm(rules, it.construct, it.subject, a.label, a.kind, a.implicit):
+                    ph = "prepare"  # a lazy initialisation under a cache-miss or null check
+                self._items(a.children, parent, path_mults, ph, (*arms, a.label), alt or len(chosen) != 1)
 
     def find_regions(self) -> None:
         for st in self.order:
@@ -111,6 +123,13 @@ class _Annotator:
             info = self.info[id(st)]
             if id(st) in self.body_of:
                 info.phase, info.region = "captured", self.body_of[id(st)]
+        for st in self.order:  # preparation that builds a CUDA Graph runs once per graph key
+            info = self.info[id(st)]
+            if info.phase == "prepare" and (info.parent is None or self.info[id(info.parent)].phase != "prepare"):
+                keyed = any(id(s) in self.body_of or id(s) in self.role_of for s, _p, _a in subtree(st))
+                for s, _p, _a in subtree(st):
+                    if id(s) in self.info and self.info[id(s)].phase == "prepare":
+                        self.info[id(s)].graph_key = keyed
         for st in self.order:
             if id(st) in self.role_of:
                 for s, _p, _a in subtree(st):
@@ -189,7 +208,8 @@ class _Annotator:
             counts = counter.stage(st)
             own = own_kind(st, self.index.graph)
             rec: dict[str, Any] = {
-                "frequency": {"label": frequency(info.path_mults, info.phase, entry), "phase": info.phase,
+                "frequency": {"label": frequency(info.path_mults, info.phase, entry, info.graph_key),
+                              "phase": info.phase,
                               "loops": [m["label"] for m in info.path_mults],
                               "alternative": info.alternative,
                               "status": "heuristic" if any(m["value"] is None for m in info.path_mults)
@@ -302,7 +322,7 @@ class _Annotator:
                     chain.append(p.qualname)
                 p = self.info[id(p)].parent
             item.update({"at": where, "via": chain, "phase": info.phase, "in_capture": info.region or None,
-                         "frequency": frequency(info.path_mults, info.phase, self.root.qualname),
+                         "frequency": frequency(info.path_mults, info.phase, self.root.qualname, info.graph_key),
                          "arms": list(info.arms), "alternative": info.alternative})
             out.append(item)
         return out

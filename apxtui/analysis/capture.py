@@ -249,6 +249,7 @@ class CaptureAnalysis:
         wrapper_notes(self.index, region.get("_wrappers", []), hazards)
         self._key_coverage(fn, region, launches)
         strip_private(launches)
+        mark_alternatives(launches)
         return {"launches": launches, "hazards": public_hazards(hazards), "library_calls": list(library.values()),
                 "complete": not cuts, "cut": cuts[:20], "allocations_in_body": allocs,
                 "graph_keys": [gk_public(c) for c in self._region_caches(fn)]}
@@ -264,27 +265,11 @@ class CaptureAnalysis:
         if len(path) > 1 and path[-2].kind == "ffi_decl":  # the Rust call of the extern declaration
             pv = path[-2].via or {}
             call_at = loc(pv.get("file", ""), pv.get("line", 0))
-        h = {"kind": op["kind"], "api": op["api"], "at": where, "call_at": call_at, "arms": labels(arms),
-             "_arms": arms, "via": _via(path)}
-        if op["kind"] == "sync":
-            h["detail"] = "host synchronisation inside capture: illegal while capturing (capture fails)"
-        elif op["kind"] == "alloc":
-            h["detail"] = "allocation inside capture: the address is baked into the graph"
-        elif op["kind"] == "copy":
-            h["direction"] = op["direction"]
-            h["size"] = op["size"]
-            h["detail"] = {"D2H": "host read of device values inside capture",
-                           "H2D": "host→device copy recorded: the host buffer is read again at every replay"
-                           }.get(op["direction"], "copy recorded into the graph")
-            if op["blocking"]:
-                h["detail"] += "; blocking copy (synchronises)"
-        elif op["kind"] == "memset":
-            if not op["blocking"]:
-                return None  # an async memset on the capturing stream is a graph node, not a hazard
-            h["detail"] = "blocking memset inside capture"
-        elif op["kind"] == "free":
-            h["detail"] = "free inside capture"
-        return h
+        d = hazard_detail(op)
+        if d is None:
+            return None
+        return {"kind": op["kind"], "api": op["api"], "at": where, "call_at": call_at, "arms": labels(arms),
+                "_arms": arms, "via": _via(path), **d}
 
     def _overload_fits(self, st: Stage, parent: Stage) -> bool:
         """False for an overload the launch's argument types rule out (another candidate fits better)."""
@@ -441,12 +426,55 @@ class CaptureAnalysis:
         return any(pat.search(lp) for lp in loops)
 
 
+def hazard_detail(op: dict[str, Any]) -> dict[str, Any] | None:
+    """What a host operation (:func:`apxtui.analysis.hostops.host_op`) inside a capture body does wrong:
+    ``{"detail", …}`` (a copy adds its direction and size), or None when it is no hazard."""
+    if op["kind"] == "sync":
+        return {"detail": "host synchronisation inside capture: illegal while capturing (capture fails)"}
+    if op["kind"] == "alloc":
+        return {"detail": "allocation inside capture: the address is baked into the graph"}
+    if op["kind"] == "copy":
+        detail = {"D2H": "host read of device values inside capture",
+                  "H2D": "host→device copy recorded: the host buffer is read again at every replay"
+                  }.get(op["direction"], "copy recorded into the graph")
+        if op["blocking"]:
+            detail += "; blocking copy (synchronises)"
+        return {"detail": detail, "direction": op["direction"], "size": op["size"]}
+    if op["kind"] == "memset":
+        # an async memset on the capturing stream is a graph node, not a hazard
+        return {"detail": "blocking memset inside capture"} if op["blocking"] else None
+    if op["kind"] == "free":
+        return {"detail": "free inside capture"}
+    return None
+
+
 def strip_private(launches: list[dict[str, Any]]) -> None:
     """Drop the private bookkeeping fields of captured constants (in place)."""
     for la in launches:
         for c in la["constants"]:
             c.pop("_params", None)
             c.pop("_locals", None)
+
+
+def mark_alternatives(launches: list[dict[str, Any]]) -> None:
+    """Launches of one if / else if / else (or match), one launch per arm, are alternatives: one of them is
+    recorded per capture.  A run of consecutive launches in the same file whose arm paths differ only in
+    the last arm, each arm launching once, gets ``alternative_group`` (the first's index) and
+    ``alternatives`` (the run's size).  Arms that launch several kernels are left as they are."""
+    i = 0
+    while i < len(launches):
+        a = launches[i]
+        j = i + 1
+        while j < len(launches) and a["arms"] and launches[j]["arms"][:-1] == a["arms"][:-1] \
+                and len(launches[j]["arms"]) == len(a["arms"]) \
+                and launches[j]["at"].rsplit(":", 1)[0] == a["at"].rsplit(":", 1)[0]:
+            j += 1
+        last = [launches[k]["arms"][-1] for k in range(i, j)] if j - i > 1 else []
+        if last and len(set(last)) == len(last):
+            for k in range(i, j):
+                launches[k]["alternative_group"] = i
+                launches[k]["alternatives"] = j - i
+        i = j
 
 
 def _dedupe(sites: list[dict[str, Any]]) -> list[dict[str, Any]]:

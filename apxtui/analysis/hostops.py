@@ -1,5 +1,7 @@
 """Classification of CUDA runtime/driver calls: capture lifecycle, copies, syncs, allocations.
 
+The names live in ``queries/calls.toml`` (``[families]``, :mod:`apxtui.analysis.calls`), user-extensible.
+
 Roles propagate up through wrappers: a function whose reachable calls (through
 call/ffi edges, a few levels) include exactly one lifecycle primitive takes that
 role (``graph::begin_capture`` → ``apxinf_graph_begin`` → ``cudaStreamBeginCapture``).
@@ -10,23 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-CAPTURE_PRIMS = {
-    "begin": {"cudaStreamBeginCapture", "cuStreamBeginCapture", "cudaStreamBeginCaptureToGraph"},
-    "end": {"cudaStreamEndCapture", "cuStreamEndCapture"},
-    "instantiate": {"cudaGraphInstantiate", "cudaGraphInstantiateWithFlags", "cuGraphInstantiate",
-                    "cuGraphInstantiateWithFlags", "cudaGraphInstantiateWithParams"},
-    "replay": {"cudaGraphLaunch", "cuGraphLaunch"},
-    "update": {"cudaGraphExecUpdate", "cuGraphExecUpdate", "cudaGraphExecKernelNodeSetParams"},
-}
-SYNC = {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cuStreamSynchronize",
-        "cuCtxSynchronize", "cudaStreamWaitEvent", "cudaStreamQuery", "cudaThreadSynchronize"}
-ALLOC = {"cudaMalloc", "cudaMallocHost", "cudaHostAlloc", "cudaMallocManaged", "cudaMallocPitch", "cudaMallocAsync",
-         "cuMemAlloc", "cuMemAllocAsync", "cudaMallocFromPoolAsync"}
-FREE = {"cudaFree", "cudaFreeHost", "cudaFreeAsync", "cuMemFree"}
-COPY = {"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpy2DAsync", "cudaMemcpyToSymbol",
-        "cudaMemcpyToSymbolAsync", "cudaMemcpyFromSymbol", "cudaMemcpyFromSymbolAsync", "cuMemcpyHtoD",
-        "cuMemcpyDtoH", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cudaMemcpyPeerAsync"}
-MEMSET = {"cudaMemset", "cudaMemsetAsync", "cuMemsetD8", "cuMemsetD8Async", "cuMemsetD32Async"}
+from apxtui.analysis.calls import call_rules
+
+#: capture-lifecycle role → the calls.toml family of its primitives
+_ROLE_FAMILIES = {"begin": "capture_begin", "end": "capture_end", "instantiate": "instantiate", "replay": "replay",
+                  "update": "graph_update"}
+#: role → the names of its primitives (from calls.toml ``[families]``).
+CAPTURE_PRIMS: dict[str, frozenset[str]] = {r: call_rules().families.get(f, frozenset())
+                                            for r, f in _ROLE_FAMILIES.items()}
 ROLE_EDGES = ("call", "ffi", "exposes", "binding")
 DEPTH = 5
 
@@ -53,18 +46,19 @@ def copy_direction(name: str, args: list[str]) -> str:
 def host_op(name: str, args: list[str]) -> dict[str, Any] | None:
     """Category of one runtime call: copy/sync/alloc/free/memset (None when none applies)."""
     n = api_name(name)
-    if n in COPY:
+    fam = call_rules().family(n)
+    if fam == "copy":
         d = copy_direction(n, args)
         blocking = not n.endswith("Async")
-        size = args[2] if len(args) > 2 and "Symbol" not in n else (args[2] if len(args) > 2 else "")
+        size = args[2] if len(args) > 2 else ""
         return {"kind": "copy", "api": n, "direction": d, "size": size, "blocking": blocking}
-    if n in SYNC:
+    if fam == "sync":
         return {"kind": "sync", "api": n}
-    if n in ALLOC:
+    if fam == "alloc":
         return {"kind": "alloc", "api": n, "size": args[1] if len(args) > 1 else ""}
-    if n in FREE:
+    if fam == "free":
         return {"kind": "free", "api": n}
-    if n in MEMSET:
+    if fam == "memset":
         return {"kind": "memset", "api": n, "blocking": not n.endswith("Async")}
     return None
 
@@ -74,14 +68,14 @@ class Roles:
 
     def __init__(self, g: Any):
         self.g = g
-        self._memo: dict[tuple[str, int], frozenset[str]] = {}
+        self._memo: dict[tuple[str, int], tuple[frozenset[str], bool]] = {}
 
     def prim(self, node: str) -> str | None:
         d = self.g.nodes[node]
         if d.get("kind") not in ("external", "vendor_api"):
             return None
-        n = api_name(d.get("qualname", ""))
-        return next((r for r, names in CAPTURE_PRIMS.items() if n in names), None)
+        fam = call_rules().family(api_name(d.get("qualname", "")))
+        return next((r for r, f in _ROLE_FAMILIES.items() if f == fam), None)
 
     def reach(self, node: str, depth: int = DEPTH) -> frozenset[str]:
         """Lifecycle primitives reachable from ``node`` within ``depth`` call/ffi hops.
@@ -91,19 +85,31 @@ class Roles:
         answer reused at a smaller depth made roles, regions and replay sites change from run to
         run with string hashing).
         """
+        return self._reach(node, depth)[0]
+
+    def _reach(self, node: str, depth: int) -> tuple[frozenset[str], bool]:
+        """(primitives reached, thin): ``thin`` when, at every call site, one candidate's paths all ended
+        within the depth without a kernel launch or library call (a wrapper, not a driver of work)."""
         p = self.prim(node)
         if p:
-            return frozenset([p])
-        if depth == 0:
-            return frozenset()
+            return frozenset([p]), True
         key = (node, depth)
         if key in self._memo:
             return self._memo[key]
         out: set[str] = set()
-        for _, v, k in self.g.out_edges(node, data="kind"):
-            if k in ROLE_EDGES:
-                out |= self.reach(v, depth - 1)
-        res = frozenset(out)
+        sites: dict[str, bool] = {}  # call site → one of its candidates is thin (candidates are alternatives)
+        for _, v, d in self.g.out_edges(node, data=True):
+            k, site = d.get("kind"), d.get("site") or v
+            if k in ("launch", "vendor"):
+                sites[site] = False
+            elif k in ROLE_EDGES:
+                if depth == 0:
+                    sites[site] = sites.get(site, False)
+                    continue
+                r, t = self._reach(v, depth - 1)
+                out |= r
+                sites[site] = sites.get(site, False) or t
+        res = (frozenset(out), all(sites.values()))
         self._memo[key] = res
         return res
 
@@ -113,7 +119,10 @@ class Roles:
         A wrapper that ends capture and instantiates (``graph::end`` → EndCapture + Instantiate)
         is an ``end``; one that instantiates and launches is a driver.
         """
-        r = set(self.reach(node)) - {"update"}
+        roles, thin = self._reach(node, DEPTH)
+        if not thin and not self.prim(node):
+            return None  # reaches work, or calls beyond the depth: a driver, not a lifecycle wrapper
+        r = set(roles) - {"update"}
         if {"begin", "end"} <= r or {"instantiate", "replay"} <= r and "end" not in r:
             return None
         if "end" in r:

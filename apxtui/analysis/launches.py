@@ -12,16 +12,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from apxtui.analysis.calls import bare_name, call_rules
 from apxtui.trace import Dispatch, Stage
+from apxtui.vocab import CallClass
 
 Expr = dict[tuple[str, ...], int]
 KINDS = ("device", "library", "library_setup", "memops", "graph_launches")
-_SETUP = re.compile(r"Create|Destroy|Set|Get|Init|initialize|Preference|Heuristic|Workspace|can_implement|"
-                    r"get_workspace|Handle|Version", re.I)
-MEMOPS = {"cudaMemcpy", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaMemset", "cudaMemcpy2DAsync", "cudaMemcpyToSymbol",
-          "cudaMemcpyToSymbolAsync", "cudaMemcpyFromSymbol", "cudaMemcpyPeerAsync", "cuMemcpyHtoDAsync",
-          "cuMemcpyDtoHAsync", "cuMemsetD8Async", "cuMemcpyAsync"}
-GRAPH_LAUNCH = {"cudaGraphLaunch", "cuGraphLaunch"}
+_STREAM_MEMOPS = re.compile(r"[Mm]emcpy|[Mm]emset|Memset|Memcpy")
 
 
 class Count:
@@ -99,18 +96,26 @@ def render(e: Expr) -> str:
 
 
 def own_kind(st: Stage, g: Any) -> str | None:
-    """What one call of ``st`` (at its call site) submits itself."""
+    """What one call of ``st`` (at its call site) submits itself, by the call classes of
+    ``queries/calls.toml`` (:mod:`apxtui.analysis.calls`): ``device`` (a kernel launch), ``library`` (a
+    library compute call), ``library_setup`` (handles, descriptors, heuristics, algorithm checks),
+    ``memops`` (a copy or memset on a stream), ``graph_launches`` (a graph replay); None otherwise."""
     v = st.via or {}
     if v.get("kind") == "launch" or st.kind == "kernel" and v.get("kind") != "call":
         return "device"
-    if st.kind == "vendor_api" or v.get("kind") == "vendor":
-        return "library_setup" if _SETUP.search(st.name or "") else "library"
-    name = (st.qualname or st.name).split("::")[-1]
-    if st.kind == "external" and name in MEMOPS:
+    vendor = st.kind == "vendor_api" or v.get("kind") == "vendor"
+    if not vendor and st.kind != "external":
+        return None  # a function the checkout defines: never classified by its name
+    cls = call_rules().classify(st.kind, st.qualname or st.name, v.get("kind", ""), defined=False).cls
+    if cls == CallClass.LIBRARY:
+        return "library"
+    if cls == CallClass.SETUP:
+        return "library_setup" if vendor else None
+    if cls in (CallClass.MEMORY, CallClass.TRANSFER) and _STREAM_MEMOPS.search(bare_name(st.qualname or st.name)):
         return "memops"
-    if st.kind == "external" and name in GRAPH_LAUNCH:
+    if cls == CallClass.GRAPH and bare_name(st.qualname or st.name) in ("cudaGraphLaunch", "cuGraphLaunch"):
         return "graph_launches"
-    return None
+    return "library_setup" if vendor else None
 
 
 class LaunchCounter:
@@ -146,7 +151,7 @@ class LaunchCounter:
 
     def items(self, items: list[Stage | Dispatch]) -> dict[str, Count]:
         total: dict[str, Count] = {}
-        paired = _complementary_cfg(items)
+        paired = complementary_cfg(items)
         for i, it in enumerate(items):
             if i in paired.values():
                 continue
@@ -203,7 +208,7 @@ def _cfg_key(d: Dispatch) -> str | None:
     return arms[0].label.strip() if d.construct == "cfg" and len(arms) == 1 else None
 
 
-def _complementary_cfg(items: list) -> dict[int, int]:
+def complementary_cfg(items: list) -> dict[int, int]:
     """Index pairs of sibling cfg dispatches whose predicates are ``X`` and ``not(X)``."""
     out: dict[int, int] = {}
     keys = {i: _cfg_key(it) for i, it in enumerate(items) if isinstance(it, Dispatch)}

@@ -95,10 +95,16 @@ def unit(m: dict[str, Any]) -> str:
     return f"per iteration of `{m['label']}`"
 
 
-def frequency(mults: list[dict[str, Any]], phase: str, entry: str) -> str:
-    """Human label: ``per call of X × per step × per layer`` (+ the phase when not eager)."""
+def frequency(mults: list[dict[str, Any]], phase: str, entry: str, graph_key: bool = False) -> str:
+    """Human label: ``per call of X × per step × per layer`` (+ the phase when not eager).
+
+    ``prepare``: work under a first-call guard (a cache miss, a null check) runs on a first call only,
+    or once per graph key when the preparation builds a CUDA Graph (``graph_key``)."""
     parts = [f"per call of {entry}"] + [unit(m) for m in mults]
     label = " × ".join(parts)
+    if phase == "prepare":
+        return ("once per graph key (cache miss; the preparation builds a CUDA Graph)" if graph_key
+                else "first call (lazy initialisation under a cache-miss or null check)") + f" — at most {label}"
     if phase == "captured":
         label = f"recorded once per capture (graph-cache miss); replayed on every replay — {label}"
     elif phase == "load":

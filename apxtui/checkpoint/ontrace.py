@@ -14,7 +14,7 @@ from typing import Any
 from apxtui.checkpoint.join import JoinResult, join_dict, join_index
 from apxtui.checkpoint.model import Checkpoint
 from apxtui.checkpoint.sol import find_device, load_devices, speed_of_light
-from apxtui.checkpoint.weights import bind_loops, stage_weights
+from apxtui.checkpoint.weights import bind_loop, bind_loops, stage_weights
 
 
 def add_checkpoint(doc: dict[str, Any], index: Any, ckpt: Checkpoint, under: list[str] | None = None,
@@ -52,3 +52,23 @@ def parse_bind(items: list[str]) -> dict[str, int]:
             raise ValueError(f"--bind {it!r}: expected TEXT=N (N a non-negative integer)")
         out[k.strip()] = int(v)
     return out
+
+
+def loop_binder(ckpt: Checkpoint | None, bind: dict[str, int] | None = None):
+    """A loop binder for :func:`apxtui.map.build_map`: ``(header, qualname) → (value, source)`` from
+    ``--bind`` and, with a checkpoint, the config's layer count (None: the loop stays symbolic)."""
+    memo: dict[tuple[str, str], tuple[int, str] | None] = {}
+
+    def bound(header: str, qual: str) -> tuple[int, str] | None:
+        key = (header, qual)
+        if key not in memo:
+            if ckpt is None:
+                given = next(((k, v) for k, v in (bind or {}).items() if k in header), None)
+                memo[key] = (int(given[1]), f"--bind {given[0]}") if given else None
+            else:
+                rec = bind_loop(header, qual, ckpt, bind)
+                src = rec["config_field"] and f"{rec['config_field']}, {ckpt.config_file or 'config'}"
+                memo[key] = (int(rec["value"]), src or "--bind") if rec["value"] is not None else None
+        return memo[key]
+
+    return bound

@@ -156,39 +156,41 @@ def bind_loops(doc: dict[str, Any], ckpt: Checkpoint, bind: dict[str, int] | Non
 
     ``bind``: user values by header substring (``{"num_steps": 10}``), applied first.
     """
-    dims = dims_for(ckpt.config) if ckpt.config else {}
-    with_layers = {sec: d["num_hidden_layers"] for sec, d in dims.items() if "num_hidden_layers" in d}
-    out = []
-    for label, qual in _loops(doc).items():
-        rec: dict[str, Any] = {"loop": label, "value": None, "config_field": None, "status": "symbolic"}
-        given = next(((k, v) for k, v in (bind or {}).items() if k in label), None)
-        if given is not None:
-            rec.update(value=int(given[1]), status="given", reason=f"bound by the user (--bind {given[0]}={given[1]})")
-        elif not _LAYER_LOOP.search(label):
-            rec["reason"] = "not a loop over the model's layers/blocks: left symbolic"
-        elif not with_layers:
-            rec["reason"] = "INSUFFICIENT_EVIDENCE: the config states no layer count" if ckpt.config else \
-                "INSUFFICIENT_EVIDENCE: no config.json beside the checkpoint"
-        else:
-            want = "vision" if _VISION.search(label + " " + qual) else "text"
-            secs = [s for s in with_layers if (_VISION.search(s) is not None) == (want == "vision")]
-            sec = text_section(ckpt.config) if want == "text" and text_section(ckpt.config) in with_layers else \
-                (secs[0] if len(secs) == 1 else None)
-            if sec is None and len(with_layers) == 1:
-                sec = next(iter(with_layers))
-            if sec is None:
-                rec["reason"] = (
-                    f"INSUFFICIENT_EVIDENCE: several sections state a layer count ({', '.join(with_layers)})"
-                )
-            else:
-                dim = with_layers[sec]
-                rec.update(value=dim.value, config_field=dim.source, status="heuristic",
-                           reason=f"loop over layers/blocks bound to {dim.source} = {dim.value}"
-                           + (f" ({want} section chosen by name)" if len(with_layers) > 1 else ""))
-        out.append(rec)
+    out = [bind_loop(label, qual, ckpt, bind) for label, qual in _loops(doc).items()]
     doc["loop_bounds"] = out
     _bound_totals(doc, {r["loop"]: r["value"] for r in out if r["value"] is not None})
     return out
+
+
+def bind_loop(label: str, qual: str, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> dict[str, Any]:
+    """One loop (its header ``label``, ``qual`` a function under or around it) bound to the user's
+    ``--bind`` value or the config's layer count: ``{loop, value, config_field, status, reason}``."""
+    dims = dims_for(ckpt.config) if ckpt.config else {}
+    with_layers = {sec: d["num_hidden_layers"] for sec, d in dims.items() if "num_hidden_layers" in d}
+    rec: dict[str, Any] = {"loop": label, "value": None, "config_field": None, "status": "symbolic"}
+    given = next(((k, v) for k, v in (bind or {}).items() if k in label), None)
+    if given is not None:
+        rec.update(value=int(given[1]), status="given", reason=f"bound by the user (--bind {given[0]}={given[1]})")
+    elif not _LAYER_LOOP.search(label):
+        rec["reason"] = "not a loop over the model's layers/blocks: left symbolic"
+    elif not with_layers:
+        rec["reason"] = "INSUFFICIENT_EVIDENCE: the config states no layer count" if ckpt.config else \
+            "INSUFFICIENT_EVIDENCE: no config.json beside the checkpoint"
+    else:
+        want = "vision" if _VISION.search(label + " " + qual) else "text"
+        secs = [s for s in with_layers if (_VISION.search(s) is not None) == (want == "vision")]
+        sec = text_section(ckpt.config) if want == "text" and text_section(ckpt.config) in with_layers else \
+            (secs[0] if len(secs) == 1 else None)
+        if sec is None and len(with_layers) == 1:
+            sec = next(iter(with_layers))
+        if sec is None:
+            rec["reason"] = f"INSUFFICIENT_EVIDENCE: several sections state a layer count ({', '.join(with_layers)})"
+        else:
+            dim = with_layers[sec]
+            rec.update(value=dim.value, config_field=dim.source, status="heuristic",
+                       reason=f"loop over layers/blocks bound to {dim.source} = {dim.value}"
+                       + (f" ({want} section chosen by name)" if len(with_layers) > 1 else ""))
+    return rec
 
 
 def _bound_totals(doc: dict[str, Any], values: dict[str, int]) -> None:

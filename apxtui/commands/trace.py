@@ -1,4 +1,9 @@
-"""``apxtui trace CHECKOUT --from SYMBOL [--select TEXT ...] [--depth N] [--format text|md|json] [-o FILE]``."""
+"""``apxtui trace CHECKOUT --from SYMBOL [--select TEXT ...] [--format text|md|json] [--view map|tree]
+[--detail summary|full] [--budget N] [-o FILE]``.
+
+Text and Markdown show the execution map (:mod:`apxtui.map`) by default; ``--view tree`` prints the
+call tree, ``--detail full`` adds every stage and per-call analysis to the Markdown, JSON has both.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from apxtui.commands.common import add_checkout, load_index, write_output
 from apxtui.commands.profile_flags import add_profile_args, resolve_from_args
 from apxtui.errors import SymbolError, UserError
 from apxtui.textsafe import join_lines
-from apxtui.trace import Tracer, find_symbol
+from apxtui.trace import DEFAULT_BUDGET, Tracer, find_symbol
 
 
 def add_parser(sub) -> None:
@@ -21,8 +26,19 @@ def add_parser(sub) -> None:
     p.add_argument("--from", dest="entry", required=True, metavar="SYMBOL", help="entry symbol")
     p.add_argument("--select", action="append", default=[], metavar="TEXT",
                    help="at each dispatch point choose the arms whose condition contains TEXT (repeatable)")
-    p.add_argument("--depth", type=int, default=40, help="maximum call depth (default 40)")
+    p.add_argument("--depth", type=int, default=40, help="maximum call depth of the tree (default 40)")
     p.add_argument("--format", choices=("text", "md", "json"), default="text")
+    p.add_argument("--view", choices=("map", "tree"), default="map",
+                   help="text output: the execution map (default) or the call tree")
+    p.add_argument("--detail", choices=("summary", "full"), default="summary",
+                   help="Markdown: the map (default) or also every stage and per-call analysis (slow on big engines)")
+    p.add_argument("--budget", type=int, default=None, metavar="N",
+                   help=f"stages the call tree may expand (default {DEFAULT_BUDGET}); shared out per branch so one "
+                        "branch cannot starve the others; every cut is listed. The map is not budgeted.")
+    p.add_argument("--operators", action="append", default=[], metavar="PREFIX",
+                   help="the operator layer: functions whose file path or qualified name starts with PREFIX "
+                        "(repeatable; default: the packages with launch/vendor/extern \"C\" edges, or [map] "
+                        "operators in .apxtui.toml)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     add_profile_args(p)
     g = p.add_argument_group("checkpoint and speed of light")
@@ -43,6 +59,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     if args.depth < 1:
         raise UserError("--depth must be at least 1")
+    if args.budget is not None and args.budget < 1:
+        raise UserError("--budget must be at least 1")
     ckpt, bind = _checkpoint_args(args)
     idx = load_index(args)
     try:
@@ -51,26 +69,58 @@ def run(args) -> int:
         more = ("; candidates: " + ", ".join(e.candidates[:12])) if e.candidates else ""
         raise UserError(f"{e}{more}") from e
     profile = resolve_from_args(args, idx)
-    root = Tracer(idx.graph, select=args.select, depth=args.depth, profile=profile).trace(entry)
-    from apxtui.report.model import trace_document  # lazy: start-up
+    if args.format == "text" and args.view == "tree":
+        text = _tree_text(args, idx, entry, profile, ckpt, bind)
+    else:
+        text = _map_text(args, idx, entry, profile, ckpt, bind)
+    write_output(text, args.output)
+    return 0
 
+
+def _map_text(args, idx, entry, profile, ckpt, bind) -> str:
+    """The execution map as JSON (with the full trace document), Markdown or text."""
+    from apxtui.analysis.calls import CallsFileError  # lazy: start-up
+    from apxtui.checkpoint.ontrace import loop_binder  # lazy: start-up
+    from apxtui.map.operators import OperatorConfigError  # lazy: start-up
+    from apxtui.report.model import map_report  # lazy: start-up
+
+    full = args.format == "json" or args.detail == "full" or ckpt is not None
+    try:
+        rep = map_report(idx, entry, select=args.select, profile=profile, detail=full, depth=args.depth,
+                         budget=args.budget, loop_bind=loop_binder(ckpt, bind) if (ckpt or bind) else None,
+                         operators=args.operators or None, checkpoint=str(ckpt.path) if ckpt else None)
+    except (CallsFileError, OperatorConfigError) as e:
+        raise UserError(str(e)) from None
+    if rep.trace is not None and ckpt is not None:
+        _add_checkpoint(args, rep.trace, idx, ckpt, bind)
+    if args.format == "json":
+        return json.dumps({**rep.trace, "path": [str(s.site) for s in rep.path]} if rep.trace else {}, indent=2)
+    if args.format == "md":
+        from apxtui.report.markdown import render_map_markdown  # lazy: start-up
+
+        return render_map_markdown(rep, detail=args.detail == "full")
+    from apxtui.report.text import render_map_text  # lazy: start-up
+
+    text = render_map_text(rep)
+    if rep.trace is not None and "checkpoint_join" in rep.trace:
+        text += "\n" + _checkpoint_text(rep.trace)
+    return text
+
+
+def _tree_text(args, idx, entry, profile, ckpt, bind) -> str:
+    """Today's call tree with the path-level analyses (``--view tree``)."""
+    from apxtui.report.model import trace_document  # lazy: start-up
+    from apxtui.report.text import render_summary, render_tree  # lazy: start-up
+
+    kw = {"budget": args.budget} if args.budget else {}
+    root = Tracer(idx.graph, select=args.select, depth=args.depth, profile=profile, **kw).trace(entry)
     doc = trace_document(idx, root, args.select, args.depth, profile)
     if ckpt is not None:
         _add_checkpoint(args, doc, idx, ckpt, bind)
-    if args.format == "json":
-        text = json.dumps(doc, indent=2)
-    elif args.format == "md":
-        from apxtui.report.markdown import render_markdown  # lazy: start-up
-
-        text = render_markdown(doc)
-    else:
-        from apxtui.report.text import render_summary, render_tree  # lazy: start-up
-
-        text = f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n" + render_summary(doc)
-        if "checkpoint_join" in doc:
-            text += "\n" + _checkpoint_text(doc)
-    write_output(text, args.output)
-    return 0
+    text = f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n" + render_summary(doc)
+    if "checkpoint_join" in doc:
+        text += "\n" + _checkpoint_text(doc)
+    return text
 
 
 def _checkpoint_args(args):

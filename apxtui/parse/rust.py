@@ -138,6 +138,7 @@ _BUCKETS = (
     "definition.function", "definition.method", "definition.class", "definition.interface",
     "ffi.decl", "import", "import.mod", "reference.call", "reference.method",
     "reference.indirect", "reference.macro", "env.read", "binding.register", "local", "string",
+    "exit.return",
 )  # fmt: skip
 
 
@@ -337,6 +338,8 @@ class _Extractor:
             spans.sort()
         for caps in buckets["local"]:
             g(self._local, caps["local"][0])
+        for caps in buckets["exit.return"]:
+            g(self._exit, caps["exit.return"][0])
         for key in ("import", "import.mod"):
             for caps in buckets[key]:
                 g(self._import, key, caps)
@@ -839,6 +842,45 @@ class _Extractor:
             inferred = self._value_type(value)
             if inferred:
                 d.locals[var] = inferred
+
+    def _exit(self, ret: ts.Node) -> None:
+        """``attrs["exits"]`` of the enclosing fn: the if / else / match arm a ``return`` leaves the function
+        from (when the return is a statement of the arm's own body: no loop, closure or other arm between),
+        with the arm's group and index (as its calls' contexts have them), its condition, the construct's
+        last line and the returned value's text.  Calls after that construct run only when another arm ran."""
+        frame = self.frame_of.get(ret.id)
+        fn = frame.scope.node if frame is not None and frame.scope is not None else None
+        d = self.fn_defs.get(fn.id) if fn is not None else None
+        if d is None or frame is None:
+            return
+        contexts = self.ctx.of(frame)
+        if not contexts or contexts[-1].kind not in ("if", "else", "match_arm"):
+            return
+        arm = contexts[-1]
+        construct = ret.parent
+        while construct is not None and construct.type in ("expression_statement", "block"):
+            construct = construct.parent
+        if construct is None:
+            return
+        if arm.kind == "match_arm":
+            if construct.type != "match_arm":
+                return
+            top = construct.parent.parent if construct.parent is not None else None  # match_block → match
+        else:
+            if construct.type == "else_clause":
+                construct = construct.parent
+            if construct is None or construct.type != "if_expression":
+                return
+            top = construct
+            while top.parent is not None and top.parent.type == "else_clause" and top.parent.parent is not None:
+                top = top.parent.parent  # the head of an else-if chain ends the construct
+        value = ret.named_children[0] if ret.named_children else None
+        rec = {"kind": arm.kind, "group": arm.group, "arm": arm.arm, "text": arm.text, "subject": arm.subject,
+               "end": (top or construct).end_point[0] + 1, "line": line(ret),
+               "value": self.tl(value)[:120] if value is not None else ""}
+        if arm.kind == "else":
+            rec["text"] = "else (not: " + "; ".join(arm.negated) + ")"
+        d.attrs.setdefault("exits", []).append(rec)
 
     def _peel(self, v: ts.Node) -> ts.Node:
         """Strip ``?``, ``.await``, ``.unwrap()`` and ``.expect(..)`` around a value."""

@@ -8,14 +8,20 @@ span, table-cell break, newline or terminal control survives into the report.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from apxtui.analysis.capture import hazard_detail
+from apxtui.analysis.hostops import host_op
 from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
+from apxtui.map import Call, Row, iter_calls
+from apxtui.map.fold import BlockRef, Heading, fold_blocks, site_short
+from apxtui.map.fold import aliases as make_aliases
 from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
 from apxtui.textsafe import md as esc
 from apxtui.textsafe import md_code as code
 from apxtui.textsafe import one_line
-from apxtui.vocab import DEVICE_KINDS
+from apxtui.vocab import DEVICE_KINDS, CallClass, Phase
 
 LANG_TAG = {"python": "Python", "rust": "Rust", "cuda": "CUDA/C++"}
 KIND_TAG = {
@@ -99,6 +105,7 @@ def _mermaid_label(text: str) -> str:
 
 
 def render_markdown(doc: dict[str, Any]) -> str:
+    """The full per-call report of a trace document (the pre-map format; ``--detail full`` appends its body)."""
     stages = doc["stages"]
     e = doc["entry"]
     out = [f"# apxtui trace: {code(e['qualname'])}", ""]
@@ -120,9 +127,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
         "",
         f"**Path:** {breadcrumb(stages)}",
         "",
-        "## Execution order (device work)",
-        "",
     ]
+    return "\n".join(out + detail_sections(doc))
+
+
+def detail_sections(doc: dict[str, Any]) -> list[str]:
+    """Every device stage and stage, dispatch points, open questions, analyses, checkpoint and graph."""
+    stages = doc["stages"]
+    e = doc["entry"]
+    out = ["## Execution order (device work)", ""]
     rows = device_rows(stages)
     if rows:
         out += [
@@ -180,7 +193,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out += analysis_sections(doc)
     out += checkpoint_sections(doc)
     out += ["", "## Graph", "", mermaid(stages), ""]
-    return "\n".join(out)
+    return out
 
 
 def choice_lines(doc: dict[str, Any]) -> list[str]:
@@ -234,15 +247,7 @@ def analysis_sections(doc: dict[str, Any]) -> list[str]:
     if not regions:
         out.append("No capture region on this path.")
     for r in regions:
-        out.append(
-            f"- **Region** in {code(r['function'])}: begin {esc((r.get('begin') or {}).get('at', '—'))}, "
-            f"end {esc((r.get('end') or {}).get('at', '—'))}" + (f" — {esc(r['note'])}" if r.get("note") else "")
-        )
-        out += [f"  - {esc(x)}" for x in end_lines(r)]
-        out.append("  - body: " + (", ".join(code(c["call"]) + f" @ {esc(c['at'])}" for c in r["body_calls"]) or "—"))
-        out += [f"  - {esc(x)}" for x in lifecycle_lines(r)]
-        for c in r.get("graph_keys", []):
-            out.append(f"  - {esc(cache_line(c))}")
+        out += region_lines(r)
         seen = set()
         for launch in r.get("launches", []):
             for c in launch["constants"]:
@@ -263,6 +268,20 @@ def analysis_sections(doc: dict[str, Any]) -> list[str]:
             out.append("| " + " | ".join([esc(t["kind"]), code(t["api"]), esc(ds), code((t.get("via") or [""])[0]),
                                           esc(t["phase"]), "yes" if t.get("in_capture") else "no",
                                           esc(t["frequency"]), esc(t["at"])]) + " |")
+    return out
+
+
+def region_lines(r: dict[str, Any]) -> list[str]:
+    """A capture region: begin, every end (failure paths labelled), body calls, instantiate, replay, graph caches."""
+    if r.get("error"):
+        return [f"- **Region** in {code(r['function'])}: not analysed ({esc(r['error'])})"]
+    out = [f"- **Region** in {code(r['function'])}: begin {esc((r.get('begin') or {}).get('at', '—'))}, "
+           f"end {esc((r.get('end') or {}).get('at', '—'))}" + (f" — {esc(r['note'])}" if r.get("note") else "")]
+    out += [f"  - {esc(x)}" for x in end_lines(r)]
+    out.append("  - body: " + (", ".join(code(c["call"]) + f" @ {esc(c['at'])}" for c in r["body_calls"]) or "—"))
+    out += [f"  - {esc(x)}" for x in lifecycle_lines(r)]
+    for c in r.get("graph_keys", []):
+        out.append(f"  - {esc(cache_line(c))}")
     return out
 
 
@@ -372,4 +391,352 @@ def sol_markdown(sol: dict[str, Any]) -> list[str]:
         out.append("\n- KV cache: INSUFFICIENT_EVIDENCE: " + esc("; ".join(kv.get("missing", []))))
     for x in sol.get("excluded", []):
         out.append(f"- not priced: {esc(x)}")
+    return out
+
+
+# -- the execution map (default report) ----------------------------------------------------------
+
+MAP_CONDITION_MAX = 70  # characters of a condition in a table cell
+UNRESOLVED_MAX = 30  # callees listed in the unresolved section
+
+
+def _cut(s: str, n: int = MAP_CONDITION_MAX) -> str:
+    s = " ".join(str(s).split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def path_line(steps: list[Any]) -> str:
+    """``Rust: `language_layer_bf16` → Rust: `gemm_bf16` → … → library: `cublasLtMatmul```."""
+    return " → ".join(f"{KIND_TAG.get(s.kind, s.kind)}: {code(s.name or s.qualname)}" for s in steps) or "—"
+
+
+def _own(items: list[Any], frames: tuple[Any, ...], attr: str) -> list[Any]:
+    """Items of a row (loops / conditions) not already shown on its enclosing frames."""
+    shown = {id(x) for f in frames for x in getattr(f, attr)}
+    return [x for x in items if id(x) not in shown]
+
+
+def work_cell(work: list[Any], base: Any, aliases: dict[str, str]) -> str:
+    """Device work of a row: calls in order, alternatives as ``a; or b [condition :line]``."""
+    parts: list[str] = []
+    for w in work:
+        if isinstance(w, Call):
+            if w.phase == Phase.PREPARE:
+                continue
+            name = aliases.get(w.name, w.name) + (" (library)" if w.kind.value == "library" else "")
+            reps = " ".join(r.label for r in w.repeat if r.value != 1)
+            guard = "; ".join(_cut(str(c), 40) for c in w.guard)
+            parts.append(code(name) + (f" {esc(reps)}" if reps else "") + (f" [if {esc(guard)}]" if guard else ""))
+        else:
+            alts = []
+            groups: dict[str, list[Any]] = {}
+            for a in w.alternatives:
+                groups.setdefault(work_cell(a.work, base, aliases) or "no device work", []).append(a)
+            if w.construct == "candidates" and len(groups) == 1:
+                parts.append(next(iter(groups)) + f" ({len(w.alternatives)} candidate definitions)")
+                continue
+            for text, arms in groups.items():
+                conds = " \\| ".join(esc(_cut(a.condition, 50)) for a in arms[:3]) + (
+                    f" (+{len(arms) - 3})" if len(arms) > 3 else "")
+                alts.append(f"{text} [{conds} {esc(site_short(arms[0].site, base))}]")
+            parts.append("; or ".join(alts) if len(groups) > 1 else alts[0] if alts else "")
+    return "; ".join(_folded(p for p in parts if p))
+
+
+def _folded(parts: Iterable[str]) -> list[str]:
+    """Consecutive equal parts as ``2× part``."""
+    out: list[list[Any]] = []
+    for p in parts:
+        if out and out[-1][0] == p:
+            out[-1][1] += 1
+        else:
+            out.append([p, 1])
+    return [f"{n}× {p}" if n > 1 else p for p, n in out]
+
+
+def also_cell(r: Any, aliases: dict[str, str]) -> str:
+    """Non-work calls of a row, by class (first-call ones said), and first-call work."""
+    by: dict[str, list[Any]] = {}
+    for o in r.other:
+        by.setdefault(o.cls.value, []).append(o)
+    out = []
+    for cls, items in by.items():
+        names = list(dict.fromkeys(o.name + (f" {o.detail}" if o.detail and cls != "graph" else "") for o in items))
+        first = sum(o.count for o in items if o.first_call)
+        total = sum(o.count for o in items)
+        text = f"{cls} {total}" if cls == "setup" else f"{cls}: " + ", ".join(names[:3]) + (
+            f" (+{len(names) - 3})" if len(names) > 3 else "")
+        if first:
+            text += f" ({first} first call)" if first < total else " (first call)"
+        out.append(text)
+    fc = [c.name for c in iter_calls(r.work) if c.phase == Phase.PREPARE]
+    if fc:
+        out.append("first-call work: " + ", ".join(dict.fromkeys(aliases.get(n, n) for n in fc)))
+    return esc("; ".join(out))
+
+
+def _dtypes(r: Any) -> str:
+    return "; ".join(dict.fromkeys(c.dtypes for c in iter_calls(r.work) if c.dtypes))
+
+
+def _heading_cells(h: Any) -> list[str]:
+    out = []
+    for i, f in enumerate(h.frames):
+        reps = " ".join(x.label for x in f.repeat if x.value != 1)
+        last = "; ".join(x.last_differs for x in f.repeat if x.last_differs)
+        prev = h.frames[i - 1].condition if i else []
+        conds = [c for c in f.condition if all(c is not p for p in prev)]
+        text = "▸" * (h.depth + i + 1) + " " + code(f.name) + f" ({esc(f.site)})"
+        if reps:
+            text += f" {esc(reps)}"
+        if f.model_phase:
+            text += f" — *{esc(f.model_phase)}*"
+        if conds:
+            text += " [if " + esc("; ".join(_cut(str(c), 60) for c in conds[-2:])) + "]"
+        if last:
+            text += f" — last iteration differs: {esc(last)}"
+        out.append(text)
+    return out
+
+
+def map_table(t: Any, lines: list[Any], aliases: dict[str, str], ncols: int = 8) -> list[str]:
+    """One phase table; ``ncols``: the empty cells after a heading's two (the table has ten columns)."""
+    out = ["| # | operation | call site | adapter | device work (kernels, library calls) | launches dev / lib "
+           "| dtypes | repeat | condition | also |", "|---|---|---|---|---|---|---|---|---|---|"]
+    n = 0
+    freq = t.frequency
+    for ln in lines:
+        f = ln.frequency if isinstance(ln, Row) else ln.rows[0].frequency if isinstance(ln, BlockRef) else freq
+        if f != freq:
+            freq = f
+            out.append(f"|  | **{esc(f)}** |" + " |" * ncols)
+        if isinstance(ln, Heading):
+            for text in _heading_cells(ln):
+                out.append(f"|  | {text} |" + " |" * ncols)
+        elif isinstance(ln, BlockRef):
+            more = f" (+{len(ln.frames) - 3})" if len(ln.frames) > 3 else ""
+            sites = ", ".join(str(f.site) for f in ln.frames[:3]) + more
+            out.append(f"| ↳ | {code(ln.frame.name)} at {esc(sites)}: same {len(ln.rows)} rows as {esc(ln.same_as)} "
+                       f"({code(ln.first.name)} at {esc(ln.first.site)}) |" + " |" * ncols)
+        elif isinstance(ln, Row):
+            n += 1
+            r = ln
+            reps = " ".join(x.label for x in _own(r.repeat, r.context, "repeat") if x.value != 1)
+            last = "; ".join(x.last_differs for x in _own(r.repeat, r.context, "repeat") if x.last_differs)
+            conds = _own(r.condition, r.context[-1:], "condition") if r.context else r.condition
+            work = work_cell(r.work, r.site, aliases) or esc(r.note) or "—"
+            out.append("| " + " | ".join([
+                str(n), code(r.op), esc(r.site), ", ".join(code(a) for a in r.adapter[:2]) + (
+                    f" (+{len(r.adapter) - 2})" if len(r.adapter) > 2 else ""),
+                work, f"{esc(r.counts.device)} / {esc(r.counts.library)}", esc(_dtypes(r)),
+                esc(reps + (f"; last differs: {last}" if last else "")),
+                esc("; ".join(_cut(str(c)) for c in conds)), also_cell(r, aliases)]) + " |")
+    return out
+
+
+def render_map_markdown(rep: Any, detail: bool = False) -> str:
+    """The default Markdown report: summary, phase tables, boundaries, capture, open questions;
+    ``detail`` (and ``rep.trace``): also every stage and the per-call analyses of the full trace."""
+    h, m = rep.header, rep.map
+    e = h["entry"]
+    wt = h.get("working_tree")
+    changes = "not a git checkout" if wt is None else (
+        f"{len(wt['modified'])} modified, {len(wt['untracked'])} untracked" if (wt["modified"] or wt["untracked"])
+        else "clean")
+    out = [f"# apxtui execution map: `{e['qualname']}`", "",
+           f"- **Checkout:** {code(h['checkout'])}",
+           f"- **Revision:** {code(h['revision'])}" + (f" (branch {code(h['branch'])})" if h.get("branch") else ""),
+           f"- **Working tree:** {changes}",
+           f"- **Checkpoint:** {esc(h.get('checkpoint') or 'none given')}",
+           f"- **Profile:** {esc(h['profile'])}",
+           f"- **Selection:** {', '.join(code(s) for s in h['select']) or 'none (every arm shown)'}",
+           *map_choice_lines(h, m),
+           f"- **Operator layer:** {esc(m.operator_rule)}",
+           f"- **Entry:** {code(e['qualname'])} at {esc(e['file'])}:{e['line']}",
+           f"- **apxtui:** {h['apxtui']}", "",
+           f"> {m.static_note}", "", "## Summary", ""]
+    out += [f"- {esc(x)}" for x in m.lead]
+    out.append(f"- cuts: {len(m.cuts)} subtree(s) not followed (listed under Cuts)" if m.cuts
+               else "- cuts: none — every reached call was followed")
+    out += ["", f"**Path:** {path_line(rep.path)}", ""]
+    al = make_aliases(m)
+    folded = fold_blocks(m)
+    titles = {"eager": "Steady state", "captured": "Captured (CUDA Graph body)",
+              "prepare": "Preparation and first call",
+              "capture": "Capture lifecycle", "load": "Load"}
+    for t in m.phases:
+        tot = t.totals
+        out += ["", f"## {titles.get(t.phase.value, t.phase.value)} — {esc(t.frequency)}", "",
+                f"Totals (static): **{esc(tot.device)}** device launches, **{esc(tot.library)}** library calls"
+                + ("" if tot.exact else " — a range: alternatives at " + ", ".join(esc(a) for a in tot.arms[:8])
+                   + (f" (+{len(tot.arms) - 8})" if len(tot.arms) > 8 else "")) + f"; {len(t.rows)} rows.", ""]
+        out += map_table(t, folded.get(t.phase.value, []), al)
+    if not m.phases:
+        out += ["", "## No device work", "",
+                "No kernel launch, library call, memory, transfer or graph call is reached "
+                f"from this entry. Dispatch points passed with no selection: {len(m.undecided)}"]
+        for c in m.undecided[:30]:
+            out.append(f"- {esc(c.construct)} {code(_cut(c.subject, 60))} at {esc(c.site)}: "
+                       + "; ".join(code(_cut(a, 60)) for a in c.chosen))
+    if al:
+        out += ["", "Aliases: " + "; ".join(f"`{a}` = `{n}`" for n, a in al.items())]
+    out += map_boundaries(m) + map_capture(m) + map_transfers(m) + map_open(m)
+    doc = rep.trace or {"checkpoint": h.get("checkpoint")}
+    if "stages" in doc:
+        out += trace_cut_lines(doc)
+    if detail and "stages" in doc:
+        out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(doc)
+    else:
+        out += checkpoint_sections(doc)
+    return "\n".join(out) + "\n"
+
+
+def trace_cut_lines(doc: dict[str, Any]) -> list[str]:
+    """The call tree's cuts (budget, depth, recursion): how many and the first few, never silent."""
+    tc = doc.get("trace_cuts") or {}
+    out = ["", "## Call-tree cuts", ""]
+    if not tc.get("count"):
+        return out + ["None: the call tree was expanded whole."]
+    out.append(f"{tc['count']} subtree(s) of the call tree not expanded (`--budget` {tc.get('budget')} stages, "
+               f"shared per branch; the map above is not budgeted): "
+               + ", ".join(f"{k} {v}" for k, v in tc.get("by_reason", {}).items()))
+    for c in tc.get("first", []):
+        out.append(f"- {esc(c['reason'])}: {code(c['qualname'])} called at {esc(c['site'])}")
+    return out
+
+
+def map_choice_lines(h: dict[str, Any], m: Any) -> list[str]:
+    """Every arm choice: the explorer's (``[``/``]``) and the selection's, each with its dispatch point."""
+    mine = {c.dispatch for c in m.choices}
+    lines = []
+    for c in m.choices:
+        lines.append(f"  - {code(_cut(c.subject or c.construct, 60))} at {esc(c.site)} → "
+                     + ", ".join(code(_cut(x, 60)) for x in c.chosen) + f" ({esc(c.by)})")
+    for key, arm in (h.get("choices") or {}).items():
+        if key not in mine:
+            lines.append(f"  - {code(key)} → arm #{arm} (not reached on this path)")
+    if not lines:
+        return ["- **Choices:** none"]
+    return [f"- **Choices:** {len(lines)} dispatch point(s)", *lines]
+
+
+def map_boundaries(m: Any) -> list[str]:
+    """Dtypes of the steady-state rows where they change from the previous row: one line per call site
+    (a site reached on several paths is listed once)."""
+    out = ["", "## Dtype boundaries", ""]
+    if not m.phases:
+        return out + ["No row."]
+    prev = None
+    seen: set[tuple[str, str]] = set()
+    for i, r in enumerate(m.phases[0].rows, 1):
+        dts = list(dict.fromkeys(c.dtypes for c in iter_calls(r.work) if c.dtypes))
+        text = "; ".join(dts)
+        if text and text != prev and (str(r.site), text) not in seen:
+            seen.add((str(r.site), text))
+            out.append(f"- row {i} {code(r.op)} ({esc(r.site)}): {esc(text)}")
+        prev = text or prev
+    if not seen:
+        out.append("No dtype established on the steady-state rows.")
+    return out
+
+
+def map_capture(m: Any) -> list[str]:
+    """Capture regions of the walked functions (every end, instantiate, replay, graph keys), graph lifecycle
+    calls grouped by site, and the hazards inside the captured body grouped by site with their guards."""
+    out = ["", "## CUDA Graph capture (by site)", ""]
+    seen_regions: set[str] = set()
+    for r in m.capture_regions:
+        rid = r.get("id") or r.get("function", "")
+        if rid not in seen_regions:
+            seen_regions.add(rid)
+            out += region_lines(r)
+    graph: dict[tuple[str, str], list[Any]] = {}
+    for t in m.phases:
+        for r in t.rows:
+            for o in r.other:
+                if o.cls == CallClass.GRAPH:
+                    graph.setdefault((r.note or o.detail or o.name, str(r.site)), []).append(t.phase.value)
+                    break  # one per row (a row of candidates has one call per candidate)
+    for (what, site), phases in graph.items():
+        out.append(f"- {esc(what)}: {code(site)} ({len(phases)} path(s); {', '.join(dict.fromkeys(phases))})")
+    cap = next((t for t in m.phases if t.phase == Phase.CAPTURED), None)
+    if cap is not None:
+        out.append(f"- captured body: {len(cap.rows)} rows, {esc(cap.totals.device)} device launches, "
+                   f"{esc(cap.totals.library)} library calls recorded per capture")
+        hz: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for r in cap.rows:
+            for o in r.other:
+                if o.cls not in (CallClass.MEMORY, CallClass.TRANSFER):
+                    continue
+                op = host_op(o.name, [])
+                if op is None:
+                    continue
+                if op["kind"] == "copy":
+                    op["direction"] = o.detail or op["direction"]
+                d = hazard_detail(op)
+                if d is None:
+                    continue
+                h = hz.setdefault((op["kind"], o.name, str(o.site)), {
+                    "kind": op["kind"], "api": o.name, "at": str(o.site), "paths": 0, "guards": [],
+                    "conditional": True, "vias": [], **d})
+                h["paths"] += o.count
+                h["conditional"] = h["conditional"] and o.first_call
+                if o.guard and o.guard not in h["guards"]:
+                    h["guards"].append(o.guard)
+                if r.op not in h["vias"]:
+                    h["vias"].append(r.op)
+        for h in hz.values():
+            if not h["conditional"]:
+                h["unguarded_paths"] = h["paths"]
+            out.append(f"  - **hazard** {esc(hazard_line(h))}")
+    if not graph and cap is None and not m.capture_regions:
+        out.append("No capture lifecycle call on this path.")
+    return out
+
+
+def map_transfers(m: Any) -> list[str]:
+    """Memory, transfer and synchronisation calls grouped by site, with their phases."""
+    groups: dict[tuple[str, str, str], dict[str, int]] = {}
+    for t in m.phases:
+        for r in t.rows:
+            for o in r.other:
+                if o.cls in (CallClass.MEMORY, CallClass.TRANSFER):
+                    ph = t.phase.value + (" (first call)" if o.first_call else "")
+                    g = groups.setdefault((o.cls.value, o.name + (f" {o.detail}" if o.detail else ""), str(o.site)), {})
+                    g[ph] = g.get(ph, 0) + o.count
+    out = ["", "## Host transfers, syncs, allocations (by site)", ""]
+    if not groups:
+        return out + ["None reached."]
+    out += ["| class | call | site | paths by phase |", "|---|---|---|---|"]
+    for (cls, name, site), phs in groups.items():
+        out.append(f"| {esc(cls)} | {code(name)} | {esc(site)} | " + esc(", ".join(f"{k} ×{v}" for k, v in phs.items()))
+                   + " |")
+    return out
+
+
+def map_open(m: Any) -> list[str]:
+    """Ambiguous calls and unresolved callees grouped with counts, and the cuts."""
+    out = ["", "## Ambiguous and unresolved", ""]
+    if m.ambiguous:
+        out.append(f"Ambiguous calls (several candidate definitions, all kept as alternatives): {len(m.ambiguous)}")
+        for callee, sites in sorted(m.ambiguous.items(), key=lambda x: -len(x[1])):
+            out.append(f"- {code(callee)} at " + ", ".join(esc(s) for s in sites[:3])
+                       + (f" (+{len(sites) - 3})" if len(sites) > 3 else ""))
+    un = sorted(m.unresolved.items(), key=lambda x: (-len(x[1]), x[0]))
+    if un:
+        out.append(f"Unresolved callees (no definition in the checkout; classified by calls.toml): {len(un)}, "
+                   f"{sum(len(v) for v in m.unresolved.values())} call paths")
+        for callee, sites in un[:UNRESOLVED_MAX]:
+            out.append(f"- {code(callee)} ×{len(sites)} (first at {esc(sites[0])})")
+        if len(un) > UNRESOLVED_MAX:
+            out.append(f"- … {len(un) - UNRESOLVED_MAX} more (JSON `execution_map.unresolved` has all)")
+    if not m.ambiguous and not un:
+        out.append("Every call on this path resolved.")
+    out += ["", "## Cuts", ""]
+    if not m.cuts:
+        out.append("None: every reached call was followed.")
+    for c in m.cuts[:20]:
+        out.append(f"- {esc(c.reason)}: {code(c.name)} at {esc(c.site)}")
+    if len(m.cuts) > 20:
+        out.append(f"- … {len(m.cuts) - 20} more (JSON `execution_map.cuts`)")
     return out

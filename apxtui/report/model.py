@@ -5,11 +5,13 @@ Shared by the JSON and Markdown exporters and the TUI's export; no rendering her
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from apxtui import __version__
 from apxtui.index.build import Index
-from apxtui.trace import Dispatch, Stage, dispatches, walk
+from apxtui.map import build_map, iter_calls, path_to
+from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, cuts, dispatches, walk
 
 STATIC_NOTE = "Static analysis of the source: not runtime validation. Counts are static, per call of the entry."
 NO_PROFILE = "no profile: all configurations"
@@ -81,7 +83,7 @@ def header(index: Index, profile: Any = None) -> dict[str, Any]:
 
 
 def trace_document(index: Index, root: Stage, select: list[str], depth: int, profile: Any = None,
-                   choices: dict[str, int] | None = None) -> dict[str, Any]:
+                   choices: dict[str, int] | None = None, budget: int | None = None) -> dict[str, Any]:
     """``choices``: dispatch key → chosen arm index (the explorer's ``[``/``]``), kept in the document."""
     stages = flat_stages(root)
     disp = list(dispatches(root))
@@ -127,8 +129,21 @@ def trace_document(index: Index, root: Stage, select: list[str], depth: int, pro
                 for d in disp
                 if d.construct == "candidates"
             ],
+            "trace_cuts": trace_cuts(root, budget),
         },
     )
+
+
+def trace_cuts(root: Stage, budget: int | None = None, first: int = 12) -> dict[str, Any]:
+    """Subtrees of the call tree not expanded: how many by reason and the first few with path:line."""
+    cs = cuts(root)
+    by: dict[str, int] = {}
+    for st, _k in cs:
+        by[st.cut] = by.get(st.cut, 0) + 1
+    return {"count": len(cs), "budget": budget, "by_reason": by,
+            "first": [{"reason": st.cut, "qualname": st.qualname, "node": st.node,
+                       "site": f"{(st.via or {}).get('file', '')}:{(st.via or {}).get('line', 0)}", "key": list(k)}
+                      for st, k in cs[:first]]}
 
 
 def add_analyses(index: Index, root: Stage, stages: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:
@@ -157,3 +172,53 @@ def add_checkpoint_facts(doc: dict[str, Any], index: Index, ckpt: Any, under: li
     if sol:
         add_sol(doc, ckpt, **sol)
     return doc
+
+
+# -- the execution map report ---------------------------------------------------------------------
+
+
+@dataclass
+class MapReport:
+    """What the Markdown / text views of a trace show: the header, the execution map and the path
+    to one row (``path_key``); ``trace`` is the full trace document (``--detail full``, JSON)."""
+
+    header: dict[str, Any]
+    map: Any  # apxtui.map.ExecutionMap
+    path_key: tuple[str, ...]
+    path: list[Any]  # apxtui.map.PathStep
+    trace: dict[str, Any] | None = None
+
+
+def default_path(m: Any) -> tuple[str, ...]:
+    """The key of the first device work of the first table (the first row when none)."""
+    for t in m.phases:
+        for r in t.rows:
+            for c in iter_calls(r.work):
+                return c.key
+    return next((r.key for r in m.rows()), ())
+
+
+def map_report(index: Index, entry: str, *, select: list[str] | None = None, choices: dict[str, int] | None = None,
+               profile: Any = None, path: tuple[str, ...] | None = None, detail: bool = False, depth: int = 40,
+               budget: int | None = None, loop_bind: Any = None, operators: list[str] | None = None,
+               checkpoint: str | None = None) -> MapReport:
+    """The execution map of ``entry`` with its report header; ``path``: the key chain of the row the report's
+    ``Path:`` follows (the explorer's cursor), default the first device work.  ``detail``: also the full
+    trace document (all stages, per-call annotations: slow on a big engine)."""
+    m = build_map(index, entry, select=select, choices=choices, profile=profile, loop_bind=loop_bind,
+                  operators=operators)
+    key = tuple(path) if path else default_path(m)
+    g = index.graph
+    d = g.nodes[entry]
+    head = {**header(index, profile),
+            "entry": {"node": entry, "qualname": d.get("qualname", ""), "kind": d.get("kind", ""),
+                      "file": d.get("file", ""), "line": d.get("line", 0)},
+            "select": list(select or []), "choices": dict(choices or {}), "depth": depth, "checkpoint": checkpoint}
+    trace = None
+    if detail:
+        kw = {"budget": budget} if budget else {}
+        root = Tracer(g, select=select, choices=choices, depth=depth, profile=profile, **kw).trace(entry)
+        trace = trace_document(index, root, list(select or []), depth, profile, choices=choices,
+                               budget=budget or DEFAULT_BUDGET)
+        trace["execution_map"] = m.to_dict()
+    return MapReport(head, m, key, path_to(g, key), trace)

@@ -9,7 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
+from apxtui.map import Row
+from apxtui.map.fold import BlockRef, Heading, aliases, fold_blocks
 from apxtui.report.capture_lines import hazard_line
+from apxtui.report.markdown import also_cell, map_choice_lines, path_line, work_cell
 from apxtui.textsafe import one_line
 from apxtui.trace import Dispatch, Stage
 
@@ -106,3 +109,67 @@ def render_summary(doc: dict[str, Any]) -> str:
         lines.append(_s(f"  {t['kind']} {t['api']} {t.get('direction', '')} at {t['at']} ({t['phase']}"
                         + (", in capture" if t.get("in_capture") else "") + f") {t['frequency']}"))
     return "\n".join(lines)
+
+
+def render_map_text(rep: Any) -> str:
+    """The execution map as plain text (``apxtui trace`` default; ``--view tree`` for the call tree)."""
+    h, m = rep.header, rep.map
+    plain = _plain
+    out = [f"# execution map: {h['entry']['qualname']}  ({h['entry']['file']}:{h['entry']['line']})",
+           f"# {h['profile']} · selection: {', '.join(h['select']) or 'none'} · {m.static_note}",
+           f"# operator layer: {m.operator_rule}"]
+    out += [plain(x.removeprefix("- ")) for x in map_choice_lines(h, m)]
+    out += [f"lead: {x}" for x in m.lead]
+    out.append("path: " + plain(path_line(rep.path)))
+    al = aliases(m)
+    folded = fold_blocks(m)
+    for t in m.phases:
+        out += ["", f"== {t.phase.value}: {t.frequency} — {t.totals.device} device launches, {t.totals.library} "
+                    f"library calls (static{'' if t.totals.exact else ', range'}) =="]
+        n = 0
+        freq = t.frequency
+        for ln in folded.get(t.phase.value, []):
+            f = ln.frequency if isinstance(ln, Row) else ln.rows[0].frequency if isinstance(ln, BlockRef) else freq
+            if f != freq:
+                freq = f
+                out.append(f"  -- {f}")
+            if isinstance(ln, Heading):
+                for i, fr in enumerate(ln.frames):
+                    reps = " ".join(x.label for x in fr.repeat if x.value != 1)
+                    last = "; ".join(x.last_differs for x in fr.repeat if x.last_differs)
+                    out.append("  " + "  " * (ln.depth + i) + f"▸ {fr.name} ({fr.site})" + (f" {reps}" if reps else "")
+                               + (f" [{fr.model_phase}]" if fr.model_phase else "")
+                               + (f" — last iteration differs: {last}" if last else ""))
+            elif isinstance(ln, BlockRef):
+                sites = ", ".join(str(f.site) for f in ln.frames[:3]) + (
+                    f" (+{len(ln.frames) - 3})" if len(ln.frames) > 3 else "")
+                out.append(f"  ↳ {ln.frame.name} at {sites}: same {len(ln.rows)} rows as {ln.same_as}")
+            else:
+                n += 1
+                r = ln
+                own_reps = [x for x in r.repeat if all(x is not y for fr in r.context for y in fr.repeat)]
+                reps = " ".join(x.label for x in own_reps if x.value != 1)
+                outer = r.context[-1].condition if r.context else []
+                conds = [c for c in r.condition if all(c is not y for y in outer)]
+                work = plain(work_cell(r.work, r.site, al)) or r.note or "—"
+                line = f"  {n:>3}  {r.op}  @ {r.site}  →  {work}  [{r.counts.device} dev / {r.counts.library} lib]"
+                if reps:
+                    line += f"  {reps}"
+                if conds:
+                    line += "  if " + "; ".join(str(c) for c in conds)
+                also = plain(also_cell(r, al))
+                if also:
+                    line += f"  ({also})"
+                out.append(line)
+    if al:
+        out += ["", "aliases: " + "; ".join(f"{a} = {n}" for n, a in al.items())]
+    out += ["", f"== cuts: {len(m.cuts)} =="] + [f"  {c.reason}: {c.name} at {c.site}" for c in m.cuts[:20]]
+    out.append(f"== ambiguous calls: {len(m.ambiguous)}; unresolved callees: {len(m.unresolved)} "
+               "(--format md lists them) ==")
+    return "\n".join(out) + "\n"
+
+
+def _plain(s: str) -> str:
+    """Markdown cell text as plain text (backticks, escapes and entities removed)."""
+    return (s.replace("`", "").replace("\\|", "|").replace("&lt;", "<").replace("&gt;", ">")
+            .replace("\\\\", "\\").replace("**", ""))

@@ -14,15 +14,11 @@ from apxtui.index.build import Index
 from apxtui.profile.bind import resolve
 from apxtui.profile.model import Profile, Resolved
 from apxtui.profile.space import discover
-from apxtui.trace import Arm, Dispatch, Stage, Tracer, walk
+from apxtui.trace import Arm, Dispatch, Stage, Tracer, stage_key, walk
 from apxtui.vocab import CALL_EDGE_KINDS
 
 TRACE_DEPTH = 40
-
-
-def stage_key(st: Stage) -> str:
-    """A stage's identity under its parent: node id and call site."""
-    return f"{st.node}@{(st.via or {}).get('site', '')}"
+__all__ = ["Analysis", "Session", "TRACE_DEPTH", "stage_key"]
 
 
 @dataclass
@@ -250,10 +246,37 @@ class Session:
                 self._ckpt = read_checkpoint(self.checkpoint)
             return self._ckpt
 
-    def report(self) -> str:
-        from apxtui.report.markdown import render_markdown  # lazy: first paint
+    def map_report(self, path: tuple[str, ...] | None = None):
+        """The execution map of the current entry and choices with its report header (worker thread);
+        ``path``: the stage-key chain of the row the report's ``Path:`` follows (the cursor's row)."""
+        from apxtui.checkpoint.ontrace import loop_binder  # lazy: first paint
+        from apxtui.report.model import add_checkpoint_facts, map_report  # lazy: first paint
 
-        return render_markdown(self.document())
+        assert self.entry is not None
+        ckpt, err = None, ""
+        try:
+            ckpt = self.read_checkpoint()
+        except Exception as e:  # noqa: BLE001 - CheckpointError: the report says so and is still written
+            err = f"{type(e).__name__}: {e}"
+        rep = map_report(self.index, self.entry, choices=dict(self.choices), profile=self.resolved, path=path,
+                         detail=ckpt is not None, depth=TRACE_DEPTH, loop_bind=loop_binder(ckpt) if ckpt else None,
+                         checkpoint=str(self.checkpoint) if self.checkpoint else None)
+        if err:
+            rep.trace = {"checkpoint": str(self.checkpoint), "checkpoint_error": err, "trace_cuts": {}}
+        elif ckpt is not None and rep.trace is not None:
+            rep.trace["checkpoint"] = str(self.checkpoint)
+            try:
+                add_checkpoint_facts(rep.trace, self.index, ckpt)
+            except Exception as e:  # noqa: BLE001 - the report is still worth writing
+                rep.trace["checkpoint_error"] = f"{type(e).__name__}: {e}"
+        return rep
+
+    def report(self, path: tuple[str, ...] | None = None) -> str:
+        """The Markdown report (``e`` / ``y``): the execution map, ``Path:`` to ``path`` (default: the first
+        device work), every arm choice in the header."""
+        from apxtui.report.markdown import render_map_markdown  # lazy: first paint
+
+        return render_map_markdown(self.map_report(path))
 
     def report_path(self, demo: bool = False) -> Path:
         """Where ``e`` writes: ``--export-dir``, else CHECKOUT/devlocal/<entry>/reports (the demo's under cwd)."""
@@ -263,8 +286,9 @@ class Session:
         base = Path.cwd() if demo and not self.export_dir else self.index.root
         return unique_path(default_report_path(base, qual, self.export_dir))
 
-    def write_report(self, demo: bool = False) -> Path:
+    def write_report(self, demo: bool = False, row: tuple[str, ...] | None = None) -> Path:
+        """Write :meth:`report` (``row``: the stage-key chain its ``Path:`` follows) and return where."""
         path = self.report_path(demo).resolve()
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.report(), encoding="utf-8")
+        path.write_text(self.report(row), encoding="utf-8")
         return path

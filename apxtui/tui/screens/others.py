@@ -171,9 +171,19 @@ def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
             rows.append(("  replay", c.get("call", ""), c.get("at", ""), "after capture, same function"))
         for m in r.get("replay") or []:
             rows.append(("  replay", m.get("method", ""), m.get("at", ""), m.get("how", "")))
-        for la in r.get("launches") or []:
+        launches = r.get("launches") or []
+        for k, la in enumerate(launches):
             consts = la.get("constants") or []
             flagged = sum(1 for c in consts if c.get("flagged"))
+            group = la.get("alternative_group")
+            if group is not None and group != k:
+                continue  # shown with the first of its alternatives
+            if group is not None:  # if / else if / else: one launch, its alternatives named
+                alts = [x for x in launches if x.get("alternative_group") == group]
+                rows.append(("  launch", " | ".join(x.get("kernel", "") for x in alts), la.get("at", ""),
+                             f"one of {len(alts)} alternatives ({'; '.join(x['arms'][-1] for x in alts)}); "
+                             f"{len(consts)} scalar args baked in, {flagged} flagged"))
+                continue
             rows.append(("  launch", la.get("kernel", ""), la.get("at", ""),
                          f"{len(consts)} scalar args baked in, {flagged} flagged"))
         for lib in r.get("library_calls") or []:

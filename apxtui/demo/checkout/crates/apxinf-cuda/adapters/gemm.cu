@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cublasLt.h>
+#include <map>
+#include <tuple>
 #if defined(APXINF_ENABLE_FP8)
 #include <cuda_fp8.h>
 #endif
@@ -16,6 +18,28 @@ cublasLtHandle_t lt_handle() {
         cublasLtCreate(&handle);
     }
     return handle;
+}
+
+// The algorithm for one (m, n, k), chosen on the first call for that shape: a heuristic query and an
+// AlgoCheck (setup: validates the algorithm, computes nothing), cached in a std::map.
+std::map<std::tuple<int, int, int>, cublasLtMatmulAlgo_t> g_algos;
+
+const cublasLtMatmulAlgo_t* algo_for(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a,
+                                     cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, int m, int n, int k) {
+    const auto key = std::make_tuple(m, n, k);
+    auto it = g_algos.find(key);
+    if (it == g_algos.end()) {
+        cublasLtMatmulPreference_t pref = nullptr;
+        cublasLtMatmulPreferenceCreate(&pref);
+        cublasLtMatmulHeuristicResult_t result = {};
+        int found = 0;
+        cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, c, c, pref, 1, &result, &found);
+        cublasLtMatmulHeuristicResult_t checked = {};
+        cublasLtMatmulAlgoCheck(handle, desc, a, b, c, c, &result.algo, &checked);
+        cublasLtMatmulPreferenceDestroy(pref);
+        it = g_algos.emplace(key, result.algo).first;
+    }
+    return &it->second;
 }
 }  // namespace
 
@@ -38,8 +62,9 @@ extern "C" int apxinf_cublaslt_gemm_bf16(const void* x, const void* w, void* out
 
     const float alpha = 1.0f;
     const float beta = 0.0f;
+    const cublasLtMatmulAlgo_t* algo = algo_for(handle, desc, a_layout, b_layout, c_layout, m, n, k);
     const cublasStatus_t status = cublasLtMatmul(handle, desc, &alpha, w, a_layout, x, b_layout, &beta, out, c_layout,
-                                                 out, c_layout, nullptr, nullptr, 0, stream);
+                                                 out, c_layout, algo, nullptr, 0, stream);
 
     cublasLtMatrixLayoutDestroy(c_layout);
     cublasLtMatrixLayoutDestroy(b_layout);

@@ -21,3 +21,23 @@ __global__ void add_kernel(T* __restrict__ acc, const T* __restrict__ x, int n) 
         acc[i] = static_cast<T>(static_cast<float>(acc[i]) + static_cast<float>(x[i]));
     }
 }
+
+// Vectorised variants of add_kernel: the launcher picks one by the element count (if / else if / else).
+template <typename T>
+__global__ void add_packed4_kernel(T* __restrict__ acc, const T* __restrict__ x, int n4) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) {
+        for (int j = 0; j < 4; ++j) {
+            acc[4 * i + j] = static_cast<T>(static_cast<float>(acc[4 * i + j]) + static_cast<float>(x[4 * i + j]));
+        }
+    }
+}
+
+template <typename T>
+__global__ void add_packed2_kernel(T* __restrict__ acc, const T* __restrict__ x, int n2) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n2) {
+        acc[2 * i] = static_cast<T>(static_cast<float>(acc[2 * i]) + static_cast<float>(x[2 * i]));
+        acc[2 * i + 1] = static_cast<T>(static_cast<float>(acc[2 * i + 1]) + static_cast<float>(x[2 * i + 1]));
+    }
+}

@@ -1,0 +1,69 @@
+"""Static counts of map work: device launches and library calls apart, alternatives as (min, max),
+symbolic loops kept as terms (:class:`apxtui.analysis.launches.Count`)."""
+
+from __future__ import annotations
+
+import re
+
+from apxtui.analysis.launches import Count
+from apxtui.map.model import Call, Choice, Counts, Repeat, Work
+from apxtui.vocab import CallClass, Phase
+
+PhaseCounts = dict[Phase, Count]
+COUNT_KIND = {CallClass.DEVICE: "device", CallClass.LIBRARY: "library"}
+
+
+def add_counts(into: PhaseCounts, other: PhaseCounts) -> PhaseCounts:
+    """``into`` += ``other``, phase by phase."""
+    for ph, c in other.items():
+        into.setdefault(ph, Count()).add(c)
+    return into
+
+
+def scale(pc: PhaseCounts, reps: list[Repeat]) -> PhaseCounts:
+    """``pc`` run ``reps`` times (numeric loops multiply, symbolic ones become terms)."""
+    if not reps:
+        return pc
+    m = [{"value": r.value, "label": loop_symbol(r)} for r in reps]
+    return {ph: c.scale(m) for ph, c in pc.items()}
+
+
+def loop_symbol(r: Repeat) -> str:
+    """Short name of a symbolic loop for count formulas (``language_layers``, ``num_steps``)."""
+    h = r.header
+    m = re.search(r"\bin\s+(?:&mut\s+|&)?(.+?)\s*\)?\s*$", h)
+    expr = m.group(1) if m else h
+    rng = re.search(r"\.\.=?\s*(.+)$", expr)
+    if rng:
+        expr = rng.group(1)
+    expr = re.sub(r"\.(iter|iter_mut|into_iter|enumerate|rev|chunks\w*|windows)\(\)?[^.]*", "", expr)
+    ids = re.findall(r"[A-Za-z_]\w*", expr)
+    return ids[-1] if ids else h[:40]
+
+
+def to_counts(pc: Count | None, arms: list[str] | None = None) -> Counts:
+    """A :class:`Count` as the display record (``min .. max`` where alternatives differ)."""
+    if pc is None:
+        return Counts()
+    d = pc.to_dict()
+    fmt = {k: d[k]["max"] if d[k]["exact"] else f"{d[k]['min']} .. {d[k]['max']}" for k in ("device", "library")}
+    return Counts(fmt["device"], fmt["library"], d["device"]["exact"] and d["library"]["exact"], list(arms or []))
+
+
+def work_count(work: list[Work]) -> Count:
+    """One execution of ``work``: calls with their loops, one arm of each choice (min..max)."""
+    total = Count()
+    for w in work:
+        if isinstance(w, Call):
+            total.add(scale({Phase.EAGER: Count.unit(COUNT_KIND[w.kind])}, w.repeat)[Phase.EAGER])
+        else:
+            total.add(Count.alternatives([work_count(a.work) for a in w.alternatives]))
+    return total
+
+
+def choice_range(c: Choice) -> str:
+    """Launches + library calls of one execution of a choice: one arm's, as ``lo..hi`` over the arms."""
+    d = work_count([c]).to_dict()
+    lo = " + ".join(x for x in (d["device"]["min"], d["library"]["min"]) if x != "0") or "0"
+    hi = " + ".join(x for x in (d["device"]["max"], d["library"]["max"]) if x != "0") or "0"
+    return lo if lo == hi else f"{lo}..{hi}"
