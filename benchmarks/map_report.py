@@ -50,8 +50,8 @@ def _stats(runs: list[tuple[float, float]]) -> str:
 def in_process(checkout: Path, entry: str, flags: list[str]) -> dict[str, float]:
     """Phases of one in-process run (index load, map, render)."""
     from apxtui.cli import build_parser
+    from apxtui.commands.profile_flags import resolve_from_args
     from apxtui.index.build import build_index
-    from apxtui.profile import resolve_from_args
     from apxtui.report.markdown import render_map_markdown
     from apxtui.report.model import map_report
     from apxtui.trace import find_symbol
