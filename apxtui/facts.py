@@ -69,6 +69,7 @@ class Context:
     subject: str = ""
     negated: list[str] = field(default_factory=list)
     env: list[str] = field(default_factory=list)  # env var names read in the condition
+    total: int = 0  # arms of the construct (match arms; switch cases incl. default); 0 when not counted
 
 
 @dataclass
@@ -97,7 +98,15 @@ class Definition:
     pp: list[Context] = field(default_factory=list)  # enclosing #if arms (C/C++)
     visibility: str = ""  # Rust: "pub", "pub(crate)", ""; C++: "static" for internal linkage
     symbol: str = ""  # link-time symbol: extern "C" name (after #[link_name]/#[no_mangle])
-    attrs: dict[str, Any] = field(default_factory=dict)  # free-form: launch_bounds, decorators…
+    # free-form: launch_bounds, decorators…  Keys the Rust resolver reads: ``type_path`` /
+    # ``trait_path`` (an impl's self type / trait as written, when a path), ``trait_decl`` /
+    # ``trait_default`` (a trait's method without / with a body), ``nested_in`` (fn inside a fn),
+    # and for types ``kind`` (struct/enum/union/type_alias/trait), ``aliased`` (a type alias's
+    # target), ``supertraits``, ``variants``, ``variant_types`` (tuple variant → payload types) and
+    # ``variant_fields`` (struct-like variant → {field: type}).  Functions: ``assigns`` (``let x = v``:
+    # var, value text, line; ``tails``: the branch values of an ``if``/``match`` value) and
+    # ``tuple_assigns`` (``let (a, b) = v``: vars in order, value, line).
+    attrs: dict[str, Any] = field(default_factory=dict)
     locals: dict[str, str] = field(default_factory=dict)  # local var → type text where stated/obvious
     fields: dict[str, str] = field(default_factory=dict)  # for types: field → type text
 
@@ -109,7 +118,9 @@ class CallSite:
     kind: ``call`` (path/function call), ``method`` (``recv.name(...)``),
       ``launch`` (``k<<<...>>>(...)`` or ``cudaLaunchKernel*``/``cuLaunchKernel``),
       ``vendor`` (a call matched by the ``@call.vendor`` query pattern), ``macro``
-      (a macro invocation such as ``launch!(...)``; never expanded).
+      (a macro invocation such as ``launch!(...)``; never expanded), ``cast`` (C/C++: a
+      call-shaped conversion — ``(T)(x)``, ``float(x)``, ``uint8_t(x)``, a typedef or template
+      parameter applied, ``static_cast<T>(x)`` — kept for dtype analysis, never linked).
     callee: the callee as written, without template/turbofish args
       (``ffi::rms_norm_bf16``, ``Self::step``, ``B::matmul``, ``forward``, ``rms_norm_kernel``).
     path: ``callee`` split on ``::`` (Rust/C++) or ``.`` (Python).

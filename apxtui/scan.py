@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from apxtui.errors import ScanError
 from apxtui.facts import Issue
 from apxtui.inputs import InputFileError, read_toml
+from apxtui.packages import Packages, is_manifest
 
 EXTENSIONS: dict[str, str] = {
     ".rs": "rust",
@@ -67,6 +68,7 @@ class ScanResult:
     skipped: list[Issue]
     git: GitInfo | None
     other_files: int = 0  # files with extensions apxtui does not index
+    packages: Packages = field(default_factory=Packages)  # package boundaries (Cargo.toml, pyproject.toml)
 
     def by_rel(self) -> dict[str, SourceFile]:
         return {f.rel: f for f in self.files}
@@ -183,6 +185,7 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
     files: list[SourceFile] = []
     other = 0
     crates = CrateMap(root, skipped)
+    manifests: list[str] = []
     root_s = str(root) + os.sep
     pkg_dirs: dict[str, bool] = {}  # dir → has __init__.py (Python module paths)
     for rel in rels:
@@ -190,6 +193,8 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
         lang = EXTENSIONS.get(rel[dot:].lower()) if dot > rel.rfind("/") else None
         if lang is None:
             other += 1
+            if is_manifest(rel):
+                manifests.append(rel)
             continue
         full = root_s + rel
         try:
@@ -223,7 +228,10 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
         elif lang == "python":
             sf.module = python_module(root, rel, pkg_dirs)
         files.append(sf)
-    return ScanResult(root, files, skipped, git, other)
+    packages = Packages.read(root, manifests, set(rels))
+    skipped += [Issue(rel, "manifest", f"{msg.removeprefix(rel + ': ')}; its package boundaries are not applied")
+                for rel, msg in packages.problems]
+    return ScanResult(root, files, skipped, git, other, packages)
 
 
 # -- module paths ----------------------------------------------------------------------

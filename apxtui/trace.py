@@ -5,7 +5,9 @@ call-site order.  Calls under branch constructs (if/else, match, switch, ``#[cfg
 ``#if``) are grouped into a :class:`Dispatch` per construct, one :class:`Arm` per
 branch, labelled with its condition; an ambiguous call becomes a ``candidates``
 dispatch with one arm per candidate definition (labelled with its cfg/#if when it
-has one).  A selection picks arms: ``choices`` by dispatch key (the TUI's ``[``/``]``)
+has one); a call linked by the method's name alone (receiver type unknown) is such a
+dispatch even with one candidate, plus an arm for "another type", none expanded until chosen.
+A selection picks arms: ``choices`` by dispatch key (the TUI's ``[``/``]``)
 or ``select`` texts (an arm is chosen when its label contains one).  Unchosen arms
 are kept, unexpanded and marked; dispatch points no selection matches keep every arm.
 Recursion and depth are cut and marked.
@@ -24,6 +26,9 @@ import networkx as nx
 from apxtui.errors import SymbolError
 from apxtui.profile import decide
 from apxtui.vocab import CALL_EDGE_KINDS
+
+#: The extra arm of a by-name-only choice: the receiver is of a type no candidate belongs to.
+NAME_ONLY_OTHER = "another type's method (receiver type unknown; maybe outside the checkout)"
 
 _IMPLICIT_LABEL = {
     "if": "else (no call)",
@@ -84,29 +89,68 @@ def _segments(s: str) -> list[str]:
     return [x for x in re.split(r"::|\.", s) if x]
 
 
+#: ``path/to/file.rs::Type::method`` (also ``file.py::Class.method``, ``file.cu::fn``).
+_PATH_ENTRY_RE = re.compile(r"^(?P<path>[^:]*?\.(?:rs|pyi?|cuh?|h|hpp|cpp|cc|cxx|inl))(?:::|:)(?P<name>.+)$")
+
+
+def _entry_rank(d: dict[str, Any], want: list[str], text: str, path: str, any_crate: bool) -> int | None:
+    """How exactly a node matches an entry: 0 the whole qualified name, 1 + k a suffix leaving k
+    leading segments, 1000 + k the same ignoring case; None no match."""
+    if path and not (d.get("file") == path or d.get("file", "").endswith("/" + path)):
+        return None
+    q = d.get("qualname", "")
+    segs = _segments(q)
+    if any_crate:
+        return 0 if segs[1:] == want else None
+    if q == text:
+        return 0
+    if want and segs[-len(want):] == want:
+        return 1 + len(segs) - len(want)
+    low = [w.lower() for w in want]
+    if want and [x.lower() for x in segs[-len(want):]] == low:
+        return 1000 + len(segs) - len(want)
+    return None
+
+
 def find_symbol(graph: nx.MultiDiGraph[str], text: str) -> str:
-    """Node id for a qualified name, a unique suffix of one, ``PATH::NAME`` or a node id."""
+    """Node id for an entry: a node id, a qualified name (``crate::module::Type::method``, ``pkg.mod.f``;
+    ``crate::`` also stands for any crate), a suffix of one on ``::``/``.`` boundaries
+    (``Type::method``, ``Class.method``), or ``path/to/file.rs::Type::method`` (the file, or a
+    suffix of its path, and a name in it).  Several equally exact matches raise
+    :class:`SymbolError` listing the candidates ranked by exactness (whole name, shortest
+    suffix, then case-insensitive)."""
     if text in graph:
         return text
-    nodes = [(n, d) for n, d in graph.nodes(data=True) if d.get("kind") not in ("file", "external")]
+    text = text.strip()
     path = ""
-    if "/" in text and "::" in text:
-        path, _, text = text.rpartition("::")
-        path = path.rstrip("/")
+    m = _PATH_ENTRY_RE.match(text)
+    if m:
+        path, text = m.group("path").removeprefix("./"), m.group("name")
     want = _segments(text)
-    exact = [n for n, d in nodes if d.get("qualname") == text and (not path or d.get("file", "").endswith(path))]
-    hits = exact or [
-        n for n, d in nodes
-        if _segments(d.get("qualname", ""))[-len(want):] == want and (not path or d.get("file", "").endswith(path))
-    ]
-    if len(hits) == 1:
-        return hits[0]
-    if not hits:
-        names = sorted({d.get("qualname", "") for _, d in nodes})
+    any_crate = want[:1] == ["crate"] and len(want) > 1
+    if any_crate:
+        want = want[1:]
+    ranked: list[tuple[int, str, str]] = []
+    for n, d in graph.nodes(data=True):
+        if d.get("kind") in ("file", "external") or d.get("decl_only"):
+            continue
+        r = _entry_rank(d, want, text, path, any_crate)
+        if r is not None:
+            ranked.append((r, d.get("qualname", ""), n))
+    ranked.sort()
+    tier = [r // 1000 if r else -1 for r, _, _ in ranked]  # whole name / suffix / case-insensitive
+    if ranked and (len(ranked) == 1 or tier[0] < tier[1]):
+        return ranked[0][2]
+    if not ranked:
+        names = sorted({d.get("qualname", "") for _, d in graph.nodes(data=True)
+                        if d.get("kind") not in ("file", "external")})
         close = difflib.get_close_matches(text, names, n=8, cutoff=0.5)
         close += [q for q in names if want and want[-1] in q and q not in close][: 8 - len(close)]
-        raise SymbolError(f"no symbol matches {text!r}", close)
-    raise SymbolError(f"{text!r} is ambiguous ({len(hits)} symbols)", sorted(hits))
+        where = f" in {path}" if path else ""
+        raise SymbolError(f"no symbol matches {text!r}{where}", close)
+    tied = sum(1 for t in tier if t == tier[0])
+    raise SymbolError(f"{text!r} is ambiguous ({tied} symbols match equally; most exact first)",
+                      [n for _, _, n in ranked])
 
 
 class Tracer:
@@ -229,7 +273,7 @@ class Tracer:
                 group = self._profile_defs(site, group)
                 if not group:
                     continue
-            if len(group) == 1:
+            if len(group) == 1 and not group[0][1].get("name_only"):
                 v, d = group[0]
                 items.append((conds, self.stage(v, d)))
             else:
@@ -259,7 +303,15 @@ class Tracer:
             disp.arms.append(arm)
         if self.profile is not None:
             disp.note = "undecided under profile"
+        if d0.get("name_only"):
+            # linked by the method's name alone: the receiver may be a type outside the checkout too,
+            # and nothing is expanded until an arm is chosen ([ / ], --select)
+            disp.arms.append(Arm(NAME_ONLY_OTHER, "implicit", len(disp.arms), implicit=True))
+            disp.note = "by name only: not expanded until chosen"
         self._apply_selection(disp)
+        if d0.get("name_only") and all(a.selected is None for a in disp.arms):
+            for a in disp.arms:
+                a.selected = False
         return disp
 
     def _group(self, node: str, items: list[tuple[list[dict[str, Any]], Stage | Dispatch]],
@@ -289,7 +341,7 @@ class Tracer:
                 arm = Arm(label, c["kind"], idx, self._group(node, [(cs, it) for _, cs, it in entries], level + 1),
                           env=list(c.get("env", [])))
                 disp.arms.append(arm)
-            self._add_implicit(disp)
+            self._add_implicit(disp, max((e[0].get("total", 0) for es in arms.values() for e in es), default=0))
             if self.profile is not None:  # profile hook: arms decided by cfg/#if/env gates
                 ctxs = {idx: entries[0][0] for idx, entries in arms.items()}
                 flat = self._profile_arms(node, disp, ctxs)
@@ -312,11 +364,15 @@ class Tracer:
         disp.note = "undecided under profile" if disp.construct in decide.COMPILE_TIME else "runtime"
         return None
 
-    def _add_implicit(self, disp: Dispatch) -> None:
+    def _add_implicit(self, disp: Dispatch, total: int = 0) -> None:
+        """An arm for the branches with no call: ``else``, the other match arms / switch cases (only
+        when some stay uncovered: a match whose every arm calls something has no other arm)."""
         kinds = {a.kind for a in disp.arms}
         labels = {a.label.strip() for a in disp.arms}
         if "else" in kinds or "default" in labels or "_" in labels or disp.construct == "candidates":
             return
+        if total and disp.construct == "match" and len({a.index for a in disp.arms}) >= total:
+            return  # every arm of the (exhaustive) match is listed
         if any(a.label.startswith("#else") or a.label == "else" for a in disp.arms):
             return
         k = disp.arms[0].kind

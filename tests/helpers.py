@@ -5,17 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from apxtui.index.link import link
+from apxtui.packages import Packages
 from apxtui.parse import extract_file
 from apxtui.scan import EXTENSIONS
 
 
-def graph_of(files: dict[str, tuple[str, str]]):
-    """``{rel: (module, source)}`` → (graph, linker).  Language from the extension."""
+def graph_of(files: dict[str, tuple[str, str]], manifests: dict[str, str] | None = None):
+    """``{rel: (module, source)}`` → (graph, linker).  Language from the extension; ``manifests``
+    (``{"nn/Cargo.toml": "..."}``) give the package boundaries."""
     facts = {}
     for rel, (module, src) in files.items():
         lang = EXTENSIONS[Path(rel).suffix]
         facts[rel] = extract_file(rel, src.encode(), lang, module)
-    return link(facts, set(files), set())
+    packages = Packages.from_texts(manifests or {}, set(files) | set(manifests or {}))
+    return link(facts, set(files), set(), packages)
 
 
 def edges_from(g, qual_suffix: str, kind: str | None = None):

@@ -22,6 +22,7 @@ PKG = ROOT / "apxtui"
 LAYERS: list[tuple[str, ...]] = [
     ("apxtui", "apxtui.vocab", "apxtui.errors", "apxtui.textsafe"),  # "apxtui": the package's __init__ (version)
     ("apxtui.facts", "apxtui.demo", "apxtui.inputs", "apxtui.cliout"),
+    ("apxtui.packages",),
     ("apxtui.scan", "apxtui.parse"),
     ("apxtui.index",),
     ("apxtui.profile",),
@@ -127,7 +128,7 @@ def project_imports() -> list[Imp]:
 
 def test_every_module_has_a_layer():
     assert [m for m in all_modules() if layer_of(m) is None] == []
-    assert layer_of("apxtui.newmodule") is None and layer_of("apxtui.index.newmodule") == (3, "apxtui.index")
+    assert layer_of("apxtui.newmodule") is None and layer_of("apxtui.index.newmodule") == (4, "apxtui.index")
 
 
 def test_imports_point_down_and_lazy_imports_are_marked():

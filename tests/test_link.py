@@ -134,8 +134,8 @@ def test_generic_call_resolves_to_the_trait_impls():
     assert got == [("b::Cpu::op", "ambiguous"), ("b::Cuda::op", "ambiguous")]
     one = BACKEND_RS.replace("impl Backend for Cpu { fn op(&self) {} }", "")
     g, _ = graph_of({"b/src/lib.rs": ("b", one)})
-    got = [(t["qualname"], e["resolution"]) for t, e in edges_from(g, "b::Model::forward", "call")]
-    assert got == [("b::Cuda::op", "heuristic")]
+    got = [(t["qualname"], e["resolution"], e["how"]) for t, e in edges_from(g, "b::Model::forward", "call")]
+    assert [x[:2] for x in got] == [("b::Cuda::op", "exact")] and "only impl" in got[0][2]
 
 
 PYO3_RS = """

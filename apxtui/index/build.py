@@ -32,6 +32,7 @@ from apxtui.index.link import Linker, link
 from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD
 from apxtui.index.tables import Tables
 from apxtui.inputs import InputFileError, read_limited
+from apxtui.packages import Packages
 from apxtui.parse import content_hash, extract_file, languages
 from apxtui.parse import prepare as prepare_extractors
 from apxtui.parse.languages import queries_fingerprint
@@ -71,7 +72,7 @@ class Index:
     @property
     def tables(self) -> Tables:
         if self.linker is None:
-            self.linker = Linker(dict(self.facts), set(self.scan.by_rel()), set())
+            self.linker = Linker(dict(self.facts), set(self.scan.by_rel()), set(), packages=self.scan.packages)
         return self.linker.t
 
     def definition(self, node_id: str) -> Definition | None:
@@ -290,14 +291,14 @@ def build_index(
 
     t1 = time.perf_counter()
     data_by, hashes = read_hash([sf for sf in sr.files if not sf.vendored])
-    state = _state_key(hashes, sources)
+    state = _state_key(hashes, sources, sr.packages.fingerprint)
     snap = _load_snapshot(cache, state, root, sources) if cache else None
     if snap is not None:  # warm start: nothing changed since the last run
         lazy, graph, linker, vendored_indexed = snap
         timings["snapshot"] = time.perf_counter() - t1
         return _finish(root, sr, lazy, graph, linker, issues, timings, [], vendored_indexed, cache, t0)
     if cache:  # a few files changed: re-link only them when their interfaces did not change
-        inc = _incremental(cache, root, sources, data_by, hashes, load)
+        inc = _incremental(cache, root, sources, data_by, hashes, load, sr.packages)
         if inc is not None:
             lazy, graph, vendored_indexed, iface = inc
             timings["incremental"] = time.perf_counter() - t1
@@ -323,7 +324,7 @@ def build_index(
         vendored_indexed = sorted(more)
         timings["vendored_parse"] = time.perf_counter() - t4
     t5 = time.perf_counter()
-    graph, linker = link(facts, all_files, vendored_set)
+    graph, linker = link(facts, all_files, vendored_set, sr.packages)
     timings["link"] = time.perf_counter() - t5
     index = _finish(root, sr, facts, graph, linker, issues, timings, list(dict.fromkeys(parsed_log)),
                     vendored_indexed, cache, t0)
@@ -352,10 +353,12 @@ def _finish(root: Path, sr: ScanResult, facts: Mapping[str, FileFacts], graph: n
     return Index(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, notices)
 
 
-def _state_key(hashes: dict[str, str], sources: dict[str, SourceFile]) -> str:
-    """Identity of the project's indexable state: every file's path and content hash, plus
-    the listing of the vendored trees (lazily indexed files are re-checked separately)."""
+def _state_key(hashes: dict[str, str], sources: dict[str, SourceFile], manifests: str = "") -> str:
+    """Identity of the project's indexable state: every file's path and content hash, the
+    listing of the vendored trees (lazily indexed files are re-checked separately) and the
+    package manifests (they decide which crate may call which)."""
     h = hashlib.blake2b(digest_size=16)
+    h.update(f"manifests\0{manifests}\n".encode())
     for rel in sorted(hashes):
         h.update(f"{rel}\0{hashes[rel]}\n".encode())
     for rel, sf in sorted(sources.items()):
@@ -388,6 +391,7 @@ def _store_snapshot(cache: FactCache, state: str, iface: dict[str, FileFacts], g
 def _incremental(cache: FactCache, root: Path, sources: dict[str, SourceFile], data_by: dict[str, bytes],
                  hashes: dict[str, str],
                  load: Callable[[dict[str, bytes], dict[str, str]], tuple[dict[str, FileFacts], list[str]]],
+                 packages: Packages,
                  ) -> tuple[LazyFacts, nx.MultiDiGraph[str], list[str], dict[str, Any]] | None:
     """Re-link from the last snapshot when only a few project files changed (see incremental.py)."""
     hit = cache.latest_blob("index:")
@@ -399,6 +403,8 @@ def _incremental(cache: FactCache, root: Path, sources: dict[str, SourceFile], d
     if snap is None or iface_blob is None:
         return None
     old_facts, graph, _, vendored_indexed = snap
+    if graph.graph.get("manifests", "") != packages.fingerprint:
+        return None  # package boundaries changed: every edge may change
     old = {rel: sha for rel, sha in old_facts.shas.items() if rel not in set(vendored_indexed)}
     if set(old) != set(hashes) or any(sources[r].vendored for r in hashes):
         return None  # files added or removed: full link
@@ -420,7 +426,7 @@ def _incremental(cache: FactCache, root: Path, sources: dict[str, SourceFile], d
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        if relink(graph, iface, new, set(sources), vendored_set) is None:
+        if relink(graph, iface, new, set(sources), vendored_set, packages) is None:
             return None
     finally:
         if gc_was:

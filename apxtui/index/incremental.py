@@ -24,11 +24,13 @@ import networkx as nx
 from apxtui.facts import Binding, Context, Definition, FileFacts, Import, Issue, Param
 from apxtui.index.link import Linker
 from apxtui.index.tables import node_id
+from apxtui.packages import Packages
 from apxtui.vocab import GRAPH_NODE_KINDS
 
 #: Definition.attrs keys the resolvers and linker read (everything else is body detail).
 _IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c", "host", "trait_qualname", "kind",
-                "variant_types")
+                "variant_types", "variant_fields", "variants", "type_path", "trait_path", "aliased", "supertraits",
+                "nested_in", "methods")
 _OWNED_KINDS = GRAPH_NODE_KINDS | {"pyo3_binding"}
 
 
@@ -102,7 +104,7 @@ def _owned(g: nx.MultiDiGraph[str], files: set[str]) -> list[str]:
 
 
 def relink(graph: nx.MultiDiGraph[str], iface: dict[str, FileFacts], changed: dict[str, FileFacts],
-           all_files: set[str], vendored: set[str]) -> nx.MultiDiGraph[str] | None:
+           all_files: set[str], vendored: set[str], packages: Packages | None = None) -> nx.MultiDiGraph[str] | None:
     """Update ``graph`` (mutated) for ``changed`` files; None when a full link is needed."""
     files = set(changed)
     if any(rel not in iface or interface_key(iface[rel]) != interface_key(f) for rel, f in changed.items()):
@@ -120,7 +122,7 @@ def relink(graph: nx.MultiDiGraph[str], iface: dict[str, FileFacts], changed: di
             graph.remove_edges_from(list(graph.out_edges(fn, keys=True)))
     facts = dict(iface)
     facts.update(changed)
-    Linker(facts, all_files, vendored, only=files, graph=graph).link()
+    Linker(facts, all_files, vendored, only=files, graph=graph, packages=packages).link()
     # carry edges from other files over to the changed files' (possibly renumbered) nodes
     new_ids: dict[tuple[str, str], list[str]] = defaultdict(list)
     for f in changed.values():

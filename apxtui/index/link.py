@@ -16,6 +16,7 @@ ambiguous call gets one edge per candidate (same ``site``), never one picked.
 
 from __future__ import annotations
 
+import gc
 import posixpath
 from collections import Counter, defaultdict
 from typing import Any
@@ -28,6 +29,7 @@ from apxtui.index.resolve_cuda import CudaResolver
 from apxtui.index.resolve_python import PythonResolver
 from apxtui.index.resolve_rust import RustResolver
 from apxtui.index.tables import Tables, node_id
+from apxtui.packages import Packages
 from apxtui.vocab import GRAPH_NODE_KINDS
 
 BRANCH_KINDS = {"if", "else", "match_arm", "switch_case", "cfg", "pp_if", "except"}
@@ -74,9 +76,11 @@ class Linker:
     files' nodes and outgoing edges to an existing graph (see ``incremental.py``)."""
 
     def __init__(self, facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
-                 only: set[str] | None = None, graph: nx.MultiDiGraph[str] | None = None):
+                 only: set[str] | None = None, graph: nx.MultiDiGraph[str] | None = None,
+                 packages: Packages | None = None):
         self.facts = facts
         self.only = only
+        self.packages = packages if packages is not None else Packages()
         self.all_files = all_files
         self.vendored = vendored
         self.t = Tables()
@@ -98,7 +102,8 @@ class Linker:
 
     def _nodes(self) -> None:
         for nid, d in self.t.defs.items():
-            if d.kind in GRAPH_NODE_KINDS and self._mine(d.file):
+            prototype = d.lang == "cuda" and d.attrs.get("decl_only")  # declares, does not define: no node
+            if d.kind in GRAPH_NODE_KINDS and self._mine(d.file) and not prototype:
                 self.g.add_node(nid, **_node_attrs(d, d.file in self.vendored))
 
     def _pyo3(self) -> dict[str, str]:
@@ -192,9 +197,9 @@ class Linker:
         return "call"
 
     def _calls(self, pyo3: dict[str, str]) -> None:
-        rust = RustResolver(self.t)
+        rust = RustResolver(self.t, self.packages)
         cuda = CudaResolver(self.t, self.includes, self.vendored)
-        py = PythonResolver(self.t, pyo3)
+        py = PythonResolver(self.t, pyo3, self.packages)
         index: dict[tuple[str, str], list[str]] = defaultdict(list)
         for nid, d in self.t.defs.items():
             if nid in self.g:
@@ -205,7 +210,10 @@ class Linker:
             for call in f.calls:
                 src = self._caller(f, call, index)
                 caller = self.t.defs.get(src)
-                if call.kind == "vendor":
+                local = cuda.project_definition(call, caller) if call.kind == "vendor" and f.lang == "cuda" else None
+                if local is not None:
+                    res = local
+                elif call.kind == "vendor":
                     lib = call.attrs.get("library", "vendor")
                     name = call.callee or call.attrs.get("operator_type", "?")
                     res = Resolved([f"vendor:{lib}:{name}"], "exact", f"{lib} API named in the source")
@@ -213,6 +221,8 @@ class Linker:
                         self.g.add_node(res.targets[0], kind="vendor_api", name=name, qualname=name, lang="cuda",
                                         library=lib, file="", line=0, end_line=0, vendored=False,
                                         operator_type=call.attrs.get("operator_type", ""))
+                elif call.kind == "cast":
+                    continue  # a conversion, not a call (kept in the facts for dtype analysis)
                 elif call.kind == "macro":
                     res = Resolved(drop=True, how="macro (not expanded)")
                     self.g.nodes[src].setdefault("macros", []).append(
@@ -225,6 +235,8 @@ class Linker:
                 else:
                     kinds = ("kernel",) if call.kind == "launch" else ("host_fn", "abi_fn", "device_fn", "kernel")
                     res = cuda.resolve(call, caller, kinds)
+                if f.lang != "rust":  # (the Rust resolver filters every candidate list itself)
+                    res = self._in_closure(call, res)
                 if (res.status == AMBIGUOUS or not res.targets) and self.g.nodes[src].get("vendored") \
                         and call.kind != "launch":
                     res = Resolved(drop=True, how="vendored code: only exact links are kept")
@@ -233,6 +245,21 @@ class Linker:
                     self.g.nodes[src]["dropped"] = self.g.nodes[src].get("dropped", 0) + 1
                     continue
                 self._add_call_edges(src, call, res)
+
+    def _in_closure(self, call: CallSite, res: Resolved) -> Resolved:
+        """Never a candidate outside the caller's dependency closure (the resolvers filter first;
+        this keeps the rule for every language and rule)."""
+        if not res.targets:
+            return res
+        defs, vis = self.t.defs, self.packages.visible
+        keep = [t for t in res.targets if t not in defs or vis(call.file, defs[t].file)]
+        if len(keep) == len(res.targets):
+            return res
+        if not keep:
+            return Resolved(drop=True, how="every candidate is outside the caller's dependency closure")
+        # never upgraded here: a resolver's `ambiguous` stays so with one candidate left
+        return Resolved(keep, res.status, f"{res.how}; {len(keep)} of {len(res.targets)} in the caller's dependency "
+                        "closure", name_only=res.name_only)
 
     def _add_call_edges(self, src: str, call: CallSite, res: Resolved) -> None:
         targets = [t for t in res.targets if t in self.g]
@@ -266,6 +293,7 @@ class Linker:
             "template_args": list(call.template_args), "launch_config": list(call.launch_config),
             "conditions": conditions, "loops": loops, "closures": closures, "resolution": status, "how": how,
             "candidates": len(targets), "text": call.text, "call_kind": call.kind, "attrs": dict(call.attrs),
+            "name_only": res.name_only,
         }
         for tgt in targets:
             kind = self._edge_kind(call, self.g.nodes[tgt].get("kind", ""))
@@ -287,6 +315,15 @@ class Linker:
                 data["kind"] = "ffi"
 
     def link(self) -> nx.MultiDiGraph[str]:
+        was = gc.isenabled()
+        gc.disable()  # linking makes many small acyclic objects; collector passes over them cost more than the work
+        try:
+            return self._link()
+        finally:
+            if was:
+                gc.enable()
+
+    def _link(self) -> nx.MultiDiGraph[str]:
         self._nodes()
         pyo3 = self._pyo3()
         self._includes()
@@ -300,11 +337,13 @@ class Linker:
         for c in by_file.values():
             total.update(c)
         self.g.graph["dropped"] = dict(total)
+        self.g.graph["manifests"] = self.packages.fingerprint
         return self.g
 
 
-def link(facts: dict[str, FileFacts], all_files: set[str], vendored: set[str]) -> tuple[nx.MultiDiGraph[str], Linker]:
-    linker = Linker(facts, all_files, vendored)
+def link(facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
+         packages: Packages | None = None) -> tuple[nx.MultiDiGraph[str], Linker]:
+    linker = Linker(facts, all_files, vendored, packages=packages)
     return linker.link(), linker
 
 

@@ -17,7 +17,8 @@ class Resolved:
 
     ``targets`` empty + status ``unresolved``: an external callee (``external`` names
     it, ``external_kind`` classifies it) — or, with ``drop=True``, a std/prelude call
-    too common to be worth a node (counted, not drawn).
+    too common to be worth a node (counted, not drawn).  ``name_only`` marks candidates found
+    by the callee's name alone: the trace shows them as a choice it does not expand until chosen.
     """
 
     targets: list[str] = field(default_factory=list)
@@ -26,6 +27,7 @@ class Resolved:
     external: str = ""
     external_kind: str = ""
     drop: bool = False
+    name_only: bool = False  # linked by name alone (receiver type unknown): a choice, not a path
 
     @classmethod
     def of(cls, targets: list[str], how: str, unique: str = EXACT) -> Resolved:

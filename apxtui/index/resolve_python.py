@@ -12,15 +12,21 @@ from __future__ import annotations
 import builtins
 
 from apxtui.facts import CallSite, Definition
-from apxtui.index.resolve import EXACT, HEURISTIC, Resolved
+from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, Resolved
 from apxtui.index.tables import Tables
+from apxtui.packages import Packages
 
 BUILTINS = set(dir(builtins)) | {"super"}
+#: Methods of the builtin types (str, bytes, list, dict, set, tuple, files): with a receiver of
+#: unknown type such a call is far likelier one of theirs than a project method of that name.
+BUILTIN_METHODS = {m for t in (str, bytes, list, dict, set, tuple, int, float) for m in dir(t)
+                   if not m.startswith("_")} | {"read", "write", "close", "readline", "readlines", "flush", "seek"}
 
 
 class PythonResolver:
-    def __init__(self, t: Tables, pyo3_ids: dict[str, str]):
+    def __init__(self, t: Tables, pyo3_ids: dict[str, str], packages: Packages | None = None):
         self.t = t
+        self.packages = packages if packages is not None else Packages()
         self.pyo3 = pyo3_ids  # python-visible dotted name ("apxinf_py.ModelRunner.infer") → node id
 
     def _module(self, call: CallSite) -> str:
@@ -130,17 +136,17 @@ class PythonResolver:
         if len(path) >= 2 and path[0] not in self.t.py_imports.get(call.file, {}):
             # unknown receiver: method name across project classes
             name = path[-1]
+            if name in BUILTIN_METHODS:
+                return Resolved(drop=True, how="builtin type's method (receiver type unknown)")
             cands = [i for i in self.t.by_name.get(("python", name), []) if self.t.defs[i].container]
             cands += [
                 pid for dotted, pid in self.pyo3.items() if dotted.rsplit(".", 1)[-1] == name and dotted.count(".") >= 2
             ]
-            if cands:
-                return Resolved.of(
-                    sorted(set(cands)),
-                    f"by method name only (receiver `{'.'.join(path[:-1])}` type unknown)",
-                    HEURISTIC,
-                )
-            return Resolved(drop=True, how="no method of that name in the checkout")
+            cands = [c for c in cands if c not in self.t.defs or self.packages.visible(call.file, self.t.defs[c].file)]
+            if cands:  # at most ambiguous, even with one candidate: a choice, not a path
+                return Resolved(sorted(set(cands)), AMBIGUOUS,
+                                f"by method name only (receiver `{'.'.join(path[:-1])}` type unknown)", name_only=True)
+            return Resolved(drop=True, how="no method of that name in the caller's dependency closure")
         if full.split(".")[0] in self.t.py_imports.get(call.file, {}).values() or "." in full:
             return Resolved(
                 status="unresolved",

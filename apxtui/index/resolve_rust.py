@@ -1,27 +1,58 @@
-"""Rust name resolution: module paths, `use` aliases, re-exports, impl and trait methods.
+"""Rust name resolution: module paths, `use` aliases, re-exports, typed receivers, trait impls.
 
 Rules (each answer says which one fired, in ``Resolved.how``):
 
 * a path is expanded from the caller's module: ``Self``/``crate``/``self``/``super``,
   `use` aliases (incl. ``pub use`` re-exports, followed transitively), items of the
-  module, glob imports, crate names;
-* ``Type::method`` looks up methods of impls of ``Type`` (any module);
-* ``B::op`` with ``B: Trait`` resolves to the impls of ``Trait`` — one impl is
-  ``heuristic``, several are ``ambiguous`` (all kept);
-* ``recv.m()`` uses the receiver's type when it can be read off ``self``, a field,
-  a parameter, a typed local or a ``for x in &self.field`` loop; otherwise it falls
-  back to the method name across the checkout (``heuristic`` if one, ``ambiguous`` if
-  several), and to *dropped* for names no project type defines (``unwrap``, ``iter``).
+  module, glob imports, the caller's dependencies by the names its Cargo.toml gives them
+  (``candle = { package = "candle-core" }``), crate names;
+* types are resolved to their definition through the module where the type text is
+  written (``rust_types``): ``self`` is the enclosing impl's type, a field's type is read
+  in the struct's module, a parameter's in the function's, a return type in the callee's;
+* ``Type::method`` / ``recv.method()`` with a known type: the methods of impls of that
+  type (inherent and trait impls, trait default methods) — ``exact``;
+* ``B::op`` / ``b.op()`` with ``B: Trait``, and ``dyn Trait`` / ``impl Trait`` receivers:
+  the impls of the trait in the caller's dependency closure — one is ``exact``
+  ("only impl"), several are ``ambiguous`` (all kept);
+* a receiver whose type comes from outside the checkout (std, a crates.io dependency)
+  is ``unresolved`` (external) unless a local trait impl for that type has the method —
+  never linked to a same-named local method;
+* a receiver of unknown type falls back to the method name, within the caller's
+  dependency closure: always ``ambiguous`` (even with one candidate) and marked
+  ``name_only`` (the trace leaves it unexpanded until chosen); names of common std
+  methods (``unwrap``, ``iter``) are dropped.
+
+Every candidate must lie in the caller's dependency closure (``apxtui.packages``);
+code under ``#[cfg(test)]`` is a candidate only for test code.
 """
 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from typing import Any
 
-from apxtui.facts import CallSite, Definition
-from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, Resolved
-from apxtui.index.tables import Tables, short_type
+from apxtui.facts import CallSite, Context, Definition, Import
+from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
+from apxtui.index.rust_types import (
+    CONTAINERS,
+    PRIMITIVES,
+    STD_TYPES,
+    Scope,
+    dyn_bounds,
+    element,
+    generic_args,
+    is_test_only,
+    members,
+    peel,
+    peel_refs,
+    short,
+    split_top,
+    strip_marks,
+    union,
+)
+from apxtui.index.tables import Tables
+from apxtui.packages import STD_CRATES, Packages
 
 PRELUDE = {
     "Ok", "Err", "Some", "None", "Box", "Vec", "String", "Arc", "Rc", "HashMap", "HashSet", "BTreeMap",
@@ -47,37 +78,48 @@ STD_METHODS = {
     "send", "recv", "spawn", "then", "then_some", "copy_from_slice", "fill", "extend_from_slice",
     # raw-pointer methods: with an unknown receiver these are far likelier than a project method
     "add", "offset", "cast", "cast_mut", "is_null", "byte_add", "wrapping_add",
+    # iterator / Option / slice methods of std that projects also name their own methods after
+    "next", "transpose", "concat", "flatten", "values_mut", "into_keys", "into_values", "sort_unstable",
+    "sort_by_key", "retain", "drain", "split_off", "append", "peekable", "count", "nth", "as_deref", "as_deref_mut",
+    "map_or", "map_or_else", "unwrap_err", "inspect", "zip_with", "min_by",
+    "max_by", "min_by_key", "max_by_key", "partition", "unzip", "scan", "take_while", "skip_while",
+    "is_some_and", "get_or_insert_with", "replace_range", "to_lowercase", "to_uppercase", "lines",
+    "chars", "bytes", "split_whitespace", "trim_end", "trim_start", "strip_prefix", "strip_suffix",
 }
 _TURBOFISH_RE = re.compile(r"::<.*>$")
 _METHOD_CALLEE_RE = re.compile(r"^(.*)\.(\w+)$")
 _PATH_RE = re.compile(r"[\w:]+")
 _WORD_RE = re.compile(r"\w+")
-_PEEL_RE = re.compile(r"\.(unwrap|expect|as_ref|as_mut|borrow|borrow_mut|lock|clone)\([^()]*\)")
-_ITER_RE = re.compile(r"\.(iter|iter_mut|into_iter)\(\)$")
-_TAIL_PEEL_RE = re.compile(r"\.(unwrap|expect|clone|to_owned)\([^()]*\)$")
-_RESULT_RE = re.compile(r"^(?:[\w:]*::)?Result<(.*)>$")
-_LIFETIME_RE = re.compile(r"^'\w+\s+")
-_WRAPPER_RE = re.compile(r"^(?:[\w:]*::)?(Box|Arc|Rc|RefCell|Mutex|RwLock|Option|Cell)<(.*)>$")
-_VEC_RE = re.compile(r"^(?:[\w:]*::)?(Vec|VecDeque|SmallVec)<(.*)>$")
-_ARRAY_RE = re.compile(r"^\[(.*?)(;.*)?\]$")
-_VARIANT_PAT_RE = re.compile(r"([\w:]*\w)::(\w+)\(([^()]*)\)")
+_PEEL_RE = re.compile(r"\.(unwrap|expect|as_ref|as_mut|borrow|borrow_mut|lock|clone|as_deref|as_deref_mut)"
+                      r"\([^()]*\)")
+_ITER_RE = re.compile(r"\.(iter|iter_mut|into_iter|values|values_mut|into_values|enumerate|rev|skip\(\w*\)|"
+                      r"take\(\w*\))\(?\)?$")
+#: Methods that hand back their receiver's content type (`Result`/`Option` plumbing, clones, guards).
+_SAME_TYPE = {"unwrap", "expect", "clone", "to_owned", "map_err", "context", "with_context", "ok_or", "ok_or_else",
+              "ok", "unwrap_or_default", "unwrap_or", "unwrap_or_else", "as_ref", "as_mut", "borrow", "borrow_mut",
+              "lock", "as_deref", "as_deref_mut", "inspect_err", "expect_err"}
+_SAME_TYPE_RE = re.compile(r"\.\s*(?:" + "|".join(sorted(_SAME_TYPE)) + r")\s*\(")
+_VARIANT_TUPLE_RE = re.compile(r"((?:[\w]+::)*\w+)::(\w+)\s*\(([^()]*)\)")
+_VARIANT_STRUCT_RE = re.compile(r"((?:[\w]+::)*\w+)::(\w+)\s*\{([^{}]*)\}")
+_OPTION_PAT_RE = re.compile(r"^(?:let\s+)?(Some|Ok)\s*\(\s*(?:ref\s+)?(?:mut\s+)?(\w+)\s*\)\s*(?:=\s*(.+))?$")
 _LOOP_RE = re.compile(r"^for\s+(?:\(?\s*(?:\w+\s*,\s*)?)?(?:mut\s+)?(\w+)\)?\s+in\s+(.+)$")
-
-
-def _first_generic(args: str) -> str:
-    """``A<B, C>, E`` → ``A<B, C>`` (the first top-level generic argument)."""
-    depth = 0
-    for i, ch in enumerate(args):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return args[:i].strip()
-    return args.strip()
-
-
+_CLOSURE_RE = re.compile(r"^(?:move\s+)?\|[^|]*\|\s*(?:->\s*[^{]+)?(.*)$", re.S)
+_FN_BOUND_RE = re.compile(r"^(?:impl\s+|dyn\s+)?Fn(?:Once|Mut)?\s*\(.*\)\s*->\s*(.+)$")
+_FIELDS_RE = re.compile(r"\w+(\s*\.\s*\w+)*(\[[^\[\]]*\])?")
+_DOT_WS_RE = re.compile(r"\s*\.\s*")
+_PARENS_RE = re.compile(r"[()]")
 _CHAIN_TOKENS = re.compile(r"[.()\[\]{}<>]")
+#: Methods whose closure argument receives the receiver's element (or an `Option`'s content).
+_ELEMENTWISE = {"map", "filter", "for_each", "any", "all", "find", "position", "is_some_and", "is_none_or",
+                "map_or", "map_or_else", "and_then", "filter_map", "flat_map", "take_while", "skip_while",
+                "inspect", "max_by_key", "min_by_key", "sort_by_key", "retain", "try_for_each", "fold"}
+_CLOSURE_PARAMS_RE = re.compile(r"^(?:move\s+)?\|([^|]*)\|")
+#: Methods handing back their receiver's elements (an iterator over the same element).
+_SAME_ELEMS = {"iter", "iter_mut", "into_iter", "values", "values_mut", "into_values", "drain", "rev", "skip",
+               "take", "filter", "copied", "cloned", "chunks", "windows", "peekable", "step_by", "by_ref"}
+_ELEM_METHODS = {"first", "last", "get", "get_mut", "first_mut", "last_mut", "pop", "remove", "swap_remove", "next",
+                 "next_back", "nth", "find", "min", "max", "min_by_key", "max_by_key", "pop_front", "pop_back",
+                 "front", "back"}
 
 
 def _split_chain(expr: str) -> list[str]:
@@ -106,101 +148,293 @@ def _strip_index(part: str) -> tuple[str, bool]:
     return part, False
 
 
-def _call_head(expr: str) -> tuple[str | None, str] | None:
-    """``recv.m(args)`` → (recv, m); ``a::b(args)`` → (None, "a::b"); the outermost call only."""
+def _call_head(expr: str) -> tuple[str | None, str, str] | None:
+    """``recv.m(args)`` → (recv, m, args); ``a::b(args)`` → (None, "a::b", args); the outermost call only."""
     depth = 0
-    for i in range(len(expr) - 1, -1, -1):  # find the "(" matching the final ")"
-        ch = expr[i]
-        if ch == ")":
+    for p in reversed(list(_PARENS_RE.finditer(expr))):  # find the "(" matching the final ")"
+        if p.group() == ")":
             depth += 1
-        elif ch == "(":
+        else:
             depth -= 1
             if depth == 0:
-                callee = expr[:i]
+                i = p.start()
+                callee, args = expr[:i], expr[i + 1 : -1]
                 break
     else:
         return None
     callee = _TURBOFISH_RE.sub("", callee.strip())
     m = _METHOD_CALLEE_RE.match(callee)
     if m:
-        return m.group(1), m.group(2)
+        return m.group(1), m.group(2), args
     if _PATH_RE.fullmatch(callee):
-        return None, callee
+        return None, callee, args
     return None
 
 
+def _peel_tail(expr: str) -> str:
+    """Strip ``?``, ``.await`` and content-preserving calls (``.map_err(..)``, ``.unwrap()``) off a value."""
+    e = expr.strip()
+    for _ in range(8):
+        if e.endswith("?"):
+            e = e[:-1].rstrip()
+        elif e.endswith(".await"):
+            e = e[: -len(".await")].rstrip()
+        elif e.endswith(")"):
+            if not _SAME_TYPE_RE.search(e):
+                break
+            head = _call_head(e)
+            if head is None or head[0] is None or head[1] not in _SAME_TYPE:
+                break
+            e = head[0].strip()
+        else:
+            break
+    return e
+
+
+def _block_tail(expr: str) -> str:
+    """``{ a; b; tail }`` → ``tail`` (the value of a block expression)."""
+    inner = expr[1:-1].strip()
+    parts = split_top(inner, ";")
+    return parts[-1] if parts and not inner.endswith(";") else ""
+
+
+def _display(ref: str) -> str:
+    """An external type reference as a readable name: ``X:[]<X:u8>`` → ``[u8]``, ``X:?`` → ``(external)``."""
+    r = strip_marks(ref)[0][2:]
+    if r.endswith("?"):
+        return "(external)"
+    if r.startswith("[]<"):
+        return f"[{short(r[3:-1]) if len(r) > 4 else '?'}]"
+    return r.split("<", 1)[0].rsplit("::", 1)[-1]
+
+
+def _is_std(ref: str) -> bool:
+    """Is an external type reference a std / primitive / builtin type (its methods are std's)?"""
+    base = strip_marks(ref)[0][2:].split("<", 1)[0].rstrip("…")
+    return base in ("closure", "builtin", "[]", "()") or base in PRIMITIVES or base in STD_TYPES \
+        or base.split("::")[0] in STD_CRATES
+
+
+def _opaque(ref: str) -> str:
+    """A value handed out by an opaque external type: of that type's crate, type unknown."""
+    path = strip_marks(ref)[0][2:]
+    return f"X:{path.split('::')[0]}::?" if "::" in path else "X:?"
+
+
+def _scope_module(d: Definition) -> str:
+    """The module a definition's own text (signature, fields, body) is written in."""
+    q = d.qualname
+    if d.container and d.kind == "rust_fn":
+        return q.rsplit("::", 2)[0] if q.count("::") >= 2 else ""
+    if d.attrs.get("nested_in"):
+        return ""  # filled by the caller from the file's module
+    return q.rpartition("::")[0]
+
+
 class RustResolver:
-    def __init__(self, t: Tables):
+    def __init__(self, t: Tables, packages: Packages | None = None):
         self.t = t
+        self.pk = packages if packages is not None else Packages()
+        self.type_defs: dict[str, Definition] = {}
+        self._same_qual: dict[str, list[Definition]] = {}  # qualnames several types share (cfg alternatives,
+        for defs in t.types.values():                        # same-named bin/test crates of two packages)
+            for d in defs:
+                if d.qualname in self.type_defs:
+                    self._same_qual.setdefault(d.qualname, [self.type_defs[d.qualname]]).append(d)
+                self.type_defs.setdefault(d.qualname, d)
+        self._ty_memo: dict[tuple[Any, ...], str] = {}
+        self._imp_memo: dict[int, tuple[str, ...]] = {}
         self._recv_cache: dict[tuple[Any, ...], str] = {}
+        self._scope_memo: dict[int, Scope] = {}
+        self._vis_memo: dict[tuple[str, str], bool] = {}
+        self._assigns: dict[int, dict[str, list[tuple[int, str, int]]]] = {}
+        self._by_name_memo: dict[tuple[Any, ...], list[str]] = {}
+        self._let_memo: dict[tuple[Any, ...], str] = {}
+        self._calls_by_caller: dict[tuple[str, str], list[CallSite]] = {}
+        self._pattern_memo: dict[tuple[Any, ...], str] = {}
+        self.test_only = {i for i, d in t.defs.items() if d.cfg and is_test_only(d)}
+        # impl index: (type ref, method) → ids; trait ref → implementing type refs
+        self.impl_methods: dict[tuple[str, str], list[str]] = defaultdict(list)
+        self.trait_impl_methods: dict[tuple[str, str, str], list[str]] = defaultdict(list)  # (trait, type, m)
+        self.trait_impls: dict[str, set[str]] = defaultdict(set)
+        self.type_traits: dict[str, set[str]] = defaultdict(set)
+        self.trait_decls: dict[tuple[str, str], list[str]] = defaultdict(list)
+        self._index_impls()
 
-    # -- paths -------------------------------------------------------------------------
+    # -- scopes and visibility -------------------------------------------------------------
 
-    def _module_of(self, d: Definition | None, call: CallSite) -> str:
-        f = self.t.file_of.get(call.file)
-        return f.module if f else ""
+    def scope_of(self, d: Definition) -> Scope:
+        """Where ``d``'s text is written: module, file, generic names in scope, ``Self``."""
+        hit = self._scope_memo.get(id(d))
+        if hit is not None:
+            return hit
+        module = _scope_module(d)
+        if not module and d.attrs.get("nested_in"):
+            f = self.t.file_of.get(d.file)
+            module = f.module if f else ""
+        generics = frozenset(d.template_params) | frozenset(d.generic_bounds)
+        sc = Scope(module, d.file, generics, "", d.qualname if d.kind == "rust_fn" else "")
+        if d.container and d.kind == "rust_fn":
+            sc = sc._replace(self_ty=self._self_type(d, sc))
+        elif d.kind == "rust_type":
+            sc = sc._replace(self_ty=f"T:{d.qualname}")
+        self._scope_memo[id(d)] = sc
+        return sc
 
-    def expand(self, segs: list[str], module: str, caller: Definition | None, depth: int = 0) -> list[str]:
-        """Absolute path candidates for ``segs`` seen from ``module``."""
+    def _self_type(self, d: Definition, sc: Scope) -> str:
+        if d.attrs.get("trait_decl") or d.attrs.get("trait_default"):
+            tq = f"{sc.module}::{d.container}" if sc.module else d.container
+            return f"D:T:{tq}"
+        ref = self.type_ref(d.attrs.get("type_path") or d.container, sc._replace(fn_qual=""))
+        return ref
+
+    def visible(self, ids: list[str], call: CallSite, caller: Definition | None) -> list[str]:
+        """Candidates the caller can reach: in its dependency closure; ``cfg(test)`` code only from tests."""
+        test_caller = caller is not None and bool(caller.cfg) and is_test_only(caller)
+        defs, memo, test_only = self.t.defs, self._vis_memo, self.test_only
+        out = []
+        for i in ids:
+            f = defs[i].file
+            key = (call.file, f)
+            ok = memo.get(key)
+            if ok is None:
+                ok = memo[key] = self.pk.visible(call.file, f)
+            if ok and (test_caller or i not in test_only):
+                out.append(i)
+        return out
+
+    # -- the impl index ----------------------------------------------------------------------
+
+    def _index_impls(self) -> None:
+        for nid, d in self.t.defs.items():
+            if d.lang != "rust" or d.kind != "rust_fn" or not d.container:
+                continue
+            sc = self.scope_of(d)
+            if d.attrs.get("trait_decl") or d.attrs.get("trait_default"):
+                self.trait_decls[(sc.self_ty[2:], d.name)].append(nid)
+                continue
+            ty = strip_marks(sc.self_ty)[0]
+            if ty.startswith("G:"):
+                ty = "G:*"  # a blanket impl (`impl<T: Bound> Trait for T`)
+            if not ty:
+                ty = f"?:{d.container}"
+            self.impl_methods[(ty, d.name)].append(nid)
+            if d.trait:
+                tr = strip_marks(self.type_ref(d.attrs.get("trait_path") or d.trait, sc._replace(fn_qual="")))[0]
+                if tr:
+                    self.trait_impls[tr].add(ty)
+                    self.type_traits[ty].add(tr)
+                    self.trait_impl_methods[(tr, ty, d.name)].append(nid)
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def imp_paths(self, imp: Import) -> tuple[str, ...]:
+        """An import's absolute path(s): the first segment mapped through the importing crate's dependency
+        names, or through the importing module's own aliases (``pub use cuda::X`` where ``cuda`` is
+        ``cuda_backend`` or, under another cfg, ``dummy_cuda_backend``: both)."""
+        hit = self._imp_memo.get(id(imp))
+        if hit is None:
+            self._imp_memo[id(imp)] = (imp.path,)  # a cycle of aliases ends here
+            first, sep, rest = imp.path.partition("::")
+            f = self.t.file_of.get(imp.file)
+            scope = f.module if f else ""
+            target = self.pk.crate_aliases(imp.file).get(first)
+            if sep and scope and first != scope.split("::")[0] and f"{scope}::{first}" in self.t.modules:
+                hit = (f"{scope}::{imp.path}",)  # 2018 edition: a module of this one comes first
+            elif target and target != first:
+                hit = (f"{target}{sep}{rest}",)
+            elif sep and scope and first not in STD_CRATES and target is None and any(
+                    i is not imp for i in self._imports(scope, first, imp.file, same_file=True)):
+                # `pub use cuda::X` where `cuda` is an alias in this module (one per cfg alternative)
+                got = [p for i in self._imports(scope, first, imp.file, same_file=True) if i is not imp
+                       for p in self.imp_paths(i)]
+                hit = tuple(dict.fromkeys(f"{p}{sep}{rest}" for p in got)) or (imp.path,)
+            else:
+                hit = (imp.path,)
+            self._imp_memo[id(imp)] = hit
+        return hit
+
+    def imp_path(self, imp: Import) -> str:
+        return self.imp_paths(imp)[0]
+
+    def external_crate(self, name: str, file: str) -> bool:
+        """Does a path starting with ``name`` (after imports) lead out of the checkout?"""
+        if name in STD_CRATES:
+            return True
+        alias = self.pk.crate_aliases(file).get(name)
+        if alias is not None:
+            return alias == ""
+        return name not in self.t.crates and name not in self.t.modules
+
+    def expand(self, segs: list[str], module: str, fn_qual: str = "", file: str = "", depth: int = 0) -> list[str]:
+        """Absolute path candidates for ``segs`` written in ``module`` (and function ``fn_qual``)."""
         if not segs or depth > 8:
             return []
         s0, rest = segs[0], segs[1:]
-        if s0 == "Self" and caller is not None and caller.container:
-            base = caller.qualname.rsplit("::", 2)[0] if caller.qualname.count("::") >= 2 else ""
-            return ["::".join(x for x in (base, caller.container, *rest) if x)]
         if s0 == "crate":
             return ["::".join([module.split("::")[0], *rest])]
         if s0 == "self":
             return ["::".join([module, *rest])]
         if s0 == "super":
             parent = module.rsplit("::", 1)[0] if "::" in module else module
-            return (
-                self.expand(["self", *rest], parent, caller, depth + 1)
-                if rest[:1] != ["super"]
-                else self.expand(rest, parent, caller, depth + 1)
-            )
+            return self.expand(["self", *rest], parent, "", file, depth + 1) if rest[:1] != ["super"] \
+                else self.expand(rest, parent, "", file, depth + 1)
         if s0.startswith("::"):
             return ["::".join([s0[2:], *rest])]
         out: list[str] = []
-        for scope in self._scopes(module, caller):
-            for imp in self.t.uses.get(scope, {}).get(s0, []):
-                target = imp.path.split("::")
-                if target[0] not in self.t.crates and target[0] != s0 and depth < 8:
-                    # `use kernels::norm;` where `kernels` is itself an alias in this module
-                    out += [f"{p}::{'::'.join(rest)}" if rest else p
-                            for p in self.expand(target, module, None, depth + 1)]
-                else:
-                    out.append("::".join([imp.path, *rest]))
+        if rest and f"{module}::{s0}" in self.t.modules:  # `m::f` with a child module `m` (type namespace)
+            return ["::".join([module, *segs])]
+        for scope in ((fn_qual, module) if fn_qual else (module,)):
+            for imp in self._imports(scope, s0, file, same_file=True):
+                for path in self.imp_paths(imp):
+                    target = path.split("::")
+                    if target[0] not in self.t.crates and target[0] != s0 and depth < 8 \
+                            and target[0] not in STD_CRATES:
+                        # `use kernels::norm;` where `kernels` is itself an alias in this module
+                        out += [f"{p}::{'::'.join(rest)}" if rest else p
+                                for p in self.expand(target, module, "", imp.file, depth + 1)]
+                    else:
+                        out.append("::".join([path, *rest]))
         if out:
             return out
         local = f"{module}::{s0}"
-        if local in self.t.by_qual or local in self.t.modules or self._type_at(local):
+        if local in self.t.by_qual or local in self.t.modules or local in self.type_defs:
             return ["::".join([local, *rest])]
+        if s0 in STD_CRATES and rest:
+            return ["::".join(segs)]  # `std::io::stdout()`: outside the checkout
         for g in self.t.globs.get(module, []):
-            cand = f"{g.path.rstrip(':*').removesuffix('::')}::{s0}"
-            if cand in self.t.by_qual or cand in self.t.modules or self._type_at(cand) or self._reexported(cand):
+            if file and g.file != file:
+                continue  # another crate's module of the same path
+            cand = f"{self.imp_path(g).rstrip(':*').removesuffix('::')}::{s0}"
+            if cand in self.t.by_qual or cand in self.t.modules or cand in self.type_defs or self._reexported(cand):
                 out.append("::".join([cand, *rest]))
         if out:
             return out
-        if s0 in self.t.crates:
-            return ["::".join(segs)]
+        aliases = self.pk.crate_aliases(file) if file else {}
+        alias = aliases.get(s0)
+        if alias:
+            return ["::".join([alias, *rest])]
+        if alias is not None or s0 in self.t.crates and (not aliases or s0 == module.split("::")[0]):
+            return ["::".join(segs)]  # (a test/example crate's name is not a path from elsewhere)
         return ["::".join([module, *segs]), "::".join(segs)]
-
-    def _scopes(self, module: str, caller: Definition | None) -> list[str]:
-        scopes = [module]
-        if caller is not None:
-            scopes.insert(0, caller.qualname)
-        return scopes
-
-    def _type_at(self, qual: str) -> bool:
-        return any(d.qualname == qual for d in self.t.types.get(qual.rsplit("::", 1)[-1], ()))
 
     def _reexported(self, qual: str) -> bool:
         mod, _, name = qual.rpartition("::")
         return bool(self.t.uses.get(mod, {}).get(name))
 
-    def lookup(self, path: str, depth: int = 0) -> tuple[list[str], str]:
-        """Definitions at absolute ``path``, following re-exports and impl methods."""
+    def _imports(self, scope: str, name: str, file: str, same_file: bool = False) -> list[Import]:
+        """``use`` items binding ``name`` in module ``scope`` that ``file`` can see: its own (``same_file``,
+        for names written in ``file``), or re-exports of crates it depends on.  Two crates may share a
+        module path (two packages' ``src/bin/m.rs``, two libs named alike): their items are apart."""
+        imps = self.t.uses.get(scope, {}).get(name, [])
+        if not file or not imps:
+            return imps
+        if same_file:
+            return [i for i in imps if i.file == file]
+        return [i for i in imps if i.file == file or self.pk.visible(file, i.file)]
+
+    def lookup(self, path: str, depth: int = 0, file: str = "") -> tuple[list[str], str]:
+        """Definitions at absolute ``path``, following re-exports (those ``file`` can see)."""
         if depth > 8:
             return [], ""
         hit = self.t.by_qual.get(path)
@@ -209,161 +443,580 @@ class RustResolver:
         mod, _, name = path.rpartition("::")
         if not mod:
             return [], ""
-        for imp in self.t.uses.get(mod, {}).get(name, []):
-            ids, how = self.lookup(imp.path, depth + 1)
-            if ids:
-                return ids, "re-export " + (how or "")
+        for imp in self._imports(mod, name, file):
+            for ipath in self.imp_paths(imp):
+                ids, how = self.lookup(ipath, depth + 1, file)
+                if ids:
+                    return ids, "re-export " + (how or "")
         for g in self.t.globs.get(mod, []):  # `pub use cuda::*;` re-exports
-            base = g.path.removesuffix("*").removesuffix("::")
+            if file and not self.pk.visible(file, g.file):
+                continue
+            base = self.imp_path(g).removesuffix("*").removesuffix("::")
             if base and base != mod:
-                ids, how = self.lookup(f"{base}::{name}", depth + 1)
+                ids, how = self.lookup(f"{base}::{name}", depth + 1, file)
                 if ids:
                     return ids, "glob re-export " + (how or "")
         segs = path.split("::")
         for k in range(len(segs) - 1, 1, -1):  # a re-exported module on the way: `a::kernels::norm::f`
             pmod, pname = "::".join(segs[: k - 1]), segs[k - 1]
-            for imp in self.t.uses.get(pmod, {}).get(pname, []):
-                if imp.path != "::".join(segs[:k]):
-                    ids, how = self.lookup("::".join([imp.path, *segs[k:]]), depth + 1)
+            for imp in self._imports(pmod, pname, file):
+                ipath = self.imp_path(imp)
+                if ipath != "::".join(segs[:k]):
+                    ids, how = self.lookup("::".join([ipath, *segs[k:]]), depth + 1, file)
                     if ids:
                         return ids, "re-export " + (how or "")
-        # Type::method where the impl lives in another module, or the type is re-exported
-        tname = self.type_name(mod, depth + 1)
-        if tname:
-            impl_ids = self.t.methods.get((tname, name)) or self.t.trait_methods.get((tname, name))
-            if impl_ids:
-                return list(impl_ids), "impl method"
         return [], ""
 
-    def type_name(self, path: str, depth: int = 0) -> str:
-        """Short name of the type at absolute ``path`` (following re-exports), or ''."""
-        if depth > 8:
+    # -- types -------------------------------------------------------------------------------
+
+    def type_ref(self, text: str, sc: Scope, depth: int = 0) -> str:
+        """The type reference (see ``rust_types``) of type ``text`` written in scope ``sc``."""
+        key = (text, sc)
+        hit = self._ty_memo.get(key)
+        if hit is None:
+            hit = self._ty_memo[key] = self._type_ref(text, sc, depth) if depth < 6 else ""
+        return hit
+
+    def _type_ref(self, text: str, sc: Scope, depth: int) -> str:
+        t = peel(text)
+        if not t:
             return ""
-        short = path.rsplit("::", 1)[-1]
-        if self._type_at(path):
-            return short
-        mod, _, name = path.rpartition("::")
-        for imp in self.t.uses.get(mod, {}).get(name, []):
-            found = self.type_name(imp.path, depth + 1)
-            if found:
-                return found
-        if short[:1].isupper() and (self.t.types.get(short) or short in self.t.containers):
-            return short
+        if t.startswith(("dyn ", "impl ")):
+            bounds = dyn_bounds(t)
+            if not bounds or _FN_BOUND_RE.match(bounds[0]) or bounds[0].startswith(("Fn(", "FnMut(", "FnOnce(")):
+                return "X:closure" if bounds else ""
+            inner = self.type_ref(bounds[0], sc, depth + 1)
+            return f"D:{inner}" if inner and not inner.startswith(("D:", "G:")) else inner
+        if t.startswith("(") and t.endswith(")"):  # a tuple: `P:<ref>;<ref>` (a slot of it types a `let (a, b)`)
+            parts = split_top(t[1:-1])
+            if len(parts) >= 2:
+                return "P:" + ";".join(strip_marks(self.type_ref(p, sc, depth + 1))[0] for p in parts)
+            return self.type_ref(parts[0], sc, depth + 1) if parts and not t[1:-1].rstrip().endswith(",") else "X:()"
+        if t[0] in "([*" or t.startswith(("fn(", "unsafe ", "extern ")):
+            elem = element(t)
+            if elem:
+                inner = strip_marks(self.type_ref(elem, sc, depth + 1))[0]
+                return f"X:[]<{inner}>"
+            return "X:builtin"
+        base, args = generic_args(t)
+        base = re.sub(r"\s*::\s*", "::", base)
+        if base.startswith("<"):
+            return ""  # `<T as Trait>::Assoc`: not followed
+        segs = [s for s in base.split("::") if s]
+        if not segs:
+            return ""
+        if len(segs) == 1:
+            s = segs[0]
+            if s in PRIMITIVES:
+                return f"X:{s}"
+            if s in sc.generics:
+                return f"G:{s}"
+            if s == "Self":
+                return sc.self_ty
+        elif segs[0] == "Self":
+            return ""  # an associated type
+        found = self._path_type(segs, sc, depth)
+        if found is not None and found.startswith("A:"):  # an alias handing out one of its arguments
+            k = int(found[2:])
+            return self.type_ref(args[k], sc, depth + 1) if k < len(args) else ""
+        if found is not None:
+            return found
+        name = segs[-1]
+        if name in CONTAINERS and args:
+            inner = strip_marks(self.type_ref(element(t), sc, depth + 1))[0]
+            return f"X:{name}<{inner}>"
+        return self._short_type(name, sc, args)
+
+    def _path_type(self, segs: list[str], sc: Scope, depth: int) -> str | None:
+        expanded = self.expand(segs, sc.module, sc.fn_qual, sc.file)
+        refs = [self._type_at(absolute, depth, sc.file) for absolute in dict.fromkeys(expanded)]
+        if any(refs):
+            return union(refs)
+        if expanded and len(expanded) == 1:
+            first = expanded[0].split("::")[0]
+            if self.external_crate(first, sc.file):
+                if segs[-1] in CONTAINERS or segs[-1] in STD_TYPES:
+                    return None  # the container handling below knows its element
+                return f"X:{expanded[0]}"
+        return None
+
+    def _short_type(self, name: str, sc: Scope, args: list[str]) -> str:
+        """A type name no import or path explains (a glob import, a prelude): by name, within the closure."""
+        cands = {d.qualname: d for d in self.t.types.get(name, ()) if self.pk.visible(sc.file, d.file)}
+        if not cands or (name in STD_TYPES and not any(q.startswith(sc.module.split("::")[0] + "::") for q in cands)):
+            return f"X:{name}<>" if args else f"X:{name}"
+        if len(cands) == 1:
+            return f"T:{next(iter(cands))}~"
+        crate = sc.module.split("::")[0]
+        same = [q for q in cands if q.split("::")[0] == crate]
+        if len(same) == 1:
+            return f"T:{same[0]}~"
         return ""
 
-    # -- calls -------------------------------------------------------------------------
+    def _type_at(self, path: str, depth: int = 0, file: str = "") -> str:
+        """``T:<qual>`` when ``path`` names a type of the checkout (through re-exports and aliases)."""
+        if depth > 8:
+            return ""
+        d = self.type_def(path, file) if file else self.type_defs.get(path)
+        if d is not None:
+            if d.attrs.get("kind") == "type_alias" and d.attrs.get("aliased"):
+                inner = peel(d.attrs["aliased"])
+                if inner in d.template_params:  # `type CudaResult<T> = Result<T, E>`: the usage's argument
+                    return f"A:{d.template_params.index(inner)}"
+                aliased = self.type_ref(d.attrs["aliased"], self.scope_of(d)._replace(generics=frozenset(
+                    d.template_params)), depth + 1)
+                if aliased:
+                    return aliased
+            return f"T:{path}"
+        mod, _, name = path.rpartition("::")
+        if not mod:
+            return ""
+        refs = [self._type_at(p, depth + 1, file) for imp in self._imports(mod, name, file)
+                for p in self.imp_paths(imp)]
+        if any(refs):
+            return union(refs)  # cfg alternatives re-exported under one name: all of them
+        for g in self.t.globs.get(mod, []):
+            if file and not self.pk.visible(file, g.file):
+                continue
+            base = self.imp_path(g).removesuffix("*").removesuffix("::")
+            if base and base != mod:
+                r = self._type_at(f"{base}::{name}", depth + 1, file)
+                if r:
+                    return r
+        return ""
+
+    def methods_of(self, ref: str, name: str) -> list[str]:
+        """Methods ``name`` of type reference ``ref``: its impls, then its traits' default methods."""
+        r = strip_marks(ref)[0]
+        if r.startswith("U:"):
+            return list(dict.fromkeys(i for m in members(r) for i in self.methods_of(m, name)))
+        ids = list(self.impl_methods.get((r, name), ()))
+        inherent = [i for i in ids if not self.t.defs[i].trait]
+        if inherent:
+            return inherent  # an inherent method is found before any trait method of the same name
+        if not ids:
+            for tr in self.type_traits.get(r, ()):
+                ids += [i for i in self.trait_decls.get((tr[2:], name), ())
+                        if self.t.defs[i].attrs.get("trait_default")]
+        return ids
+
+    def trait_impls_of(self, trait_ref: str, name: str, depth: int = 0) -> tuple[list[str], list[str]]:
+        """(impl methods of ``name`` over the trait's impls, the trait's own declaration/default)."""
+        tr = strip_marks(trait_ref)[0]
+        decl = list(self.trait_decls.get((tr[2:], name), ()))
+        ids: list[str] = []
+        default = [i for i in decl if self.t.defs[i].attrs.get("trait_default")]
+        for ty in sorted(self.trait_impls.get(tr, ())):
+            own = self.trait_impl_methods.get((tr, ty, name), [])
+            ids += own or default
+        if not ids and not decl and depth < 3 and tr.startswith("T:"):
+            td = self.type_defs.get(tr[2:])
+            for sup in td.attrs.get("supertraits", []) if td is not None else []:
+                assert td is not None
+                sref = self.type_ref(sup, self.scope_of(td), 0)
+                if sref:
+                    more, mdecl = self.trait_impls_of(sref, name, depth + 1)
+                    ids += more
+                    decl += mdecl
+        return list(dict.fromkeys(ids)), decl
+
+    # -- calls -------------------------------------------------------------------------------
 
     def resolve(self, call: CallSite, caller: Definition | None) -> Resolved:
         if call.kind == "method":
             return self._method(call, caller)
         return self._path(call, caller)
 
+    def _scope(self, caller: Definition | None, call: CallSite) -> Scope:
+        if caller is not None:
+            return self.scope_of(caller)
+        f = self.t.file_of.get(call.file)
+        return Scope(f.module if f else "", call.file)
+
     def _path(self, call: CallSite, caller: Definition | None) -> Resolved:
         segs = [s for s in call.path if s] or [call.callee]
-        module = self._module_of(caller, call)
+        sc = self._scope(caller, call)
         s0 = segs[0]
         if s0.startswith("<") and len(segs) >= 2:  # <T as Trait>::m
-            inner = s0.strip("<>")
-            ty, _, trait = inner.partition(" as ")
-            tshort = short_type(ty)
-            cands = self.t.methods.get((tshort, segs[-1]), [])
-            ids = [i for i in cands if short_type(self.t.defs[i].trait) == short_type(trait)] if trait else list(cands)
-            return Resolved.of(ids, f"qualified path <{inner}>::{segs[-1]}")
+            return self._qualified_path(s0.strip("<>"), segs[-1], sc, call, caller)
         if caller is not None and s0 in caller.generic_bounds and len(segs) == 2:
-            return self._generic(s0, segs[1], caller.generic_bounds[s0])
+            return self._generic(s0, segs[1], caller.generic_bounds[s0], sc, call, caller)
         if s0 in PRELUDE or (len(segs) == 1 and s0[:1].isupper() and s0 not in self.t.types):
             return Resolved(drop=True, how="std/prelude")
-        for absolute in self.expand(segs, module, caller):
-            ids, how = self.lookup(absolute)
+        if s0 == "Self" and len(segs) == 2 and sc.self_ty:
+            return self._typed(sc.self_ty, segs[1], call, caller, "Self", path=True)
+        for absolute in self.expand(segs, sc.module, sc.fn_qual, call.file):
+            ids, how = self.lookup(absolute, 0, call.file)
             if ids:
-                exact = how in ("path", "impl method") or how.startswith(("re-export", "glob re-export"))
-                status = EXACT if exact else HEURISTIC
-                return Resolved.of(ids, f"{how} {absolute}".strip(), status)
-        ext = "::".join(segs)
-        if segs[0] in ("std", "core", "alloc"):
-            return Resolved(drop=True, how="std")
+                vis = self.visible(ids, call, caller)
+                if vis:
+                    return Resolved.of(vis, f"{how} {absolute}".strip())
         if len(segs) >= 2 and segs[-1][:1].isupper():
             return Resolved(drop=True, how="enum variant or tuple-struct constructor")
-        if len(segs) >= 2 and segs[-2][:1].isupper() and segs[-2] not in self.t.types:
-            return Resolved(status="unresolved", how="type not defined in the checkout", external=ext,
-                            external_kind="external")
-        return Resolved(status="unresolved", how="no definition in the checkout", external=ext,
-                        external_kind="external")
+        if len(segs) >= 2:
+            ty = self.type_ref("::".join(segs[:-1]), sc)
+            if ty.startswith(("T:", "D:")):
+                return self._typed(ty, segs[-1], call, caller, "::".join(segs[:-1]), path=True)
+            if ty.startswith("X:") and (ty[2:].split("::")[0] in STD_CRATES or ty[2:].split("<")[0] in STD_TYPES):
+                return Resolved(drop=True, how="std")
+            if ty.startswith("X:"):
+                local = self.visible(self.impl_methods.get((ty, segs[-1]), []), call, caller)
+                if local:
+                    return Resolved.of(local, f"local impl for {ty[2:]}")
+                return Resolved(status=UNRESOLVED, how=f"type {ty[2:]} is outside the checkout",
+                                external="::".join(segs), external_kind="external")
+        ext = "::".join(segs)
+        if segs[0] in STD_CRATES:
+            return Resolved(drop=True, how="std")
+        return Resolved(status=UNRESOLVED, how="no definition in the checkout", external=ext, external_kind="external")
 
-    def _generic(self, param: str, method: str, bounds: list[str]) -> Resolved:
+    def _qualified_path(self, inner: str, name: str, sc: Scope, call: CallSite, caller: Definition | None) -> Resolved:
+        ty, _, trait = inner.partition(" as ")
+        tref = self.type_ref(ty, sc)
+        if trait:
+            trref = strip_marks(self.type_ref(trait, sc))[0]
+            ids = self.trait_impl_methods.get((trref, strip_marks(tref)[0], name), [])
+            if not ids and strip_marks(tref)[0].startswith(("G:", "D:")):
+                ids, _ = self.trait_impls_of(trref, name)
+        else:
+            ids = self.methods_of(tref, name)
+        ids = self.visible(list(ids), call, caller)
+        if not ids:
+            return Resolved(status=UNRESOLVED, how=f"qualified path <{inner}>::{name}: no impl in the checkout",
+                            external=f"<{inner}>::{name}", external_kind="external")
+        return Resolved.of(ids, f"qualified path <{inner}>::{name}")
+
+    def _generic(self, param: str, method: str, bounds: list[str], sc: Scope, call: CallSite,
+                 caller: Definition | None) -> Resolved:
         ids: list[str] = []
+        decl: list[str] = []
         for b in bounds:
-            trait = short_type(b)
-            for ty in sorted(self.t.trait_impls.get(trait, ())):
-                ids += [i for i in self.t.methods.get((ty, method), []) if short_type(self.t.defs[i].trait) == trait]
-        status = HEURISTIC
-        res = Resolved.of(ids, f"generic {param}: {' + '.join(bounds)} → impls of the trait", status)
-        if res.status == "unresolved":
-            decl = [i for b in bounds for i in self.t.trait_methods.get((short_type(b), method), [])]
-            if decl:
-                return Resolved(decl, HEURISTIC, f"generic {param}: trait method without impl in the checkout")
-        return res
+            if _FN_BOUND_RE.match(b) or b.startswith(("Fn(", "FnMut(", "FnOnce(", "'")):
+                continue
+            tr = self.type_ref(b, sc)
+            if not tr:
+                continue
+            got, d = self.trait_impls_of(tr, method)
+            ids += got
+            decl += d
+        return self._fanout(ids, decl, f"generic {param}: {' + '.join(bounds)}", call, caller)
 
-    def receiver_type(self, recv: str, caller: Definition | None, call: CallSite, depth: int = 0) -> str:
-        """Short type name of a method receiver expression, or '' when unknown (memoised per line)."""
-        key = (id(caller), recv, call.line, depth)
+    def _fanout(self, ids: list[str], decl: list[str], what: str, call: CallSite,
+                caller: Definition | None) -> Resolved:
+        """The impls of a trait method (generic bound or trait object), within the caller's closure."""
+        vis = self.visible(list(dict.fromkeys(ids)), call, caller)
+        if len(vis) == 1:
+            return Resolved(vis, EXACT, f"{what} → only impl of the trait in the caller's dependency closure")
+        if vis:
+            return Resolved(sorted(vis), AMBIGUOUS, f"{what} → impls of the trait in the caller's dependency closure")
+        dvis = self.visible(decl, call, caller)
+        if dvis:
+            return Resolved(dvis, HEURISTIC, f"{what}: trait method without impl in the caller's dependency closure")
+        return Resolved(drop=True, how=f"{what}: no impl of the method in the checkout")
+
+    def _typed(self, ref: str, name: str, call: CallSite, caller: Definition | None, recv: str,
+               path: bool = False) -> Resolved:
+        """A method ``name`` of a receiver (or path) of type reference ``ref``."""
+        r, heur = strip_marks(ref)
+        what = f"`{recv}`: {short(ref)}"
+        if r.startswith("G:"):
+            g = r[2:]
+            bounds = (caller.generic_bounds.get(g) if caller is not None else None) or []
+            if bounds:
+                return self._generic(g, name, bounds, self._scope(caller, call), call, caller)
+            return Resolved(drop=True, how=f"{what}: an unbounded generic")
+        if r.startswith("D:"):
+            ids, decl = self.trait_impls_of(r[2:], name)
+            inherent = self.methods_of(r[2:], name)  # `impl dyn Trait { .. }` blocks
+            if inherent and not ids:
+                ids = inherent
+            return self._fanout(ids, decl, f"{what} (trait object)", call, caller)
+        if r.startswith("U:"):
+            ids = self.visible(self.methods_of(r, name), call, caller)
+            if ids:
+                return Resolved.of(ids, f"method of one of {short(r)} (cfg alternatives; {what})",
+                                   HEURISTIC if heur else EXACT)
+            ext = next((m for m in members(r) if m.startswith("X:")), "")
+            if not ext:
+                return Resolved(drop=True, how=f"{short(r)} have no method {name} in the checkout")
+            r = ext
+        if r.startswith("T:"):
+            ids = self.visible(self.methods_of(r, name), call, caller)
+            if ids:
+                if len(ids) > 1 and caller is not None:
+                    ids = self._trait_in_scope(ids, call) or ids
+                status = HEURISTIC if heur else EXACT
+                how = f"method of {short(r)} ({what}{'; type found by name only' if heur else ''})"
+                return Resolved.of(ids, how, status)
+            return Resolved(drop=True, how=f"{short(r)} has no method {name} in the checkout")
+        if r.startswith("X:"):
+            ids = self.visible(self.impl_methods.get((r, name), []), call, caller)
+            if ids:
+                return Resolved.of(ids, f"local trait impl for {r[2:]} ({what})")
+            if name in STD_METHODS or _is_std(r):
+                return Resolved(drop=True, how=f"std method; {what}")  # as `std::` paths: counted, not drawn
+            return Resolved(status=UNRESOLVED, how=f"{what} is a type outside the checkout",
+                            external=f"{_display(r)}::{name}", external_kind="external")
+        return Resolved(drop=True, how=f"unknown type {what}")
+
+    def _trait_in_scope(self, ids: list[str], call: CallSite) -> list[str]:
+        """Impls of a private trait are callable only where the trait is: prefer the caller's module's."""
+        f = self.t.file_of.get(call.file)
+        module = f.module if f else ""
+        return [i for i in ids if self.t.defs[i].trait and self.t.defs[i].qualname.rsplit("::", 2)[0] == module
+                and f"{module}::{self.t.defs[i].trait}" in self.type_defs]
+
+    def _method(self, call: CallSite, caller: Definition | None) -> Resolved:
+        name = call.callee.split("::")[-1]
+        ref = self.receiver_type(call.receiver, caller, call) if caller is not None else ""
+        if ref:
+            return self._typed(ref, name, call, caller, call.receiver)
+        if name in STD_METHODS:
+            return Resolved(drop=True, how="std method")
+        test_caller = caller is not None and bool(caller.cfg) and is_test_only(caller)
+        unit = self.pk.unit_of(call.file)
+        key = (unit, call.file if unit is None else "", name, test_caller)  # the answer depends on no more
+        ids = self._by_name_memo.get(key)
+        if ids is None:
+            ids = self.visible(list(self.t.methods_by_name.get(name, ())), call, caller)
+            impl_traits = {self.t.defs[i].trait for i in ids if self.t.defs[i].trait}
+            ids = self._by_name_memo[key] = sorted(
+                i for i in ids
+                if not (self.t.defs[i].attrs.get("trait_decl") and self.t.defs[i].container in impl_traits))
+        if not ids:
+            return Resolved(drop=True, how="no method of that name in the caller's dependency closure")
+        return Resolved(list(ids), AMBIGUOUS, f"by method name only (receiver `{call.receiver}` type unknown)",
+                        name_only=True)
+
+    # -- receiver types ------------------------------------------------------------------------
+
+    def receiver_type(self, recv: str, caller: Definition, call: CallSite, depth: int = 0) -> str:
+        """Type reference of a method receiver expression, or '' when unknown (memoised per line)."""
+        # the innermost context decides bindings (two closures or arms on one line bind apart)
+        key = (id(caller), recv, call.line, id(call.contexts[-1]) if call.contexts else 0, depth)
         hit = self._recv_cache.get(key)
-        if hit is not None:
-            return hit
-        ty = self._receiver_type(recv, caller, call, depth)
-        self._recv_cache[key] = ty if ty != "Self" or caller is None else caller.container
-        if ty == "Self" and caller is not None:
-            return caller.container
-        return ty
+        if hit is None:
+            hit = self._recv_cache[key] = self._receiver_type(recv, caller, call, depth)
+        return hit
 
-    def _receiver_type(self, recv: str, caller: Definition | None, call: CallSite, depth: int = 0) -> str:
+    def _receiver_type(self, recv: str, caller: Definition, call: CallSite, depth: int = 0) -> str:
         r = recv.strip()
-        for p in ("&mut ", "&", "*"):
+        if r.startswith("unsafe") and r.endswith("}") and "{" in r:  # `unsafe { &*ptr }.f()`
+            r = r[r.index("{") + 1 : -1].strip()
+        for p in ("&mut ", "&", "*", "&*", "*"):
             r = r.removeprefix(p)
-        r = _PEEL_RE.sub("", r).rstrip("?")
+        r = _peel_tail(_PEEL_RE.sub("", r))
+        if r.startswith("(") and r.endswith(")") and r.count("(") == 1:
+            r = r[1:-1].strip()
+        sc = self.scope_of(caller)
         indexed = False
-        if r.endswith("]") and "[" in r:
-            r = r[: r.index("[")]
-            indexed = True
-        if caller is None:
-            return ""
+        if r.endswith("]") and "[" in r and _WORD_RE.fullmatch(r[: r.index("[")].replace("self.", "", 1)):
+            r, indexed = r[: r.index("[")], True
         if r == "self":
-            return caller.container
-        if r.startswith("self.") and r.count(".") == 1:
-            return self._field_type(caller.container, r[5:], indexed)
+            return sc.self_ty
+        if r.startswith("self.") and _WORD_RE.fullmatch(r[5:]):
+            return self._field(sc.self_ty, r[5:], indexed, call.file)
         if _WORD_RE.fullmatch(r):
-            for prm in caller.params:
-                if prm.name == r:
-                    return self._elem(prm.type, indexed)
-            if r in caller.locals:
-                return self._elem(caller.locals[r], indexed)
-            value, line = self._assigned(caller, r, call.line)
-            if value and depth < 3:
-                # the value is evaluated before its own `let` (shadowing: `let xs = xs.f()`)
-                at = CallSite(call.kind, call.callee, call.path, call.caller, call.file, line - 1 if
-                              line < call.line else line, call.col, contexts=call.contexts)
-                return self._expr_type(value, caller, at, depth + 1)
-            for ctx in call.contexts:
-                if ctx.kind == "loop":
-                    m = _LOOP_RE.match(ctx.text)
-                    if m and m.group(1) == r:
-                        coll = m.group(2).strip().removeprefix("&mut ").removeprefix("&").strip()
-                        coll = _ITER_RE.sub("", coll)
-                        if coll.startswith("self.") and coll.count(".") == 1:
-                            return self._field_type(caller.container, coll[5:], True)
-                        for prm in caller.params:
-                            if prm.name == coll:
-                                return self._elem(prm.type, True)
-                elif ctx.kind in ("match_arm", "if"):
-                    ty = self._variant_binding(ctx.text, r)
-                    if ty:
-                        return ty
-            return ""
-        if depth < 3:
-            return self._chain_type(r, caller, call, depth + 1, indexed)
+            return self._var_type(r, caller, call, sc, indexed, depth)
+        if "::" in r and _PATH_RE.fullmatch(r) and r.rsplit("::", 1)[-1][:1].isupper():  # `DType::F16`
+            enum = strip_marks(self.type_ref(r.rsplit("::", 1)[0], sc))[0]
+            d = self.type_defs.get(enum[2:]) if enum.startswith("T:") else None
+            return enum if d is not None and d.attrs.get("kind") == "enum" else ""
+        if depth < 4:
+            return self._chain_type(r, caller, call, depth + 1)
         return ""
 
-    def _chain_type(self, expr: str, caller: Definition, call: CallSite, depth: int, indexed: bool) -> str:
+    def _var_type(self, r: str, caller: Definition, call: CallSite, sc: Scope, indexed: bool, depth: int) -> str:
+        for p in caller.params:
+            if p.name == r:
+                return self._text_type(p.type, sc, indexed)
+        for ctx in reversed(call.contexts):  # the innermost binding wins
+            if ctx.kind == "loop":
+                m = _LOOP_RE.match(ctx.text)
+                if m and m.group(1) == r:
+                    return self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
+            elif ctx.kind in ("match_arm", "if"):
+                pkey = (id(ctx), r, id(caller))
+                ty = self._pattern_memo.get(pkey)
+                if ty is None:
+                    ty = self._pattern_memo[pkey] = self._pattern_binding(ctx.text, ctx.subject, r, caller, call, sc,
+                                                                          depth) if r in ctx.text else ""
+                if ty:
+                    return ty
+            elif ctx.kind == "closure" and depth < 4:
+                params = _CLOSURE_PARAMS_RE.match(ctx.text.strip())
+                names = [x.strip().lstrip("&").removeprefix("mut ").strip() for x in
+                         split_top(params.group(1))] if params else []
+                if r in names:
+                    return self._closure_param(ctx, names.index(r), caller, call, depth) if names.index(r) == 0 else ""
+        value, line, slot = self._assigned(caller, r, call.line, call.text)
+        if value and depth < 4:
+            # the value is evaluated before its own `let` (shadowing: `let xs = xs.f()`)
+            mkey = (id(caller), r, line, depth)
+            ty = self._let_memo.get(mkey)
+            if ty is None:
+                at = CallSite(call.kind, call.callee, call.path, call.caller, call.file, line - 1 if
+                              line < call.line else line, call.col, contexts=call.contexts)
+                if "\0" in value:
+                    tys = {self._expr_type(v, caller, at, depth + 1) for v in value.split("\0")}
+                    ty = tys.pop() if len(tys) == 1 else ""  # every branch the same type, else unknown
+                else:
+                    ty = self._expr_type(value, caller, at, depth + 1)
+                if slot >= 0:
+                    parts = strip_marks(ty)[0][2:].split(";") if ty.startswith("P:") else []
+                    ty = parts[slot] if slot < len(parts) else ""
+                self._let_memo[mkey] = ty
+            if ty:
+                return self._index(ty) if indexed else ty
+        if r in caller.locals:
+            return self._text_type(caller.locals[r], sc, indexed)
+        if r[:1].isupper() and not indexed:  # a unit struct used as a value: `CpuDevice.f()`
+            ty = strip_marks(self.type_ref(r, sc))[0]
+            return ty if ty.startswith("T:") else ""
+        return ""
+
+    def _closure_param(self, ctx: Context, slot: int, caller: Definition, call: CallSite, depth: int) -> str:
+        """The parameter of a closure passed to an element-wise method (``opt.is_some_and(|x| ..)``,
+        ``xs.iter().map(|x| ..)``): the element of the method's receiver."""
+        key = (caller.file, caller.qualname)
+        calls = self._calls_by_caller.get(key)
+        if calls is None:
+            f = self.t.file_of.get(caller.file)
+            calls = self._calls_by_caller[key] = [c for c in (f.calls if f else ()) if c.caller == caller.qualname
+                                                  and c.kind == "method"]
+        head = ctx.text.strip()
+        owner = next((c for c in reversed(calls) if c.line <= ctx.line and c.callee in _ELEMENTWISE
+                      and any(a.strip().startswith(head) for a in c.args)), None)
+        if owner is None:
+            return ""
+        ty = self.receiver_type(owner.receiver, caller, owner, depth + 1)
+        r = strip_marks(ty)[0]
+        if r.startswith("X:"):
+            return self._index(r)
+        return ty if r.startswith(("T:", "D:", "U:")) else ""  # an `Option<T>` receiver is typed as its T
+
+    def _text_type(self, text: str, sc: Scope, indexed: bool) -> str:
+        if indexed:
+            elem = element(text)
+            return self.type_ref(elem, sc) if elem else ""
+        return self.type_ref(text, sc)
+
+    @staticmethod
+    def _index(ref: str) -> str:
+        """The element of a container reference (``X:Vec<T:a::B>`` → ``T:a::B``), else ''."""
+        r = strip_marks(ref)[0]
+        if r.startswith("X:") and r.endswith(">") and "<" in r:
+            return r[r.index("<") + 1 : -1]
+        return ""
+
+    def type_def(self, qual: str, file: str, field: str = "") -> Definition | None:
+        """The type definition at ``qual`` as seen from ``file`` (with ``field`` when given): one
+        qualified name can hold several (cfg alternatives; same-named binaries of two packages)."""
+        alts = self._same_qual.get(qual)
+        if alts is None:
+            d = self.type_defs.get(qual)
+            return d if d is not None and (not field or field in d.fields) else None
+        fit = [d for d in alts if not field or field in d.fields]
+        return next((d for d in fit if d.file == file), None) or next(
+            (d for d in fit if self.pk.visible(file, d.file)), None) or (fit[0] if fit else None)
+
+    def _field(self, owner: str, field: str, indexed: bool, file: str = "") -> str:
+        r = strip_marks(owner)[0]
+        if r.startswith("U:"):
+            return union([self._field(m, field, indexed, file) for m in members(r)])
+        if not r.startswith("T:"):
+            return _opaque(r) if r.startswith("X:") and "<" not in r else ""
+        d = self.type_def(r[2:], file, field)
+        if d is None:
+            return ""
+        return self._text_type(d.fields[field], self.scope_of(d), indexed)
+
+    def _loop_elem(self, coll: str, caller: Definition, call: CallSite, sc: Scope, depth: int) -> str:
+        coll = coll.removeprefix("&mut ").removeprefix("&").strip()
+        for _ in range(3):
+            coll = _ITER_RE.sub("", coll)
+        if coll.startswith("self.") and coll.count(".") == 1:
+            owner = strip_marks(sc.self_ty)[0]
+            d = self.type_def(owner[2:], caller.file, coll[5:]) if owner.startswith("T:") else None
+            if d is not None:
+                return self._text_type(d.fields[coll[5:]], self.scope_of(d), True)
+            return ""
+        for p in caller.params:
+            if p.name == coll:
+                return self._text_type(p.type, sc, True)
+        if _WORD_RE.fullmatch(coll) and depth < 4:
+            return self._index(self._var_type(coll, caller, call, sc, False, depth + 1))
+        return ""
+
+    def _pattern_binding(self, pattern: str, subject: str, var: str, caller: Definition, call: CallSite,
+                         sc: Scope, depth: int) -> str:
+        """Type of ``var`` bound by an arm / ``if let`` pattern: ``E::V(a, var)``, ``E::V { var, .. }``,
+        ``Some(var)`` / ``Ok(var)`` (the subject's content)."""
+        m = _OPTION_PAT_RE.match(pattern.strip())
+        if m and m.group(2) == var:
+            expr = m.group(3) or subject
+            if expr and depth < 4:
+                return self._expr_or_receiver(expr.strip(), caller, call, depth + 1)
+            return ""
+        for m in _VARIANT_TUPLE_RE.finditer(pattern):
+            names = [re.sub(r"^(ref\s+)?(mut\s+)?&?", "", x.strip()) for x in m.group(3).split(",")]
+            if var in names:
+                return self._variant_payload(m.group(1), m.group(2), names.index(var), sc)
+        for m in _VARIANT_STRUCT_RE.finditer(pattern):
+            for part in split_top(m.group(3)):
+                fname, _, bound = part.partition(":")
+                fname = re.sub(r"^(ref\s+)?(mut\s+)?", "", fname.strip())
+                bound = re.sub(r"^(ref\s+)?(mut\s+)?&?", "", bound.strip()) if bound else fname
+                if bound == var:
+                    return self._variant_payload(m.group(1), m.group(2), fname, sc)
+        return ""
+
+    def _variant_payload(self, enum_text: str, variant: str, slot: int | str, sc: Scope) -> str:
+        enum = strip_marks(sc.self_ty if enum_text == "Self" else self.type_ref(enum_text, sc))[0]
+        if not enum.startswith("T:"):
+            return ""
+        alts = [d for d in self.t.types.get(enum.rsplit("::", 1)[-1], ()) if d.qualname == enum[2:]]
+        alts.sort(key=lambda d: (d.file != sc.file, not self.pk.visible(sc.file, d.file)))  # its own first
+        for d in alts:
+            if isinstance(slot, int):
+                types = d.attrs.get("variant_types", {}).get(variant)
+                text = types[slot] if types and slot < len(types) else ""
+            else:
+                text = d.attrs.get("variant_fields", {}).get(variant, {}).get(slot, "")
+            if text:
+                return self.type_ref(text, self.scope_of(d))
+        return ""
+
+    def _expr_or_receiver(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:
+        e = expr.strip().removeprefix("&mut ").removeprefix("&").strip()
+        if e.endswith(")"):
+            return self._expr_type(e, caller, call, depth)
+        return self.receiver_type(e, caller, call, depth)
+
+    def _assigned(self, caller: Definition, var: str, line: int, inside: str = "") -> tuple[str, int, int]:
+        """The value text, line and tuple slot (-1: the whole value) of the last `let var = …` /
+        `let (.., var, ..) = …` at or before ``line`` (not the one whose value holds the call
+        ``inside``: in `let w = w.f()` the receiver is the earlier `w`)."""
+        by_var = self._assigns.get(id(caller))
+        if by_var is None:
+            by_var = self._assigns[id(caller)] = {}
+            for a in caller.attrs.get("assigns", ()):
+                value = a.get("value", "")
+                if a.get("tails"):  # `let x = if c { a } else { b }`: typed by its branches' values
+                    value = "\0".join(a["tails"])
+                by_var.setdefault(a.get("var", ""), []).append((a.get("line", 0), value, -1))
+            for a in caller.attrs.get("tuple_assigns", ()):
+                for k, v in enumerate(a.get("vars", ())):
+                    by_var.setdefault(v, []).append((a.get("line", 0), a.get("value", ""), k))
+            for lst in by_var.values():
+                lst.sort()
+        best = ("", 0, -1)
+        for at, value, slot in by_var.get(var, ()):
+            if at < line or at == line and not (inside and inside[:60] in value):
+                best = (value, at, slot)
+        return best
+
+    def _chain_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:
         """Type of ``a.b[i].c(x).d`` by folding field types and method return types left to right."""
         parts = _split_chain(" ".join(expr.split()))
         if not parts:
@@ -373,145 +1026,154 @@ class RustResolver:
             ty = self._expr_type(first, caller, call, depth)
         else:
             base, idx = _strip_index(first)
-            ty = self._receiver_type(base, caller, call, depth)
-            if ty and idx:
-                ty = ""  # indexing a non-field value: element type unknown
+            ty = self.receiver_type(base, caller, call, depth)
+            if idx:
+                ty = self._index(ty)
         for part in parts[1:]:
             if not ty:
                 return ""
-            if ty.endswith("…") or (ty not in self.t.types and ty not in self.t.containers):
-                # a chain through a type defined outside the checkout stays outside it
-                return ty if ty.endswith("…") else ty + "…"
             name, idx = _strip_index(part)
-            if name.endswith(")"):
-                mname = name[: name.index("(")].split("::<")[0]
-                ids = self.t.methods.get((ty, mname), [])
-                types = {self._return_type(self.t.defs[i]) for i in ids} - {""}
-                ty = types.pop() if len(types) == 1 else ""
+            if name.endswith(")") and "(" not in name:
+                return ""
+            if name.endswith(")") and name[: name.index("(")] in _SAME_TYPE:
+                pass  # `.map_err(..)`, `.unwrap()`: the same type
+            elif name.endswith(")"):
+                ty = self._method_result(ty, name[: name.index("(")].split("::<")[0], name, caller, call, depth)
             else:
-                ty = self._field_type(ty, name, idx)
-        return ty if not indexed else ""
+                ty = self._field(ty, name, False, call.file)
+            if idx:
+                ty = self._index(ty)
+        return ty
 
-    def _variant_binding(self, pattern: str, var: str) -> str:
-        """Type of ``var`` bound by ``Enum::Variant(a, var)`` in a match arm or ``if let``."""
-        for m in _VARIANT_PAT_RE.finditer(pattern):
-            enum, variant = m.group(1).split("::")[-1], m.group(2)
-            names = [re.sub(r"^(ref\s+)?(mut\s+)?&?", "", x.strip()) for x in m.group(3).split(",")]
-            if var not in names:
-                continue
-            for d in self.t.types.get(enum, ()):
-                types = d.attrs.get("variant_types", {}).get(variant)
-                if types and names.index(var) < len(types):
-                    return self._elem(types[names.index(var)], False)
+    def _method_result(self, ty: str, mname: str, text: str, caller: Definition, call: CallSite, depth: int) -> str:
+        """Type of ``<ty>.mname(..)``: the declared return type of the method it resolves to."""
+        r = strip_marks(ty)[0]
+        if r.startswith("U:"):
+            return union([self._method_result(m, mname, text, caller, call, depth) for m in members(r)])
+        if r.startswith("X:"):
+            if mname in _ELEM_METHODS and self._index(r):
+                return self._index(r)
+            if mname in _SAME_ELEMS and self._index(r):
+                return r
+            local = self.impl_methods.get((r, mname))
+            if local:
+                return self._returns(local, caller, call, text, depth)
+            if "<" in r:
+                return ""  # a generic external type (a container) may hand out a local type
+            if _is_std(r):
+                return "X:std::?"
+            return r if r.endswith(("…", "?")) else f"{r}…"  # an opaque external type's methods stay outside
+        if r.startswith(("D:", "G:")):
+            trait = r[2:] if r.startswith("D:") else ""
+            if r.startswith("G:") and caller is not None:
+                bounds = caller.generic_bounds.get(r[2:], [])
+                trait = self.type_ref(bounds[0], self.scope_of(caller)) if bounds else ""
+            _, decl = self.trait_impls_of(trait, mname) if trait else ([], [])
+            return self._returns(decl, caller, call, text, depth, self_ty=r)
+        return self._returns(self.methods_of(r, mname), caller, call, text, depth)
+
+    def _returns(self, ids: list[str], caller: Definition, call: CallSite, text: str, depth: int,
+                 self_ty: str = "") -> str:
+        types = set()
+        for i in ids:
+            d = self.t.defs[i]
+            ty = self._return_type(d, caller, call, text, depth)
+            if ty == "" and d.return_type:
+                return ""
+            types.add(self_ty if self_ty and ty.startswith("D:") and d.attrs.get("trait_decl") else ty)
+        types.discard("")
+        return types.pop() if len(types) == 1 else ""
+
+    def _return_type(self, d: Definition, caller: Definition, call: CallSite, text: str, depth: int) -> str:
+        rt = d.return_type.strip()
+        if not rt:
+            return ""
+        sc = self.scope_of(d)
+        ref = self.type_ref(rt, sc)
+        if ref.startswith("G:") and ref[2:] in d.template_params and depth < 4:
+            return self._bind_generic(ref[2:], d, caller, call, text, depth)
+        return ref
+
+    def _bind_generic(self, g: str, d: Definition, caller: Definition, call: CallSite, text: str, depth: int) -> str:
+        """A generic return type bound by an argument: ``f<V>(x: V)`` or ``f<V>(build: impl FnOnce() -> Result<V>)``
+        called with a closure (``|| self.make()``) — the argument's (or the closure body's) type."""
+        head = _call_head(text) if text.endswith(")") else None
+        if head is None:
+            return ""
+        args = split_top(head[2])
+        params = [p for p in d.params if p.name != "self"]
+        for i, p in enumerate(params):
+            if i >= len(args):
+                break
+            ptxt = peel_refs(p.type)
+            bound = (d.generic_bounds.get(ptxt) or [""])[0] if ptxt in d.generic_bounds else ptxt
+            fm = _FN_BOUND_RE.match(bound)
+            if ptxt == g:
+                return self._expr_or_receiver(args[i], caller, call, depth + 1)
+            if fm and re.search(rf"\b{re.escape(g)}\b", fm.group(1)):
+                cm = _CLOSURE_RE.match(args[i].strip())
+                if cm:
+                    return self._expr_or_receiver(cm.group(1).strip(), caller, call, depth + 1)
         return ""
 
-    @staticmethod
-    def _assigned(caller: Definition, var: str, line: int) -> tuple[str, int]:
-        """The value text and line of the last `let var = …` at or before ``line``."""
-        best = ("", 0)
-        for a in caller.attrs.get("assigns", ()):
-            if a.get("var") == var and a.get("line", 0) <= line:
-                best = (a.get("value", ""), a.get("line", 0))
-        return best
-
     def _expr_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:
-        """Type of a simple call expression through the callee's declared return type."""
-        e = _TAIL_PEEL_RE.sub("", expr.strip()).rstrip("?").strip()
-        if depth > 3 or not e.endswith(")"):
+        """Type of a value expression: a call (through the callee's declared return type), a struct
+        literal, a block's tail, a variable."""
+        e = _peel_tail(expr)
+        if depth > 4 or not e:
+            return ""
+        if e.startswith("{") and e.endswith("}"):
+            tail = _block_tail(e)
+            return self._expr_type(tail, caller, call, depth + 1) if tail else ""
+        if e.startswith(("&", "*")):
+            return self._expr_type(e.lstrip("&*").removeprefix("mut ").lstrip("*").strip(), caller, call, depth + 1)
+        if not e.endswith(")"):
+            m = re.match(r"^((?:[\w]+::)*[A-Z]\w*)\s*\{", e)
+            if m:
+                return self.type_ref(m.group(1), self.scope_of(caller))
+            if _FIELDS_RE.fullmatch(e):
+                return self.receiver_type(_DOT_WS_RE.sub(".", e), caller, call, depth + 1)
             return ""
         head = _call_head(e)
         if head is None:
             return ""
-        recv, name = head
-        ids: list[str] = []
-        if recv is None:  # a path call: Type::new(..), module::f(..), f(..)
-            segs = name.split("::")
-            if len(segs) >= 2 and segs[-2][:1].isupper() and segs[-1] in ("new", "from", "default") \
-                    and segs[-2] != "Self":
-                return segs[-2]
-            module = self._module_of(caller, call)
-            for absolute in self.expand(segs, module, caller):
-                ids, _ = self.lookup(absolute)
-                if ids:
-                    break
-        else:
+        recv, name, _ = head
+        if recv is not None:
             fake = CallSite("method", name, [name], call.caller, call.file, call.line, call.col, receiver=recv,
                             contexts=call.contexts)
             ty = self.receiver_type(recv, caller, fake, depth)
-            ids = list(self.t.methods.get((ty, name), [])) if ty else []
-        types = {self._return_type(self.t.defs[i]) for i in ids}
-        types.discard("")
-        return types.pop() if len(types) == 1 else ""
-
-    def _return_type(self, d: Definition) -> str:
-        rt = d.return_type.strip()
-        m = _RESULT_RE.match(rt)
-        if m:
-            rt = _first_generic(m.group(1))
-        t = self._elem(rt, False)
-        return d.container if t == "Self" else t
-
-    def _field_type(self, container: str, fieldname: str, indexed: bool) -> str:
-        for d in self.t.types.get(container, ()):
-            if fieldname in d.fields:
-                return self._elem(d.fields[fieldname], indexed)
+            return self._method_result(ty, name, e, caller, call, depth) if ty else ""
+        segs = name.split("::")
+        sc = self.scope_of(caller)
+        if segs[-1][:1].isupper() and segs[-1] not in PRELUDE:  # `Enum::Variant(..)` / `TupleStruct(..)`
+            whole = strip_marks(self.type_ref(name, sc))[0]
+            if whole.startswith("T:"):
+                return whole
+            enum = strip_marks(self.type_ref("::".join(segs[:-1]), sc))[0] if len(segs) >= 2 else ""
+            d = self.type_defs.get(enum[2:]) if enum.startswith("T:") else None
+            return enum if d is not None and d.attrs.get("kind") == "enum" else ""
+        if len(segs) >= 2:
+            owner = self.type_ref("::".join(segs[:-1]), sc) if segs[-2][:1].isupper() or segs[-2] == "Self" else ""
+            if owner:
+                r = strip_marks(owner)[0]
+                ids = self.methods_of(r, segs[-1]) if r.startswith("T:") else []
+                if ids:
+                    got = self._returns(ids, caller, call, e, depth)
+                    return got or (owner if segs[-1] in ("new", "from", "default") else "")
+                if r.startswith("X:"):
+                    return owner if segs[-1] in ("new", "from", "default") or segs[-1].startswith(
+                        ("from_", "new_", "with_", "zeros", "ones")) else _opaque(r)
+                return owner if segs[-1] in ("new", "from", "default") else ""
+        if caller is not None and segs[0] in caller.generic_bounds:
+            return ""
+        for absolute in self.expand(segs, sc.module, sc.fn_qual, call.file):
+            ids, _ = self.lookup(absolute, 0, call.file)
+            if ids:
+                return self._returns(ids, caller, call, e, depth)
+        first = self.expand(segs, sc.module, sc.fn_qual, call.file)
+        if first and self.external_crate(first[0].split("::")[0], call.file) and segs[0] not in PRELUDE:
+            return f"X:{first[0].split('::')[0]}::?"  # what a function of another crate returns stays there
         return ""
 
-    def _elem(self, ty: str, indexed: bool) -> str:
-        t = ty.strip()
-        for _ in range(4):
-            t = t.removeprefix("&").removeprefix("mut ").strip()
-            t = _LIFETIME_RE.sub("", t)
-            m = _WRAPPER_RE.match(t)
-            if m:
-                t = m.group(2)
-                continue
-            break
-        if indexed:
-            m = _VEC_RE.match(t) or _ARRAY_RE.match(t)
-            if m:
-                inner = m.group(2) if m.re.pattern.startswith("^(?:") else m.group(1)
-                return self._elem(inner.split(",")[0] if inner.count("<") == 0 else inner, False)
-        return short_type(t)
 
-    def _method(self, call: CallSite, caller: Definition | None) -> Resolved:
-        name = call.callee.split("::")[-1]
-        ty = self.receiver_type(call.receiver, caller, call)
-        if ty:
-            if caller is not None and ty in caller.generic_bounds:
-                return self._generic(ty, name, caller.generic_bounds[ty])
-            if any(d.attrs.get("kind") == "trait" for d in self.t.types.get(ty, ())):
-                return self._generic(ty, name, [ty])  # `&dyn Trait` / `impl Trait`: its impls
-            ids = self.t.methods.get((ty, name), [])
-            if not ids:
-                for trait, types in self.t.trait_impls.items():
-                    if ty in types:
-                        ids = ids + self.t.trait_methods.get((trait, name), [])
-            if len(ids) > 1 and caller is not None:
-                # impls of a trait only in scope where the trait is: prefer the caller's module's
-                module = self._module_of(caller, call)
-                scoped = [i for i in ids if self.t.defs[i].trait
-                          and self.t.defs[i].qualname.rsplit("::", 2)[0] == module
-                          and any(d.qualname == f"{module}::{short_type(self.t.defs[i].trait)}"
-                                  for d in self.t.types.get(short_type(self.t.defs[i].trait), ()))]
-                if scoped:
-                    return Resolved.of(scoped, f"method of {ty} via the trait in scope in {module}")
-            if ids:
-                return Resolved.of(list(ids), f"method of {ty} (receiver `{call.receiver}`)")
-            # The receiver's type is known: never fall back to a same-named method elsewhere.
-            if ty in self.t.types or name in STD_METHODS:
-                return Resolved(drop=True, how=f"{ty} has no method {name} in the checkout")
-            return Resolved(
-                status="unresolved", how=f"receiver type {ty} is not defined in the checkout",
-                external=f"{ty}::{name}", external_kind="external",
-            )
-        if name in STD_METHODS:
-            return Resolved(drop=True, how="std method")
-        ids = list(self.t.methods_by_name.get(name, ()))
-        if not ids:
-            return Resolved(drop=True, how="no method of that name in the checkout")
-        res = Resolved.of(ids, f"by method name only (receiver `{call.receiver}` type unknown)", HEURISTIC)
-        return res
-
-
-__all__ = ["RustResolver", "AMBIGUOUS", "EXACT", "HEURISTIC"]
+__all__ = ["RustResolver", "AMBIGUOUS", "EXACT", "HEURISTIC", "STD_METHODS", "PRELUDE"]

@@ -104,7 +104,7 @@ class _Rec:
     """One captured construct."""
 
     __slots__ = ("kind", "node", "cond", "bodies", "ranges", "head", "index", "subject", "pattern",
-                 "extra", "until", "rest", "of", "ctx", "chain_conds", "elif_cond", "neg")  # fmt: skip
+                 "extra", "until", "rest", "of", "ctx", "chain_conds", "elif_cond", "neg", "total")  # fmt: skip
 
     def __init__(self, kind: str, node: Node):
         self.kind = kind
@@ -124,6 +124,7 @@ class _Rec:
         self.chain_conds: list[_Rec] = []  # earlier arms of the chain
         self.elif_cond: Node | None = None
         self.neg = ""  # "defined" / "undefined" for #ifdef / #ifndef
+        self.total = 0  # match arms / switch cases (default included) of the construct
 
 
 class Contexts:
@@ -325,6 +326,7 @@ class Contexts:
             members.sort(key=lambda r: r.node.start_byte)
             for i, r in enumerate(members):
                 r.index = i
+                r.total = len(members)
 
     # -- contexts -----------------------------------------------------------------------
 
@@ -452,6 +454,7 @@ class Contexts:
                 text = text.removeprefix("case").strip() if kind == "match_arm" else text
             env = self._env([r.subject, r.pattern if kind == "match_arm" else None, *r.extra], frame) \
                 if kind != "except" else []  # fmt: skip
-            c = Context(kind, text, line(n), pos_key(r.head), r.index, subject=self.text(r.subject), env=env)
+            c = Context(kind, text, line(n), pos_key(r.head), r.index, subject=self.text(r.subject), env=env,
+                        total=r.total if kind != "except" else 0)
         r.ctx = c
         return c

@@ -31,6 +31,17 @@ Node = ts.Node
 
 _ARG_LIMIT = 120
 _CALL_LIMIT = 200
+#: Type names a call-like expression converts to (a functional cast ``float(x)``, ``uint8_t(x)``).
+_CAST_TYPES = frozenset({
+    "int", "float", "double", "char", "bool", "short", "long", "unsigned", "signed", "size_t", "ssize_t",
+    "ptrdiff_t", "intptr_t", "uintptr_t", "half", "__half", "__half2", "half2", "__nv_bfloat16", "__nv_bfloat162",
+    "nv_bfloat16", "nv_bfloat162", "bfloat16", "__nv_fp8_e4m3", "__nv_fp8_e5m2", "float2", "float3", "float4",
+    "int2", "int3", "int4", "uint2", "uint3", "uint4", "double2", "char4", "uchar4", "longlong2", "ulonglong2",
+    "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast", "bit_cast",
+})
+_INT_TYPE_RE = re.compile(r"^(?:std::)?u?int(?:8|16|32|64)?_t$|^(?:std::)?(?:size_t|ptrdiff_t|bit_cast)$")
+_CAST_INNER = ("identifier", "type_identifier", "primitive_type", "qualified_identifier", "type_descriptor",
+               "sized_type_specifier")
 _TYPE_LIMIT = 1000
 _DROP_QUALIFIERS = {"__restrict__", "__restrict", "restrict", "constexpr", "__shared__", "__constant__"}
 _PP_KINDS = {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"}
@@ -1079,11 +1090,28 @@ class _Extractor:
         elif library:
             cs.kind = "vendor"
             cs.attrs["library"] = library
+        elif self._is_cast(fnode, callee, fn):
+            cs.kind = "cast"  # `(T)(x)`, `float(x)`, `static_cast<T>(x)`: a conversion, not a call
         else:
             self._cutlass(cs, fnode, fn)
             if cs.kind == "call" and callee in self.fn_macros:
                 cs.kind = "macro"
         self.facts.calls.append(cs)
+
+    def _is_cast(self, fnode: Node, callee: str, fn: _Fn | None) -> bool:
+        """Is this call-shaped expression a cast: a parenthesised type, a builtin / fixed-width / CUDA
+        vector type, a typedef or ``using`` alias, or a template parameter of the function?"""
+        if fnode.type == "parenthesized_expression":
+            inner = _named(fnode)
+            return len(inner) == 1 and inner[0].type in _CAST_INNER
+        if fnode.type in ("primitive_type", "sized_type_specifier"):
+            return True
+        name = callee.split("::")[-1]
+        if name in _CAST_TYPES or _INT_TYPE_RE.match(callee):
+            return True
+        if fn is not None and (name in fn.aliases or name in fn.defn.template_params):
+            return True
+        return "::" not in callee and name in self.scope_aliases
 
     def _cutlass(self, cs: CallSite, fnode: Node, fn: _Fn | None) -> None:
         """Calls on a vendor-typed operator object (``op(args)``, ``op.run()``, ``Gemm::can_implement``)."""

@@ -548,13 +548,18 @@ class _Extractor:
             d.attrs["variants"] = [self.t(v.child_by_field_name("name")) for v in body.named_children
                                    if v.type == "enum_variant"]  # fmt: skip
             payload = {}  # tuple variants' field types, for `Enum::Variant(x) => x.m()` receivers
+            named = {}  # struct-like variants' field types, for `Enum::Variant { x, .. } => x.m()`
             for v in body.named_children:
                 vb = v.child_by_field_name("body") if v.type == "enum_variant" else None
                 if vb is not None and vb.type == "ordered_field_declaration_list":
                     payload[self.t(v.child_by_field_name("name"))] = [
                         self.tl(c) for c in vb.children_by_field_name("type")]
+                elif vb is not None and vb.type == "field_declaration_list":
+                    named[self.t(v.child_by_field_name("name"))] = self._fields(vb)
             if payload:
                 d.attrs["variant_types"] = payload
+            if named:
+                d.attrs["variant_fields"] = named
         elif node.type == "type_item":
             d.attrs["aliased"] = self.tl(node.child_by_field_name("type"))
         elif node.type == "trait_item":
@@ -821,6 +826,15 @@ class _Extractor:
     def _local(self, let: ts.Node) -> None:
         fn = self.enclosing_fn(let)
         pat = let.child_by_field_name("pattern")
+        if pat is not None and pat.type == "tuple_pattern":  # `let (q, k, v) = f()?;` (receiver typing)
+            d = self.fn_defs.get(fn.id) if fn is not None else None
+            value = let.child_by_field_name("value")
+            if d is not None and value is not None:
+                names = [self.t(c).removeprefix("mut ").strip() for c in pat.children
+                         if c.type not in ("(", ")", ",", "line_comment", "block_comment")]
+                d.attrs.setdefault("tuple_assigns", []).append(
+                    {"vars": names, "value": self.tl(value)[:200], "line": let.start_point[0] + 1})
+            return
         if pat is None or pat.type != "identifier":
             return
         var = self.t(pat)
@@ -833,8 +847,12 @@ class _Extractor:
         if d is None:
             return
         if value is not None:  # `let x = v;` value text (analyses follow per-request scalars)
-            d.attrs.setdefault("assigns", []).append(
-                {"var": var, "value": self.tl(value)[:200], "line": let.start_point[0] + 1})
+            entry = {"var": var, "value": self.tl(value)[:200], "line": let.start_point[0] + 1}
+            if value.type in ("if_expression", "match_expression"):
+                tails = self._tails(value, [])
+                if tails:
+                    entry["tails"] = tails  # the branches' values, for typing the variable
+            d.attrs.setdefault("assigns", []).append(entry)
         ty = let.child_by_field_name("type")
         if ty is not None:
             d.locals[var] = self.tl(ty)
@@ -881,6 +899,29 @@ class _Extractor:
         if arm.kind == "else":
             rec["text"] = "else (not: " + "; ".join(arm.negated) + ")"
         d.attrs.setdefault("exits", []).append(rec)
+
+    def _tails(self, v: ts.Node | None, out: list[str]) -> list[str]:
+        """The values an ``if``/``match`` expression can take (each branch's tail), at most 4."""
+        if len(out) >= 4 or v is None:
+            return out
+        if v.type == "block":
+            last = v.named_children[-1] if v.named_children else None
+            if last is not None and last.type not in ("expression_statement", "let_declaration", "line_comment",
+                                                      "block_comment") and not self.t(v).rstrip("} \n").endswith(";"):
+                self._tails(last, out)
+        elif v.type == "if_expression":
+            self._tails(v.child_by_field_name("consequence"), out)
+            alt = v.child_by_field_name("alternative")
+            if alt is not None and alt.named_children:
+                self._tails(alt.named_children[-1], out)
+        elif v.type == "match_expression":
+            body = v.child_by_field_name("body")
+            for arm in body.named_children if body is not None else []:
+                if arm.type == "match_arm":
+                    self._tails(arm.child_by_field_name("value"), out)
+        elif v.type not in ("return_expression", "macro_invocation", "break_expression", "continue_expression"):
+            out.append(self.tl(v)[:160])
+        return out
 
     def _peel(self, v: ts.Node) -> ts.Node:
         """Strip ``?``, ``.await``, ``.unwrap()`` and ``.expect(..)`` around a value."""

@@ -1,0 +1,376 @@
+"""Resolution precision (issue 10): package boundaries, receiver types, external types, C/C++
+overloads and casts, the vendor table, entry syntax.  Each test is a tiny in-memory checkout."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import edges_from, graph_of
+
+from apxtui.packages import Packages, Unit
+from apxtui.trace import NAME_ONLY_OTHER, Dispatch, SymbolError, Tracer, find_symbol, walk
+
+
+def targets(g, caller: str, callee: str | None = None, kind: str = "call") -> list[tuple[str, str]]:
+    return sorted((t["qualname"], e["resolution"]) for t, e in edges_from(g, caller, kind)
+                  if callee is None or e["callee"] == callee)
+
+
+# -- package boundaries ------------------------------------------------------------------
+
+WORKSPACE = {
+    "Cargo.toml": '[workspace]\nmembers = ["core", "nn", "py", "app"]\n'
+                  '[workspace.dependencies]\nnn = { path = "nn" }\n',
+    "core/Cargo.toml": '[package]\nname = "core-x"\n',
+    # `candle` is core-x renamed; the python binding's own lib is also called `candle`
+    "nn/Cargo.toml": '[package]\nname = "nn"\n[dependencies]\ncandle = { path = "../core", package = "core-x" }\n'
+                     'tokio = "1"\n[dev-dependencies]\nrand = "0.8"\n',
+    "py/Cargo.toml": '[package]\nname = "candle-py"\n[lib]\nname = "candle"\n'
+                     '[dependencies]\nnn = { workspace = true }\n',
+    "app/Cargo.toml": '[package]\nname = "app"\n[features]\nml = ["dep:nn"]\n'
+                      '[dependencies]\nnn = { workspace = true, optional = true }\n',
+}
+CORE = "pub struct Tensor;\nimpl Tensor { pub fn reshape(&self) {} pub fn infer(&self) {} }\n"
+PY = ("pub struct Tensor;\nimpl Tensor { pub fn reshape(&self) {} }\n"
+      "pub struct Bench;\nimpl Bench { pub fn infer(&self) {} }\n")
+NN = """
+pub mod thing;
+pub use thing::Thing;
+use candle::Tensor;
+pub fn f(t: &Tensor) { t.reshape(); candle::Tensor::reshape(t); let u = make(); u.infer(); }
+#[cfg(test)]
+mod tests { pub struct Helper; impl Helper { pub fn only_in_tests(&self) {} } }
+pub fn g() { let x = make(); x.only_in_tests(); }
+"""
+EXAMPLE = "pub struct Example;\nimpl Example { pub fn infer(&self) {} }\nfn main() {}\n"
+APP = "pub fn run(t: &nn::Thing) { nn::f(); t.go(); }\n"
+
+
+def workspace_graph():
+    files = {"core/src/lib.rs": ("core_x", CORE), "py/src/lib.rs": ("candle", PY), "nn/src/lib.rs": ("nn", NN),
+             "nn/examples/bench.rs": ("bench", EXAMPLE), "app/src/lib.rs": ("app", APP),
+             "nn/src/thing.rs": ("nn::thing", "pub struct Thing;\nimpl Thing { pub fn go(&self) {} }\n")}
+    return graph_of(files, WORKSPACE)
+
+
+def test_manifests_read_renames_workspace_and_optional_deps():
+    pk = Packages.from_texts(WORKSPACE, {"core/src/lib.rs", "nn/src/lib.rs", "py/src/lib.rs", "app/src/lib.rs"})
+    assert pk.crate_aliases("nn/src/lib.rs") == {"candle": "core_x", "tokio": ""}  # renamed; external
+    assert pk.crate_aliases("app/src/lib.rs") == {"nn": "nn"}  # workspace = true, optional
+    assert pk.crate_aliases("nn/tests/t.rs")["rand"] == ""  # dev-dependencies: tests only
+    assert "rand" not in pk.crate_aliases("nn/src/lib.rs")
+    assert pk.visible("app/src/lib.rs", "core/src/lib.rs")  # transitively, through nn
+    assert not pk.visible("nn/src/lib.rs", "py/src/lib.rs")  # py depends on nn, not the reverse
+    assert not pk.visible("nn/src/lib.rs", "nn/examples/bench.rs")  # an example is its own crate
+    assert pk.unit_of("nn/examples/bench.rs") == Unit("nn", "example", "bench")
+
+
+def test_candidates_outside_the_dependency_closure_are_never_candidates():
+    g, _ = workspace_graph()
+    got = targets(g, "nn::f")
+    # `candle` is core-x here: never the binding crate's `candle::Tensor`, never the example's `infer`
+    assert ("core_x::Tensor::reshape", "exact") in got
+    assert not any(q.startswith(("candle::", "bench::")) for q, _ in got)
+    infer = [(q, r) for q, r in got if q.endswith("::infer")]
+    assert infer == [("core_x::Tensor::infer", "ambiguous")]  # by name only: at most ambiguous
+    assert targets(g, "nn::g", "only_in_tests") == []  # `#[cfg(test)]` code is a candidate for test code only
+    # an optional dependency is one (with its feature on); re-exported type
+    assert targets(g, "app::run") == [("nn::f", "exact"), ("nn::thing::Thing::go", "exact")]
+
+
+# -- receiver types ----------------------------------------------------------------------
+
+MODELS = {
+    "m/src/lib.rs": ("m", "pub mod with_tracing;\npub mod llama;\npub mod other;\n"),
+    "m/src/with_tracing.rs": ("m::with_tracing", "pub struct Linear;\nimpl Linear { pub fn forward(&self) {} }\n"),
+    "m/src/other.rs": ("m::other", "pub struct Linear;\nimpl Linear { pub fn forward(&self) {} }\n"
+                                   "pub struct CausalSelfAttention;\n"
+                                   "impl CausalSelfAttention { fn apply_rotary_emb(&self) {} }\n"),
+    "m/src/llama.rs": ("m::llama", """
+use super::with_tracing::Linear;
+use super::with_tracing as wt;
+pub struct Mlp { c_fc1: Linear, c_fc2: wt::Linear }
+pub struct CausalSelfAttention { mlp: Mlp }
+impl CausalSelfAttention {
+    fn apply_rotary_emb(&self) {}
+    pub fn forward(&self) { self.apply_rotary_emb(); self.mlp.c_fc1.forward(); self.mlp.c_fc2.forward(); }
+}
+"""),
+}
+
+
+def test_self_and_fields_are_typed_through_the_module_imports():
+    g, _ = graph_of(MODELS)
+    got = [(e["line"], t["qualname"], e["resolution"]) for t, e in edges_from(g, "llama::CausalSelfAttention::forward")]
+    assert sorted(got) == [(8, "m::llama::CausalSelfAttention::apply_rotary_emb", "exact"),
+                           (8, "m::with_tracing::Linear::forward", "exact"),
+                           (8, "m::with_tracing::Linear::forward", "exact")]
+
+
+VARIANTS = """
+pub struct BfRt; pub struct FpRt; pub struct Cache;
+impl BfRt { pub fn infer(&self) {} }
+impl FpRt { pub fn infer(&self) {} }
+impl Cache { pub fn infer(&self) {} }
+pub enum RuntimeVariant { Bf16 { runtime: BfRt, steps: u32 }, Fp8 { runtime: FpRt }, Plain(Cache) }
+impl RuntimeVariant {
+    pub fn infer(&self) {
+        match self {
+            Self::Bf16 { runtime, .. } => runtime.infer(),
+            Self::Fp8 { runtime: rt } => rt.infer(),
+            Self::Plain(c) => c.infer(),
+        }
+    }
+}
+pub struct Holder { cache: Option<Cache> }
+impl Holder { pub fn go(&self) { if let Some(c) = &self.cache { c.infer(); } } }
+"""
+
+
+def test_match_arm_payloads_type_their_bindings_struct_like_variants_too():
+    g, _ = graph_of({"m/src/lib.rs": ("m", VARIANTS)})
+    got = sorted((e["line"], t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::RuntimeVariant::infer"))
+    assert got == [(10, "m::BfRt::infer", "exact"), (11, "m::FpRt::infer", "exact"), (12, "m::Cache::infer", "exact")]
+    assert targets(g, "m::Holder::go") == [("m::Cache::infer", "exact")]
+    # the match lists all 3 variants: no 4th "other arms (no call)"
+    root = Tracer(g).trace(find_symbol(g, "RuntimeVariant::infer"))
+    match = next(it for it in root.children if isinstance(it, Dispatch))
+    labels = [a.label for a in match.arms]
+    assert labels == ["Self::Bf16 { runtime, .. }", "Self::Fp8 { runtime: rt }", "Self::Plain(c)"]
+
+
+def test_a_match_with_arms_without_calls_keeps_the_other_arms():
+    src = VARIANTS.replace("Self::Plain(c) => c.infer(),", "Self::Plain(_) => {}")
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    root = Tracer(g).trace(find_symbol(g, "RuntimeVariant::infer"))
+    match = next(it for it in root.children if isinstance(it, Dispatch))
+    assert match.arms[-1].implicit and match.arms[-1].label == "other arms (no call)"
+
+
+TRAIT = """
+pub trait VlaRuntime { fn infer_host(&self); }
+pub struct Pi05; impl VlaRuntime for Pi05 { fn infer_host(&self) {} }
+pub enum Loaded { Vla(Box<dyn VlaRuntime>) }
+impl Loaded {
+    pub fn vla(&self) -> Result<&dyn VlaRuntime> { todo!() }
+    pub fn infer_host(&self) -> Result<()> { self.vla()?.infer_host(); Ok(()) }
+}
+"""
+
+
+def test_a_trait_with_one_impl_in_the_closure_is_exact():
+    files = {"m/src/lib.rs": ("m", TRAIT),
+             "m/examples/bench.rs": ("bench", "use m::VlaRuntime;\nstruct B;\n"
+                                              "impl VlaRuntime for B { fn infer_host(&self) {} }\n")}
+    manifest = {"m/Cargo.toml": '[package]\nname = "m"\n'}
+    g, _ = graph_of(files, manifest)
+    (t, e), = edges_from(g, "m::Loaded::infer_host")[1:]  # after `self.vla()`
+    assert (t["qualname"], e["resolution"]) == ("m::Pi05::infer_host", "exact") and "only impl" in e["how"]
+    two = TRAIT + "pub struct Other; impl VlaRuntime for Other { fn infer_host(&self) {} }\n"
+    g, _ = graph_of({"m/src/lib.rs": ("m", two)}, manifest)
+    assert [r for q, r in targets(g, "m::Loaded::infer_host", "infer_host")] == ["ambiguous", "ambiguous"]
+
+
+def test_a_generic_return_is_bound_by_the_closure_argument():
+    src = """
+pub struct Prepared; impl Prepared { pub fn run(&self) {} }
+pub struct Other; impl Other { pub fn run(&self) {} }
+fn cached_or_build<K, V>(key: K, build: impl FnOnce() -> Result<V>) -> Result<Rc<V>> { todo!() }
+pub struct Rt;
+impl Rt {
+    fn build(&self) -> Result<Prepared> { todo!() }
+    pub fn infer(&self) { let prepared = { let k = 1; cached_or_build(k, || self.build())? }; prepared.run(); }
+}
+"""
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    assert targets(g, "m::Rt::infer", "run") == [("m::Prepared::run", "exact")]
+
+
+def test_external_receivers_are_unresolved_never_linked_by_name():
+    manifest = {"q/Cargo.toml": '[package]\nname = "q"\n[dependencies]\ncandle-core = "0.9"\n'}
+    src = """
+use candle_core::Tensor;
+use std::collections::HashMap;
+pub struct Binding; impl Binding { pub fn concat(&self) {} pub fn reshape(&self) {} }
+pub struct AgentStream; impl AgentStream { pub fn next(&mut self) {} }
+pub fn f(x: &Tensor, tensors: HashMap<String, Tensor>, parts: Vec<Vec<u8>>) {
+    x.reshape();
+    let y = x.matmul(x)?;
+    y.reshape();
+    tensors.values().next();
+    parts.concat();
+}
+"""
+    g, _ = graph_of({"q/src/lib.rs": ("q", src)}, manifest)
+    got = [(e["line"], e["callee"], t["kind"], e["resolution"]) for t, e in edges_from(g, "q::f")]
+    assert all(k == "external" and r == "unresolved" for _, _, k, r in got), got
+    assert {c for _, c, _, _ in got} >= {"reshape", "matmul"}
+
+
+def test_cfg_alternatives_of_a_type_are_all_kept():
+    files = {
+        "c/src/lib.rs": ("c", '#[cfg(feature = "cuda")]\npub use cuda_backend as cuda;\n'
+                              '#[cfg(not(feature = "cuda"))]\npub use dummy_backend as cuda;\npub use cuda::Storage;\n'
+                              "pub mod cuda_backend;\npub mod dummy_backend;\npub mod user;\n"),
+        "c/src/cuda_backend.rs": ("c::cuda_backend", "pub struct Storage;\nimpl Storage { pub fn device(&self) {} }\n"),
+        "c/src/dummy_backend.rs": ("c::dummy_backend",
+                                   "pub struct Storage;\nimpl Storage { pub fn device(&self) {} }\n"),
+        "c/src/user.rs": ("c::user", "use crate::Storage;\npub fn f(s: &Storage) { s.device(); }\n"),
+    }
+    g, _ = graph_of(files)
+    assert targets(g, "c::user::f") == [("c::cuda_backend::Storage::device", "ambiguous"),
+                                       ("c::dummy_backend::Storage::device", "ambiguous")]
+
+
+# -- C / C++ ------------------------------------------------------------------------------
+
+NORM_H = """
+__global__ void rms_norm_kernel(const float* x, unsigned int cols, unsigned int rows, float eps);
+__global__ void rms_norm_kernel(const float* x, unsigned int cols, unsigned int rows, float eps) {}
+__global__ void rms_norm_kernel(const float* x, int rows, int cols, float eps) {}
+"""
+NORM_CU = """
+#include "norm.cuh"
+typedef unsigned char u8;
+extern "C" void by_int(const void* x, int rows, int cols, float eps) {
+  rms_norm_kernel<<<rows, 256>>>(static_cast<const float*>(x), rows, cols, eps);
+}
+extern "C" void by_uint(const void* x, unsigned int cols, unsigned int rows) {
+  rms_norm_kernel<<<rows, 256>>>((const float*)x, cols, rows, 1e-5f);
+  u8 a = u8(cols); float b = float(rows); int c = (int)(rows); auto d = (float)(x);
+  run_mha_fwd(x);
+}
+"""
+FLASH_CU = "void run_mha_fwd(const void* x) {}\n"
+
+
+def test_overloads_are_chosen_by_argument_types():
+    g, _ = graph_of({"k/norm.cuh": ("", NORM_H), "k/norm.cu": ("", NORM_CU)})
+    (t, e), = edges_from(g, "by_int", "launch")
+    assert (t["line"], e["resolution"]) == (4, "exact") and "argument types" in e["how"]
+    (t, e), = edges_from(g, "by_uint", "launch")
+    assert (t["line"], e["resolution"]) == (3, "exact")
+
+
+def test_casts_are_not_calls_and_prototypes_are_not_definitions():
+    g, _ = graph_of({"k/norm.cuh": ("", NORM_H), "k/norm.cu": ("", NORM_CU)})
+    callees = {e["callee"] for _, e in edges_from(g, "by_uint")}
+    assert not callees & {"u8", "float", "(int)", "(float)", "static_cast"}
+    protos = [d for _, d in g.nodes(data=True) if d.get("qualname") == "rms_norm_kernel"]
+    assert sorted(d["line"] for d in protos) == [3, 4]  # the prototype on line 2 is no node
+    with pytest.raises(SymbolError, match="ambiguous"):
+        find_symbol(g, "rms_norm_kernel")  # two real overloads: listed, never picked
+
+
+def test_a_project_definition_wins_over_the_vendor_name_table():
+    g, _ = graph_of({"k/norm.cuh": ("", NORM_H), "k/norm.cu": ("", NORM_CU), "k/flash_api.cu": ("", FLASH_CU)})
+    got = [(t["kind"], t["qualname"], e["resolution"]) for t, e in edges_from(g, "by_uint")
+           if e["callee"] == "run_mha_fwd"]
+    assert got == [("host_fn", "run_mha_fwd", "exact")]
+    g, _ = graph_of({"k/norm.cuh": ("", NORM_H), "k/norm.cu": ("", NORM_CU)})  # not defined: a vendor call
+    got = [t["kind"] for t, e in edges_from(g, "by_uint") if e["callee"] == "run_mha_fwd"]
+    assert got == ["vendor_api"]
+
+
+# -- trace: name-only choices, entry syntax -----------------------------------------------------
+
+def test_a_by_name_only_link_is_a_choice_not_expanded_until_chosen():
+    src = "pub struct A; impl A { pub fn step(&self) { deep(); } }\npub fn deep() {}\n" \
+          "pub fn run() { let z = make(); z.step(); }\n"
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    root = Tracer(g).trace(find_symbol(g, "m::run"))
+    disp = next(it for it in root.children if isinstance(it, Dispatch))
+    assert disp.construct == "candidates" and [a.label.split(" @")[0] for a in disp.arms] == ["m::A::step",
+                                                                                            NAME_ONLY_OTHER]
+    assert all(a.selected is False for a in disp.arms)
+    def reached(r):
+        return [st.qualname for _, st, _ in walk(r) if st.kind == "rust_fn"]
+    assert reached(root) == ["m::run"]  # nothing expanded
+    assert reached(Tracer(g, choices={disp.key: 0}).trace(find_symbol(g, "m::run"))) == ["m::run", "m::A::step",
+                                                                                          "m::deep"]
+
+
+def test_entry_syntax_paths_crate_prefix_and_ranked_ambiguity():
+    g, _ = graph_of(MODELS)
+    want = find_symbol(g, "m::with_tracing::Linear::forward")
+    assert find_symbol(g, "m/src/with_tracing.rs::Linear::forward") == want
+    assert find_symbol(g, "crate::with_tracing::Linear::forward") == want
+    with pytest.raises(SymbolError) as e:
+        find_symbol(g, "Linear::forward")
+    assert len(e.value.candidates) == 2
+    assert find_symbol(g, "with_tracing::linear::FORWARD") == want  # unique even ignoring case
+    with pytest.raises(SymbolError) as e:
+        find_symbol(g, "Linear::Forward")  # … and lists every equally inexact match
+    assert sorted(g.nodes[c]["qualname"] for c in e.value.candidates) == ["m::other::Linear::forward",
+                                                                         "m::with_tracing::Linear::forward"]
+    with pytest.raises(SymbolError, match="no symbol"):
+        find_symbol(g, "m/src/other.rs::Mlp::forward")
+
+
+# -- Python ------------------------------------------------------------------------------------
+
+def test_python_candidates_stay_in_the_distribution_closure_and_out_of_tests():
+    manifests = {"a/pyproject.toml": '[project]\nname = "a"\ndependencies = ["b"]\n',
+                 "b/pyproject.toml": '[project]\nname = "b"\n', "c/pyproject.toml": '[project]\nname = "c"\n'}
+    files = {
+        "a/pkg/run.py": ("pkg.run", "def go(x):\n    x.launch()\n"),
+        "b/lib/eng.py": ("lib.eng", "class Engine:\n    def launch(self):\n        pass\n"),
+        "c/other/eng.py": ("other.eng", "class Rocket:\n    def launch(self):\n        pass\n"),
+        "a/tests/test_run.py": ("tests.test_run", "class Fake:\n    def launch(self):\n        pass\n"),
+    }
+    g, _ = graph_of(files, manifests)
+    assert [q for q, _ in targets(g, "pkg.run.go")] == ["lib.eng.Engine.launch"]
+
+
+def test_if_and_match_values_type_a_let_only_when_every_branch_agrees():
+    src = """
+pub struct A; impl A { pub fn go(&self) {} pub fn make() -> A { A } }
+pub struct B; impl B { pub fn go(&self) {} }
+pub fn f(c: bool, a: &A) {
+    let x = if c { A::make() } else { a.clone() };
+    x.go();
+    let y = match c { true => A::make(), false => B };
+    y.go();
+    std::io::stdout().flush();
+}
+"""
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    by_line: dict[int, list] = {}
+    for t, e in edges_from(g, "m::f"):
+        by_line.setdefault(e["line"], []).append((t["qualname"], e["resolution"]))
+    assert by_line[6] == [("m::A::go", "exact")]
+    assert sorted(by_line[8]) == [("m::A::go", "ambiguous"), ("m::B::go", "ambiguous")]  # A or B: by name
+    assert 9 not in by_line  # a std value's method: outside the checkout, never `AgentStream::flush`-like links
+
+
+def test_python_name_only_links_are_choices_and_builtin_methods_are_not_linked():
+    files = {"p/run.py": ("run", "def go(x, s):\n    x.launch()\n    s.strip().replace('a', 'b')\n"),
+             "p/eng.py": ("eng", "class Engine:\n    def launch(self):\n        pass\n"
+                                 "    def replace(self, a, b):\n        pass\n")}
+    g, _ = graph_of(files)
+    got = [(t["qualname"], e["resolution"], e["name_only"]) for t, e in edges_from(g, "run.go")]
+    assert got == [("eng.Engine.launch", "ambiguous", True)]  # and never `Engine.replace` for str.replace
+
+
+def test_same_named_binaries_of_two_packages_keep_their_own_imports():
+    manifests = {"a/Cargo.toml": '[package]\nname = "a"\n[dependencies]\n'
+                                 'tokenizers = "0.22"\nlib = { path = "../lib" }\n',
+                 "b/Cargo.toml": '[package]\nname = "b"\n[dependencies]\nlib = { path = "../lib" }\n',
+                 "lib/Cargo.toml": '[package]\nname = "lib"\n'}
+    files = {
+        "lib/src/lib.rs": ("lib", "pub struct Tokenizer;\nimpl Tokenizer { pub fn encode(&self) {} }\n"),
+        # both binaries are module `m`; only b's `Tokenizer` is the project's
+        "a/src/bin/m.rs": ("m", "use tokenizers::Tokenizer;\npub struct Model { tokenizer: Tokenizer }\n"
+                                "impl Model { pub fn run(&self) { self.tokenizer.encode(); } }\n"),
+        "b/src/bin/m.rs": ("m", "use lib::Tokenizer;\npub struct Model { tokenizer: Tokenizer }\n"
+                                "impl Model { pub fn go(&self) { self.tokenizer.encode(); } }\n"),
+    }
+    g, _ = graph_of(files, manifests)
+    assert [(t["kind"], e["resolution"]) for t, e in edges_from(g, "m::Model::run")] == [("external", "unresolved")]
+    assert targets(g, "m::Model::go") == [("lib::Tokenizer::encode", "exact")]
+
+
+def test_a_plain_call_never_resolves_to_another_class_member():
+    files = {"v/cache.cuh": ("", "struct RuntimeCache { int get(int i) { return i; } };\n"),
+             "k/utils.cu": ("", '#include "../v/cache.cuh"\nint f(int x) { return get<0>(x); }\n')}
+    g, _ = graph_of(files)
+    assert [(t["kind"], e["resolution"]) for t, e in edges_from(g, "f")] == [("external", "unresolved")]
