@@ -18,7 +18,8 @@ Test, example and bench targets (and Python ``tests/`` / ``examples/`` code) are
 Python: a distribution is the directory of a ``pyproject.toml`` (``setup.py`` /
 ``setup.cfg``); it sees itself and the local distributions its
 ``[project] dependencies`` and optional dependencies name.  Python files outside any
-distribution are unrestricted.
+distribution, or in one whose dependencies are not declared there (``setup.py``), are
+unrestricted.
 
 Everything here is plain data built once per scan; ``fingerprint`` hashes the
 manifests so caches derived from the boundaries are keyed on them.
@@ -88,6 +89,7 @@ class PyDist:
     name: str
     deps: set[str] = field(default_factory=set)  # normalised distribution names
     modules: set[str] = field(default_factory=set)  # native module names it builds (maturin)
+    declared: bool = False  # dependencies read from a [project] table (setup.py / setup.cfg: not read)
 
 
 class Packages:
@@ -205,6 +207,7 @@ class Packages:
             self.problems.append((_join(d, base), str(e)))
             return
         proj = m.get("project", {}) if isinstance(m.get("project"), dict) else {}
+        dist.declared = dist.declared or "dependencies" in proj or "optional-dependencies" in proj
         if isinstance(proj.get("name"), str):
             dist.name = proj["name"]
         reqs = list(proj.get("dependencies", []) or [])
@@ -351,8 +354,8 @@ class Packages:
         if tu.kind in DEV_KINDS or tu.kind in ("bin", "build"):
             return False  # a test/example/bench/bin/build target is its own crate: nothing depends on it
         if python_caller:
-            if cu.package not in self.dists:
-                return True
+            if cu.package not in self.dists or not self.dists[cu.package].declared:
+                return True  # dependencies unknown (no [project] table): not restricted
             return tu.package in self.closure(Unit(cu.package, "python"))
         return tu.package in self.closure(cu)
 

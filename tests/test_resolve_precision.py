@@ -319,6 +319,9 @@ def test_python_candidates_stay_in_the_distribution_closure_and_out_of_tests():
     }
     g, _ = graph_of(files, manifests)
     assert [q for q, _ in targets(g, "pkg.run.go")] == ["lib.eng.Engine.launch"]
+    manifests["a/pyproject.toml"] = '[build-system]\nrequires = ["setuptools"]\n'  # dependencies not declared
+    g, _ = graph_of(files, manifests)
+    assert [q for q, _ in targets(g, "pkg.run.go")] == ["lib.eng.Engine.launch", "other.eng.Rocket.launch"]
 
 
 def test_if_and_match_values_type_a_let_only_when_every_branch_agrees():
