@@ -100,6 +100,7 @@ class BuildScript:
         self.arch_mentions: list[tuple[str, int, str]] = []
         self.env_names: list[tuple[str, int, str]] = []
         self.problems: list[tuple[str, str]] = []  # (file, why it was not read)
+        self._lets_memo: dict[Node, dict[str, list[tuple[int, Node]]]] = {}
         self._load(root, rel)
         for f, (src, tree) in list(self.files.items()):
             self._collect(f, src, tree)
@@ -368,20 +369,27 @@ class BuildScript:
             fn = fn.parent
         if fn is None:
             return None
-        found: list[Node] = []
-        stack = [fn]
-        while stack:
-            x = stack.pop()
-            stack.extend(x.children)
-            if x.type == "let_declaration" and x.start_byte < ident.start_byte:
-                pat = x.child_by_field_name("pattern")
-                if pat is not None and pat.type == "identifier" and pat.text == name.encode():
-                    val = x.child_by_field_name("value")
-                    if val is not None:
-                        found.append(val)
+        found = [val for start, val in self._lets(fn).get(name, ()) if start < ident.start_byte]
         if len(found) != 1:
             return None
         return found[0]
+
+    def _lets(self, fn: Node) -> dict[str, list[tuple[int, Node]]]:
+        """``fn``'s simple ``let name = value`` bindings by name (start byte, value), walked once per function."""
+        lets = self._lets_memo.get(fn)
+        if lets is None:
+            lets = {}
+            stack = [fn]
+            while stack:
+                x = stack.pop()
+                stack.extend(x.children)
+                if x.type == "let_declaration":
+                    pat = x.child_by_field_name("pattern")
+                    val = x.child_by_field_name("value")
+                    if pat is not None and pat.type == "identifier" and val is not None:
+                        lets.setdefault(pat.text.decode("utf-8", "replace"), []).append((x.start_byte, val))
+            self._lets_memo[fn] = lets
+        return lets
 
     def _macro(self, n: Node, ctx: _Ctx, bind: dict[str, object], depth: int) -> object:
         name = _macro_name(n)
