@@ -106,6 +106,9 @@ class Definition:
     # ``variant_fields`` (struct-like variant → {field: type}).  Functions: ``assigns`` (``let x = v``:
     # var, value text, line; ``tails``: the branch values of an ``if``/``match`` value) and
     # ``tuple_assigns`` (``let (a, b) = v``: vars in order, value, line).
+    # Function pointers: ``returns`` (C/C++: the function or kernel names a picker returns, with their
+    # contexts), ``fn_values`` (Rust: var → the function paths a ``match`` assigns it, per arm), ``tail``
+    # (Rust: the returned expression's text)
     attrs: dict[str, Any] = field(default_factory=dict)
     locals: dict[str, str] = field(default_factory=dict)  # local var → type text where stated/obvious
     fields: dict[str, str] = field(default_factory=dict)  # for types: field → type text
@@ -118,9 +121,14 @@ class CallSite:
     kind: ``call`` (path/function call), ``method`` (``recv.name(...)``),
       ``launch`` (``k<<<...>>>(...)`` or ``cudaLaunchKernel*``/``cuLaunchKernel``),
       ``vendor`` (a call matched by the ``@call.vendor`` query pattern), ``macro``
-      (a macro invocation such as ``launch!(...)``; never expanded), ``cast`` (C/C++: a
-      call-shaped conversion — ``(T)(x)``, ``float(x)``, ``uint8_t(x)``, a typedef or template
-      parameter applied, ``static_cast<T>(x)`` — kept for dtype analysis, never linked).
+      (a macro invocation such as ``launch!(...)``, or a C function-like macro defined in the
+      file), ``cast`` (C/C++: a call-shaped conversion — ``(T)(x)``, ``float(x)``, ``uint8_t(x)``, a
+      typedef or template parameter applied, ``static_cast<T>(x)`` — kept for dtype analysis, never
+      linked).  A C/C++ call that may be a macro (defined in the file, or an ALL_CAPS name) carries
+      ``attrs.macro_call`` (its whole text) and ``attrs.macro_end`` ([line, col]); file-level
+      ``NAME(args)`` lines are ``macro`` sites with ``attrs.file_level``, ``scope`` and ``abi``.
+      Linking expands them (``apxtui/index/macros.py``): the expansion's calls carry ``macro``,
+      ``macro_at``, ``macro_defs``, ``macro_origin`` (``argument``/``body``) and ``macro_site``.
     callee: the callee as written, without template/turbofish args
       (``ffi::rms_norm_bf16``, ``Self::step``, ``B::matmul``, ``forward``, ``rms_norm_kernel``).
     path: ``callee`` split on ``::`` (Rust/C++) or ``.`` (Python).
@@ -150,11 +158,13 @@ class Import:
     Rust: ``path`` is the full imported path (``crate::ffi::rms_norm``), ``alias`` is the
     name bound in scope (``rms_norm`` or the ``as`` name; ``*`` for globs),
     ``public`` marks ``pub use`` re-exports; ``scope`` is the module qualname holding it.
-    C/C++: ``path`` is the include text, ``system`` True for ``<...>``.
+    C/C++: ``path`` is the include text, ``system`` True for ``<...>``; a ``#define`` is kind
+    ``define`` (object-like: ``path`` its value on one line) or ``macro`` (function-like: ``path``
+    the parameter list and the body, comments out and continuations joined, for linking to expand).
     Python: ``path`` is the module or ``module.name`` imported, ``alias`` the bound name.
     """
 
-    kind: str  # "use" | "mod" | "include" | "define" | "typedef" | "import"
+    kind: str  # "use" | "mod" | "include" | "define" | "macro" | "typedef" | "import"
     path: str
     alias: str
     file: str

@@ -45,6 +45,7 @@ class NodeKind(StrEnum):
     RUST_TYPE = "rust_type"
     CPP_TYPE = "cpp_type"
     PYO3_BINDING = "pyo3_binding"
+    CPP_BINDING = "cpp_binding"  # a C++ function bound for Python: torch.ops operator, pybind11 function
     VENDOR_API = "vendor_api"
     EXTERNAL = "external"
     FILE = "file"
@@ -54,7 +55,7 @@ class EdgeKind(StrEnum):
     """Graph edge kinds."""
 
     CALL = "call"
-    BINDING = "binding"  # Python → PyO3 binding
+    BINDING = "binding"  # Python → PyO3 / C++ binding
     EXPOSES = "exposes"  # binding → Rust
     FFI = "ffi"  # Rust extern declaration → C definition, by symbol
     LAUNCH = "launch"

@@ -31,6 +31,8 @@
 ;                          locals (var → type) and attrs.assigns
 ;   @local.assignment      `x = simple_expr;` inside a function (attrs.assigns)
 ;   @local.update          any assignment in a function: accumulations (attrs.accumulates)
+;   @local.return          `return f;` / `return k<T, 4>;` of a function or kernel name
+;                          (@local.returned the value): a picker's candidates (attrs.returns)
 ;                          and stores through subscripts/pointers (attrs.stores)
 ;   @reference.call        any call expression
 ;   @launch.kernel         a `k<<<grid, block, smem, stream>>>(args)` launch
@@ -117,6 +119,7 @@
 ; every assignment inside a function: compound `x += v` / self-updates `x = f(x)`
 ; (attrs.accumulates) and stores through `a[i]`, `*p`, `a[i].f` (attrs.stores)
 (assignment_expression) @local.update
+(return_statement (_) @local.returned) @local.return
 
 ; ---------------------------------------------------------------- calls
 

@@ -17,6 +17,8 @@
 ;   @definition.interface  trait
 ;   @ffi.block / @ffi.decl `extern "C" { fn ...; }` block and each fn in it
 ;   @import                `use` item; @import.tree is its argument
+;   @definition.macro_rules `macro_rules! name { … }` (Import kind "macro_rules": linking
+;                          expands its item-level invocations that define functions)
 ;   @import.mod            `mod foo;` (module declared in another file)
 ;   @reference.call        path call `f()`, `a::b()`, `Self::f()`, `<T as U>::f()`
 ;   @reference.method      method call `recv.m()`; @receiver is `recv`
@@ -102,6 +104,10 @@
 (mod_item
   name: (identifier) @name
   !body) @import.mod
+
+; macro_rules! definitions (item-level invocations are expanded at link time)
+(macro_definition
+  name: (identifier) @name) @definition.macro_rules
 
 ; ---------------------------------------------------------------------------
 ; Calls

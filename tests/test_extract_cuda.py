@@ -149,7 +149,7 @@ void f() { using Local = int; }
     assert by[("include", "common.cuh")].system is False
     assert by[("include", "cuda_bf16.h")].system is True
     assert by[("define", "BLOCK")].path == "256"
-    assert "((a) + (b) - 1) / (b)" in by[("define", "CEIL_DIV")].path
+    assert "((a) + (b) - 1) / (b)" in by[("macro", "CEIL_DIV")].path
     g = by[("typedef", "Gemm")]
     assert g.path == "cutlass::gemm::device::Gemm< cutlass::bfloat16_t, cutlass::layout::RowMajor>"
     assert g.scope == ""
@@ -507,32 +507,6 @@ def test_facts_round_trip_through_dict():
     assert again.calls[0].contexts[0].kind == "if"
 
 
-def test_macro_generated_kernels_and_macro_calls():
-    ff = run(
-        """
-#define CHECK(x) do { if ((x) != 0) abort(); } while (0)
-#define AFFINE_OP(TYPENAME, FN_NAME) \\
-extern "C" __global__ void FN_NAME(const TYPENAME* inp, TYPENAME* out) { \\
-    out[0] = inp[0]; \\
-}
-#if __CUDA_ARCH__ >= 800
-AFFINE_OP(__nv_bfloat16, affine_bf16)
-#endif
-AFFINE_OP(float, affine_f32)
-void host() { CHECK(cudaMalloc(&p, 4)); }
-"""
-    )
-    bf16 = defn(ff, "affine_bf16")
-    assert (bf16.kind, bf16.symbol, bf16.line) == ("kernel", "affine_bf16", 8)
-    assert bf16.attrs["macro"] == "AFFINE_OP"
-    assert bf16.attrs["macro_args"] == ["__nv_bfloat16", "affine_bf16"]
-    assert [p.text for p in bf16.pp] == ["__CUDA_ARCH__ >= 800"]
-    assert defn(ff, "affine_f32").pp == []
-    assert not [d for d in ff.defs if d.name in ("FN_NAME", "TYPENAME")]
-    assert call(ff, "CHECK").kind == "macro"
-    assert call(ff, "cudaMalloc").kind == "call"
-
-
 def test_query_can_be_rebuilt_in_one_process():
     """Guards against patterns that crash py-tree-sitter when a Query is freed and rebuilt."""
     import os
@@ -562,37 +536,3 @@ def test_macro_invocation_with_body_is_flagged():
     assert d.attrs.get("macro_like") is True
     assert call(ff, "compute").caller == "DEFINE_FLASH_FORWARD_KERNEL"
     assert "macro_like" not in defn(run("struct S { S() {} };"), "S::S").attrs
-
-
-def test_macro_generated_abi_launchers_with_token_pasting():
-    src = r'''
-template <typename T> __global__ void gemm_q4_0(const T* w) {}
-template <typename T> __global__ void gemm_q8_1(const T* w) {}
-#define LAUNCH(sfx, T)                                   \
-  extern "C" void launch_gemm_##sfx(const void* w, void* s) { \
-    gemm_##sfx<T><<<grid, block, 0, (cudaStream_t)s>>>((const T*)w); \
-  }
-LAUNCH(q4_0, float)
-LAUNCH(q8_1, half)
-'''
-    f = extract_file("k/moe.cu", src.encode(), "cuda")
-    abi = {d.name: d for d in f.defs if d.kind == "abi_fn"}
-    assert set(abi) == {"launch_gemm_q4_0", "launch_gemm_q8_1"}
-    assert abi["launch_gemm_q8_1"].symbol == "launch_gemm_q8_1" and abi["launch_gemm_q8_1"].attrs["macro"] == "LAUNCH"
-    launches = sorted((c.caller, c.callee, tuple(c.template_args), c.attrs.get("macro_expanded"))
-                      for c in f.calls if c.kind == "launch")
-    assert launches == [("launch_gemm_q4_0", "gemm_q4_0", ("float",), "LAUNCH"),
-                        ("launch_gemm_q8_1", "gemm_q8_1", ("half",), "LAUNCH")]
-
-
-def test_nested_macro_kernels_with_launch_bounds_and_pasting():
-    src = r'''
-#define ENTRY(tag, T, ncols)                                             \
-  extern "C" __global__ void __launch_bounds__(nw(ncols) * 32, 1)        \
-      mmvq_##tag##_cuda##ncols(const T* x) { core<T, ncols>(x); }
-#define BATCH(tag, T) ENTRY(tag, T, 1) ENTRY(tag, T, 2)
-BATCH(q4_0, float)
-'''
-    f = extract_file("k/mmvq.cu", src.encode(), "cuda")
-    kernels = sorted((d.name, d.symbol) for d in f.defs if d.kind == "kernel")
-    assert kernels == [("mmvq_q4_0_cuda1", "mmvq_q4_0_cuda1"), ("mmvq_q4_0_cuda2", "mmvq_q4_0_cuda2")]

@@ -15,7 +15,7 @@ from apxtui.analysis.lifecycle import primitive_sites
 from apxtui.trace import Tracer
 from apxtui.vocab import CALL_EDGE_KINDS, FN_KINDS
 
-ENTRY_KINDS = ("python_fn", "pyo3_binding", "rust_fn", "host_fn", "abi_fn")
+ENTRY_KINDS = ("python_fn", "pyo3_binding", "cpp_binding", "rust_fn", "host_fn", "abi_fn")
 CAPTURE_DEPTH = 25
 CAPTURE_BUDGET = 150000
 PATH_DEPTH = 40
@@ -104,7 +104,7 @@ def kernels_report(index: Any, max_entries: int = 8) -> dict[str, Any]:
     g = index.graph
     dt = DtypeAnalysis(index)
     rev = _reverse_call_graph(g)
-    out, unreached = [], []
+    out, unreached, by_pattern, no_entry = [], [], [], []
     for n, d in sorted(g.nodes(data=True), key=lambda x: (x[1].get("file", ""), x[1].get("line", 0))):
         if d.get("kind") != "kernel":
             continue
@@ -130,18 +130,30 @@ def kernels_report(index: Any, max_entries: int = 8) -> dict[str, Any]:
                "template_params": list(d.get("template_params", [])), "params": list(d.get("params", [])),
                "vendored": bool(d.get("vendored")), "launch_sites": sites, "entries": entries}
         out.append(rec)
-        if not entries and not d.get("vendored"):
-            unreached.append({"kind": "kernel", "name": rec["kernel"], "definition": rec["definition"],
-                              "launched": bool(sites)})
+        if d.get("vendored"):
+            continue
+        into = [e for _, _, e in g.in_edges(n, data=True) if e.get("kind") in CALL_EDGE_KINDS]
+        item = {"kind": "kernel", "name": rec["kernel"], "definition": rec["definition"], "launched": bool(sites)}
+        if not into:
+            unreached.append(item)
+        elif all((e.get("attrs") or {}).get("by_name") for e in into):
+            rec["by_name_pattern_only"] = True
+            by_pattern.append({**item, "patterns": sorted({e["attrs"]["by_name"] for e in into}),
+                               "at": sorted({loc(e.get("file", ""), e.get("line", 0)) for e in into})})
+        elif not entries:
+            no_entry.append(item)
     for n, d in g.nodes(data=True):
         if d.get("kind") == "abi_fn" and not d.get("vendored") and not any(
                 e in ("ffi", "call") for _, _, e in g.in_edges(n, data="kind")):
             unreached.append({"kind": "adapter", "name": d.get("qualname", ""),
                               "definition": loc(d.get("file", ""), d.get("line", 0)), "launched": False})
     return {"static_analysis": "static analysis of the source: not runtime validation", "kernels": out,
-            "unreached": unreached,
+            "unreached": unreached, "reached_by_name_pattern_only": by_pattern, "no_entry": no_entry,
             "note": "entries: functions with no caller in the index (public APIs, bindings, scripts) from which a "
-                    "call path reaches the kernel; alternatives (cfg, ambiguous calls) are not filtered"}
+                    "call path reaches the kernel; alternatives (cfg, ambiguous calls) are not filtered. "
+                    "unreached: kernels no edge of any kind reaches (and adapters nothing calls); "
+                    "reached_by_name_pattern_only: kernels only a name pattern links (kernel_name::<T>, format!): "
+                    "heuristic; no_entry: launched or called, but from code no entry point reaches"}
 
 
 def _reverse_call_graph(g: Any) -> dict[str, list[str]]:

@@ -112,7 +112,8 @@ def run(args) -> int:
         lines.append(f"  … {len(shown) - 20} more (--json lists all)")
     secs = s["seconds"]
     lines.append(f"seconds   total {secs.get('total')} (scan {secs.get('scan')}, parse {secs.get('parse')}, "
-                 f"link {secs.get('link')}, vendored search {secs.get('vendored_search')}, "
+                 f"macros {secs.get('macros', 0)}, link {secs.get('link')}, "
+                 f"vendored search {secs.get('vendored_search')}, "
                  f"vendored parse {secs.get('vendored_parse', 0)}); parsed {s['parsed_this_run']} files this run")
     write_output(join_lines(lines), None)
     return 0

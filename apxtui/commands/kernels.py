@@ -46,12 +46,18 @@ def render(rep: dict, include_vendored: bool) -> str:
     if hidden:
         lines.append(f"({hidden} vendored kernels not listed; --all shows them)")
     lines.append("")
-    lines.append("not reached from any entry:")
+    lines.append(f"not reached (no edge of any kind): {len(rep['unreached'])}")
     for u in rep["unreached"]:
-        lines.append(
-            f"  {u['kind']} {u['name']}  {u['definition']}"
-            + ("  (launched, but no entry reaches the launcher)" if u["launched"] else "")
-        )
+        lines.append(f"  {u['kind']} {u['name']}  {u['definition']}")
+    lines.append("")
+    lines.append(f"reached only by name patterns (heuristic): {len(rep['reached_by_name_pattern_only'])}")
+    for u in rep["reached_by_name_pattern_only"]:
+        lines.append(f"  kernel {u['name']}  {u['definition']}  by {'; '.join(u['patterns'][:3])} @ "
+                     + ", ".join(u["at"][:3]) + (" …" if len(u["at"]) > 3 else ""))
+    lines.append("")
+    lines.append(f"launched, but no entry reaches the launcher: {len(rep['no_entry'])}")
+    for u in rep["no_entry"]:
+        lines.append(f"  {u['kind']} {u['name']}  {u['definition']}")
     return join_lines(lines)
 
 

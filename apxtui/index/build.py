@@ -18,7 +18,6 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +26,10 @@ import networkx as nx
 
 from apxtui.facts import LANGS, Definition, FileFacts, Issue
 from apxtui.index.cache import FactCache
+from apxtui.index.gcpause import gc_paused
 from apxtui.index.incremental import from_plain, interface_facts, relink, to_plain
 from apxtui.index.link import Linker, link
+from apxtui.index.macros import LazyExpansion, expand_macros
 from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD
 from apxtui.index.tables import Tables
 from apxtui.inputs import InputFileError, read_limited
@@ -87,14 +88,22 @@ class Index:
 
 
 class LazyFacts(Mapping[str, FileFacts]):
-    """Per-file facts read from the cache database on first access (warm starts)."""
+    """Per-file facts read from the cache database on first access (warm starts).
 
-    def __init__(self, db: Path, shas: dict[str, str]):
+    With ``sources``, a C/C++ file's facts come with its macro invocations expanded, as
+    linking saw them (:mod:`apxtui.index.macros`; the cache holds them as extracted).
+    """
+
+    def __init__(self, db: Path, shas: dict[str, str], sources: dict[str, SourceFile] | None = None):
         self.db = db
         self.shas = shas
         self._loaded: dict[str, FileFacts] = {}
+        self._expand = None
+        if sources is not None:
+            self._expand = LazyExpansion(_Raw(self), set(sources), {r for r, sf in sources.items() if sf.vendored})
 
-    def __getitem__(self, rel: str) -> FileFacts:
+    def raw(self, rel: str) -> FileFacts:
+        """The facts as extracted (no macro expansion)."""
         if rel not in self.shas:
             raise KeyError(rel)
         if rel not in self._loaded:
@@ -104,11 +113,31 @@ class LazyFacts(Mapping[str, FileFacts]):
             self._loaded[rel] = got
         return self._loaded[rel]
 
+    def __getitem__(self, rel: str) -> FileFacts:
+        f = self.raw(rel)
+        return self._expand(f) if self._expand is not None else f
+
     def __iter__(self) -> Iterator[str]:
         return iter(self.shas)
 
     def __len__(self) -> int:
         return len(self.shas)
+
+
+class _Raw(Mapping[str, FileFacts]):
+    """A :class:`LazyFacts` seen without macro expansion (what expansion itself reads)."""
+
+    def __init__(self, lazy: LazyFacts):
+        self.lazy = lazy
+
+    def __getitem__(self, rel: str) -> FileFacts:
+        return self.lazy.raw(rel)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.lazy.shas)
+
+    def __len__(self) -> int:
+        return len(self.lazy.shas)
 
 
 def _read(root: Path, sf: SourceFile) -> tuple[bytes | None, Issue | None]:
@@ -125,21 +154,8 @@ def _extract_job(job: tuple[str, bytes, str, str]) -> FileFacts:
 
 
 def _extract_chunk(jobs: list[tuple[str, bytes, str, str]]) -> list[FileFacts]:
-    with _gc_paused():
+    with gc_paused():
         return [_extract_job(j) for j in jobs]
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic GC while facts pile up: extraction and unpickling make millions of small
-    acyclic objects, and the collector's passes over them cost more than the work itself."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _parse_all(jobs: list[tuple[str, bytes, str, str]], workers: int, progress: Progress | None) -> list[FileFacts]:
@@ -150,7 +166,7 @@ def _parse_all(jobs: list[tuple[str, bytes, str, str]], workers: int, progress: 
     index, and otherwise every later full collection during caching and linking walks
     them all again (on mistral.rs that costs several seconds).  Refcounting still frees them.
     """
-    with _gc_paused():
+    with gc_paused():
         out = _parse_all_gc_paused(jobs, workers, progress)
     if len(jobs) >= FREEZE_MIN_FILES:
         gc.freeze()
@@ -314,7 +330,7 @@ def build_index(
     all_files = set(sources)
     vendored_set = {rel for rel, sf in sources.items() if sf.vendored}
     t3 = time.perf_counter()
-    extra = _lazy_vendored(facts, Linker(facts, all_files, vendored_set), sources, root, cache)
+    extra = _lazy_vendored(facts, Linker(facts, all_files, vendored_set, expand=False), sources, root, cache)
     timings["vendored_search"] = time.perf_counter() - t3
     vendored_indexed = []
     if extra:
@@ -324,7 +340,10 @@ def build_index(
         vendored_indexed = sorted(more)
         timings["vendored_parse"] = time.perf_counter() - t4
     t5 = time.perf_counter()
-    graph, linker = link(facts, all_files, vendored_set, sr.packages)
+    facts = expand_macros(facts, all_files, vendored_set, workers=workers)
+    timings["macros"] = time.perf_counter() - t5
+    t5 = time.perf_counter()
+    graph, linker = link(facts, all_files, vendored_set, sr.packages, expand=False)
     timings["link"] = time.perf_counter() - t5
     index = _finish(root, sr, facts, graph, linker, issues, timings, list(dict.fromkeys(parsed_log)),
                     vendored_indexed, cache, t0)
@@ -435,7 +454,7 @@ def _incremental(cache: FactCache, root: Path, sources: dict[str, SourceFile], d
         plain[rel] = to_plain(interface_facts(f))
     shas = dict(old_facts.shas)
     shas.update({rel: f.sha for rel, f in new.items()})
-    return LazyFacts(cache.path, shas), graph, vendored_indexed, plain
+    return LazyFacts(cache.path, shas, sources), graph, vendored_indexed, plain
 
 
 def _load_snapshot(cache: FactCache, state: str, root: Path, sources: dict[str, SourceFile],
@@ -464,4 +483,4 @@ def _load_snapshot(cache: FactCache, state: str, root: Path, sources: dict[str, 
         data, _ = _read(root, sf) if sf else (None, None)
         if data is None or content_hash(data) != shas.get(rel):
             return None
-    return LazyFacts(cache.path, shas), graph, None, list(vendored_indexed)
+    return LazyFacts(cache.path, shas, sources), graph, None, list(vendored_indexed)

@@ -23,6 +23,7 @@ import networkx as nx
 
 from apxtui.facts import Binding, Context, Definition, FileFacts, Import, Issue, Param
 from apxtui.index.link import Linker
+from apxtui.index.macros import expand_macros
 from apxtui.index.tables import node_id
 from apxtui.packages import Packages
 from apxtui.vocab import GRAPH_NODE_KINDS
@@ -31,7 +32,7 @@ from apxtui.vocab import GRAPH_NODE_KINDS
 _IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c", "host", "trait_qualname", "kind",
                 "variant_types", "variant_fields", "variants", "type_path", "trait_path", "aliased", "supertraits",
                 "nested_in", "methods")
-_OWNED_KINDS = GRAPH_NODE_KINDS | {"pyo3_binding"}
+_OWNED_KINDS = GRAPH_NODE_KINDS | {"pyo3_binding", "cpp_binding"}
 
 
 def _def_key(d: Definition) -> tuple[Any, ...]:
@@ -107,6 +108,8 @@ def relink(graph: nx.MultiDiGraph[str], iface: dict[str, FileFacts], changed: di
            all_files: set[str], vendored: set[str], packages: Packages | None = None) -> nx.MultiDiGraph[str] | None:
     """Update ``graph`` (mutated) for ``changed`` files; None when a full link is needed."""
     files = set(changed)
+    expanded = expand_macros({**iface, **changed}, all_files, vendored, only=files)  # as a full link does
+    changed = {rel: expanded[rel] for rel in changed}
     if any(rel not in iface or interface_key(iface[rel]) != interface_key(f) for rel, f in changed.items()):
         return None
     owned = _owned(graph, files)
@@ -122,7 +125,7 @@ def relink(graph: nx.MultiDiGraph[str], iface: dict[str, FileFacts], changed: di
             graph.remove_edges_from(list(graph.out_edges(fn, keys=True)))
     facts = dict(iface)
     facts.update(changed)
-    Linker(facts, all_files, vendored, only=files, graph=graph, packages=packages).link()
+    Linker(facts, all_files, vendored, only=files, graph=graph, packages=packages, expand=False).link()
     # carry edges from other files over to the changed files' (possibly renumbered) nodes
     new_ids: dict[tuple[str, str], list[str]] = defaultdict(list)
     for f in changed.values():

@@ -19,13 +19,18 @@ from __future__ import annotations
 import gc
 import posixpath
 from collections import Counter, defaultdict
+from dataclasses import replace
 from typing import Any
 
 import networkx as nx
 
-from apxtui.facts import CallSite, Definition, FileFacts
+from apxtui.facts import CallSite, Context, Definition, FileFacts
+from apxtui.index.includes import resolve_include
+from apxtui.index.macros import expand_macros
 from apxtui.index.resolve import AMBIGUOUS, UNRESOLVED, Resolved
 from apxtui.index.resolve_cuda import CudaResolver
+from apxtui.index.resolve_fnptr import FnPointers, arm_call, arm_resolved
+from apxtui.index.resolve_frameworks import Frameworks, PythonOps, Registration, registrations, with_context
 from apxtui.index.resolve_python import PythonResolver
 from apxtui.index.resolve_rust import RustResolver
 from apxtui.index.tables import Tables, node_id
@@ -58,26 +63,15 @@ def _node_attrs(d: Definition, vendored: bool) -> dict[str, Any]:
     }
 
 
-def resolve_include(path: str, from_file: str, all_files: set[str], by_base: dict[str, list[str]]) -> str | None:
-    """The checkout file an ``#include "path"`` names: relative to the includer, else by suffix."""
-    rel = posixpath.normpath(posixpath.join(posixpath.dirname(from_file), path))
-    if rel in all_files:
-        return rel
-    cands = [f for f in by_base.get(posixpath.basename(path), []) if f == path or f.endswith("/" + path)]
-    if len(cands) == 1:
-        return cands[0]
-    if cands:  # prefer the candidate sharing the longest directory prefix with the includer
-        return max(cands, key=lambda f: len(posixpath.commonprefix([f, from_file])))
-    return None
-
-
 class Linker:
     """Builds the graph.  With ``only`` (a set of files) and ``graph``, adds just those
     files' nodes and outgoing edges to an existing graph (see ``incremental.py``)."""
 
     def __init__(self, facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
                  only: set[str] | None = None, graph: nx.MultiDiGraph[str] | None = None,
-                 packages: Packages | None = None):
+                 packages: Packages | None = None, expand: bool = True):
+        if expand:  # macro invocations need every file's #defines: expanded here, before the tables
+            facts = expand_macros(facts, all_files, vendored, only)
         self.facts = facts
         self.only = only
         self.packages = packages if packages is not None else Packages()
@@ -144,6 +138,44 @@ class Linker:
                                 resolution=res.status, how=res.how, conditions=[], loops=[], callee=b.rust_qualname)
         return out
 
+    def _cpp_bindings(self, cuda: CudaResolver) -> PythonOps:
+        """Binding nodes of C++ functions registered for Python (TORCH_LIBRARY, PYBIND11_MODULE;
+        queries/frameworks/pytorch.toml, pybind11.toml), one ``exposes`` edge per registered
+        implementation (a dispatch point over the dispatch keys when there are several)."""
+        nodes: dict[str, str] = {}
+        by_op: dict[str, list[str]] = defaultdict(list)
+        by_fn: dict[str, list[str]] = defaultdict(list)
+        regs = registrations(self.t)
+        by_dotted: dict[str, list[Registration]] = defaultdict(list)
+        for r in regs:
+            by_dotted[r.dotted].append(r)
+        for dotted, rs in by_dotted.items():
+            r0 = rs[0]
+            nid = f"{r0.framework}:{dotted}"
+            nodes[dotted] = nid
+            if r0.from_build:
+                (by_op if r0.framework == "pytorch" else by_fn)[r0.name].append(nid)
+            if not self._mine(r0.file):
+                continue
+            self.g.add_node(nid, kind="cpp_binding", name=r0.name, qualname=dotted, lang="cuda", file=r0.file,
+                            line=r0.line, end_line=r0.line, vendored=r0.file in self.vendored, framework=r0.framework,
+                            namespace_from_build=r0.from_build)
+            impls = [r for r in rs if r.fn]
+            for i, r in enumerate(impls):
+                fake = CallSite("call", r.fn, r.fn.split("::"), "", r.file, r.line, 0)
+                res = cuda.resolve(fake, None, ("host_fn", "abi_fn"))
+                key = r.key or ("any dispatch key" if r.framework == "pytorch" else "")
+                ctx = [Context("switch_case", f"dispatch key {key}", r.line, f"torchop:{dotted}", i,
+                               subject="dispatch key")] if len(impls) > 1 else []
+                site = CallSite("call", r.fn, r.fn.split("::"), dotted, r.file, r.line, 0, contexts=ctx,
+                                attrs={"site_tag": f"impl{i}", "dispatch_key": key})
+                how = f"{'m.impl' if r.framework == 'pytorch' else 'm.def'} at {r.file}:{r.line}; {res.how}"
+                self._add_call_edges(nid, site, Resolved(res.targets, res.status, how, res.external,
+                                                         res.external_kind))
+                for _, _, data in self.g.out_edges(nid, data=True):
+                    data["kind"] = "exposes"
+        return PythonOps(nodes, dict(by_op), dict(by_fn), frozenset(m.split(".")[0] for m in self.t.py_modules))
+
     def _includes(self) -> None:
         for f in self.facts.values():
             for imp in f.imports:
@@ -190,7 +222,7 @@ class Linker:
             return "launch"
         if call.kind == "vendor" or target_kind == "vendor_api":
             return "vendor"
-        if target_kind == "pyo3_binding":
+        if target_kind in ("pyo3_binding", "cpp_binding"):
             return "binding"
         if target_kind == "kernel":
             return "launch"
@@ -200,6 +232,9 @@ class Linker:
         rust = RustResolver(self.t, self.packages)
         cuda = CudaResolver(self.t, self.includes, self.vendored)
         py = PythonResolver(self.t, pyo3, self.packages)
+        pyops = self._cpp_bindings(cuda)
+        fnptr = FnPointers(self.t, rust, cuda)
+        fw = Frameworks(self.t, rust)
         index: dict[tuple[str, str], list[str]] = defaultdict(list)
         for nid, d in self.t.defs.items():
             if nid in self.g:
@@ -208,8 +243,25 @@ class Linker:
             if not self._mine(f.file):
                 continue
             for call in f.calls:
+                if call.attrs.get("file_level"):  # a file-level macro invocation: its expansion's defs are nodes
+                    self.dropped[f.file]["file-level macro invocation"] += 1
+                    continue
                 src = self._caller(f, call, index)
                 caller = self.t.defs.get(src)
+                if f.lang == "rust":  # framework models (queries/frameworks/*.toml)
+                    lib = fw.library(call)
+                    if lib is not None:
+                        call = replace(call, kind="vendor", callee=lib[1], path=[lib[1]],
+                                       attrs={**call.attrs, "library": lib[0], **lib[2]})
+                    else:
+                        extras = fw.custom_op(call, caller) or fw.map_call(call, caller)
+                        for x in extras or fw.load_by_name(call, caller):
+                            res = Resolved([x.target], x.resolution, x.how) if x.target else Resolved(
+                                status=x.resolution, how=x.how, external=call.args[0].strip('&"'),
+                                external_kind="kernel")
+                            self._add_call_edges(src, with_context(call, x), res)
+                        if extras:
+                            continue  # the op's own methods replace the generic entry point
                 local = cuda.project_definition(call, caller) if call.kind == "vendor" and f.lang == "cuda" else None
                 if local is not None:
                     res = local
@@ -223,15 +275,34 @@ class Linker:
                                         operator_type=call.attrs.get("operator_type", ""))
                 elif call.kind == "cast":
                     continue  # a conversion, not a call (kept in the facts for dtype analysis)
+                elif call.kind == "macro" and f.lang == "rust" and call.args and (
+                        passed := fnptr.rust_passed(call, caller)):  # `launch!(F32, ffi::rms_f32)`
+                    for i, arm in enumerate(passed):
+                        site = replace(call, attrs={**call.attrs, "site_tag": f"arg{i}"})
+                        self._add_call_edges(src, site, arm_resolved(arm))
+                    self.g.nodes[src].setdefault("macros", []).append(
+                        {"name": call.callee, "line": call.line, "wraps": call.attrs.get("wrapped_calls", [])})
+                    continue
                 elif call.kind == "macro":
                     res = Resolved(drop=True, how="macro (not expanded)")
                     self.g.nodes[src].setdefault("macros", []).append(
                         {"name": call.callee, "line": call.line, "wraps": call.attrs.get("wrapped_calls", [])})
                     continue
+                elif (arms := fnptr.rust_call(call, caller) if f.lang == "rust" else
+                      fnptr.cuda_launch(call, caller) if f.lang == "cuda" else None):
+                    for i, arm in enumerate(arms):  # a function pointer: one edge per value it may hold
+                        self._add_call_edges(src, arm_call(call, arm, i), arm_resolved(arm))
+                    continue
                 elif f.lang == "rust":
                     res = rust.resolve(call, caller)
+                    if call.args and call.kind in ("call", "method"):
+                        for i, arm in enumerate(fnptr.rust_passed(call, caller)):
+                            site = replace(call, attrs={**call.attrs, "site_tag": f"arg{i}"})
+                            self._add_call_edges(src, site, arm_resolved(arm))
                 elif f.lang == "python":
-                    res = py.resolve(call, caller)
+                    hit = pyops.resolve(py.expand(".".join(call.path or [call.callee]), call)) if pyops.nodes else None
+                    res = Resolved(hit[0], hit[1] if len(hit[0]) == 1 else "ambiguous", hit[2]) if hit \
+                        else py.resolve(call, caller)
                 else:
                     kinds = ("kernel",) if call.kind == "launch" else ("host_fn", "abi_fn", "device_fn", "kernel")
                     res = cuda.resolve(call, caller, kinds)
@@ -288,7 +359,10 @@ class Linker:
         closures = [c.text for c in call.contexts if c.kind == "closure"]
         base = {
             "file": call.file, "line": call.line, "col": call.col,
-            "site": f"{call.file}:{call.line}:{call.col}:{call.callee}",  # chained calls share a column
+            # chained calls share a column; the calls of one macro expansion share its position, and
+            # so do the arms of a function-pointer dispatch: their tags tell them apart
+            "site": f"{call.file}:{call.line}:{call.col}:{call.callee}" + "".join(
+                f"#{call.attrs[k]}" for k in ("macro_site", "site_tag") if k in call.attrs),
             "callee": call.callee, "receiver": call.receiver, "args": list(call.args),
             "template_args": list(call.template_args), "launch_config": list(call.launch_config),
             "conditions": conditions, "loops": loops, "closures": closures, "resolution": status, "how": how,
@@ -342,8 +416,10 @@ class Linker:
 
 
 def link(facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
-         packages: Packages | None = None) -> tuple[nx.MultiDiGraph[str], Linker]:
-    linker = Linker(facts, all_files, vendored, packages=packages)
+         packages: Packages | None = None, expand: bool = True) -> tuple[nx.MultiDiGraph[str], Linker]:
+    """The graph of ``facts`` (macro invocations expanded first unless ``expand`` is False:
+    the caller did it, see :func:`apxtui.index.macros.expand_macros`)."""
+    linker = Linker(facts, all_files, vendored, packages=packages, expand=expand)
     return linker.link(), linker
 
 

@@ -24,8 +24,9 @@ from apxtui.facts import CallSite, Definition, EnvRead, FileFacts, Import, Param
 from apxtui.parse import languages
 from apxtui.parse.budget import Budget
 from apxtui.parse.contexts import Contexts, Policy
+from apxtui.parse.cpp_macros import MAX_INVOCATION, clean_body, invocation_end
 from apxtui.parse.nesting import SCOPE, Frame, frame_at, nest
-from apxtui.parse.util import SourceText, line, one_line, same, split_commas, text
+from apxtui.parse.util import SourceText, line, one_line, same, text
 
 Node = ts.Node
 
@@ -54,6 +55,9 @@ _GETENV_RE = re.compile(r'getenv\s*\(\s*"([^"]+)"')
 #: Nodes between a getenv call and the conditional that gives its default.
 _ENV_WRAPPERS = frozenset(("call_expression", "argument_list", "binary_expression", "parenthesized_expression",
                            "unary_expression", "cast_expression"))
+#: Names taken for macros where no definition is in sight (the C convention: ALL_CAPS).
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*[A-Z0-9]$")
+_MACRO_LIKE = re.compile(rb"\b([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*\(")
 POLICY = Policy(closure_arm=0, if_env_earlier=False, else_env=False,
                 paren_wrapped=frozenset(("condition_clause", "parenthesized_expression")))
 
@@ -271,52 +275,6 @@ def _unwrap_fn_value(node: Node | None, src: bytes) -> Node | None:
     return None
 
 
-_MACRO_KERNEL_RE = re.compile(
-    r'(extern\s+"C"\s+)?(?:static\s+)?__global__\s+void\s+'
-    r"(?:__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*)?(\w+(?:\s*##\s*\w+)*)\s*\("
-)
-
-
-_MACRO_ABI_RE = re.compile(r'extern\s+"C"\s+(?:__global__\s+)?[\w\s\*&]*?\b(\w+(?:\s*##\s*\w+)*)\s*\(')
-_MACRO_LAUNCH_RE = re.compile(r"\b(\w+(?:\s*##\s*\w+)*)\s*(?:<([^<>;]*(?:<[^<>;]*>[^<>;]*)*)>)?\s*<<<([^;]*?)>>>")
-
-
-def _paste(expr: str, params: list[str], args: list[str]) -> str:
-    """``prefix_##sfx`` with ``sfx`` → ``q4_0``: token pasting of a macro argument."""
-    toks = [t.strip() for t in expr.split("##")]
-    return "".join(args[params.index(t)] if t in params[: len(args)] else t for t in toks)
-
-
-def _subst(expr: str, params: list[str], args: list[str]) -> str:
-    """Macro parameters replaced by their arguments (word boundaries; `##` pasted)."""
-    out = expr
-    for p, a in zip(params, args, strict=False):
-        out = re.sub(rf"\b{re.escape(p)}\b", a, out)
-    return re.sub(r"\s*##\s*", "", out)
-
-
-def _split_top(s: str) -> list[str]:
-    """Split on commas outside brackets (``<>`` included)."""
-    return split_commas(s, "(<[{", ")>]}")
-
-
-def _macro_args(src: bytes, pos: int) -> tuple[list[str] | None, int]:
-    """Arguments of a macro invocation whose ``(`` ends at byte ``pos``: (args, end byte)."""
-    depth, start, args = 0, pos, []
-    for i in range(pos, min(len(src), pos + 8000)):
-        ch = src[i]
-        if ch in b"([{":
-            depth += 1
-        elif ch in b")]}" and depth:
-            depth -= 1
-        elif ch in b")]}" or (ch == 44 and depth == 0):  # 44 = ","
-            args.append(one_line(src[start:i].decode("utf-8", "replace"), _ARG_LIMIT))
-            start = i + 1
-            if ch != 44:
-                return args, i + 1
-    return None, pos
-
-
 #: Capture families whose patterns name a callee: kept only where the name is a call's
 #: called name (see queries/cuda.scm), so they run on call function expressions only.
 _CALLEE_FAMILIES = ("launch.api.", "call.vendor.", "env.read")
@@ -369,6 +327,7 @@ class _Extractor:
         self.ctx = Contexts(self.st, POLICY, self._context_env)
         self.frame_of: dict[int, Frame | None] = {}  # node id → innermost frame around it
         self.frames: list[Frame] = []  # sorted by start (for positions that are not points)
+        self._picked_by = ""  # set by _kernel_candidates: the picker a kernel variable's value calls
 
     # -- driver ------------------------------------------------------------------------
 
@@ -435,8 +394,11 @@ class _Extractor:
         for n, _ in self.caps["local.update"]:
             self.check()
             self._local_update(n)
+        for n, _ in self.caps["local.return"]:
+            self.check()
+            self._returned(n)
         self._calls()
-        self._macro_kernels(root)
+        self._line_invocations(root)
         for call, _ in self.caps["reference.call"]:
             for key, ident, _ in self.callee_caps.get(call.id, ()):
                 if key == "env.read":
@@ -499,7 +461,7 @@ class _Extractor:
         points: list[Node] = []
         flags: list[tuple[int, int, bool]] = []
         for key in (*outside, "definition.typedef", "definition.macro", "include", "local.declaration",
-                    "local.assignment", "local.update", "reference.call"):
+                    "local.assignment", "local.update", "local.return", "reference.call"):
             out = key in outside
             for n, _ in caps[key]:
                 points.append(n)
@@ -822,14 +784,16 @@ class _Extractor:
         scope, cfg, _ = self._item_scope(node)
         name = text(_field(node, "name"), self.src)
         value = text(_field(node, "value"), self.src).strip()
-        if node.type == "preproc_function_def":
+        kind = "define"
+        if node.type == "preproc_function_def":  # kept whole: linking expands its invocations
             self.fn_macros[name] = node
-            value = one_line(text(_field(node, "parameters"), self.src) + " " + value, _TYPE_LIMIT)
+            value = clean_body(text(_field(node, "parameters"), self.src) + " " + value)
+            kind = "macro"
         else:
             value = one_line(value, _TYPE_LIMIT)
         self.facts.imports.append(
             Import(
-                kind="define",
+                kind=kind,
                 path=value,
                 alias=name,
                 file=self.facts.file,
@@ -907,6 +871,24 @@ class _Extractor:
         fn = self._fn_of(node)
         if fn is not None:
             self._assign(fn, text(left, self.src), right, node)
+
+    def _returned(self, node: Node) -> None:
+        """``return name;`` of a function or kernel name (not a local): the function is a picker
+        whose result may be called or launched (attrs ``returns``: value, template args, contexts)."""
+        fn = self._fn_of(node)
+        kids = _named(node)
+        if fn is None or not kids:
+            return
+        value = _unwrap_fn_value(kids[0], self.src)
+        if value is None or value.type not in ("identifier", "qualified_identifier", "template_function"):
+            return
+        if value.type == "identifier" and (fn.var_type(text(value, self.src)) is not None
+                                           or text(value, self.src) in ("nullptr", "NULL")):
+            return
+        parts, targs = _name_parts(value, self.src)
+        ctxs = [dict(vars(c)) for c in self.ctx.of(self.frame_of.get(node.id))]
+        fn.defn.attrs.setdefault("returns", []).append(
+            {"value": "::".join(parts), "template_args": targs, "line": line(node), "contexts": ctxs})
 
     def _local_update(self, node: Node) -> None:
         """Accumulations (``x += v``, ``x = f(x)``) and stores (``a[i] = v``, ``*p = v``)."""
@@ -1002,6 +984,10 @@ class _Extractor:
                         parts, targs = _name_parts(inner, self.src)
                         if (c := ("::".join(parts), targs)) not in out:
                             out.append(c)
+                    elif (inner is not None and inner.type == "call_expression"
+                          and (picker := _field(inner, "function")) is not None):
+                        parts, _ = _name_parts(picker, self.src)
+                        self._picked_by = "::".join(parts)  # a picker's result: linking reads its returns
             return out, var
         if node.type in ("identifier", "qualified_identifier", "template_function"):
             parts, targs = _name_parts(node, self.src)
@@ -1011,9 +997,12 @@ class _Extractor:
     def _set_kernel(self, cs: CallSite, expr: Node | None, fn: _Fn | None) -> None:
         if expr is None:
             return
+        self._picked_by = ""
         cands, var = self._kernel_candidates(expr, fn)
         if var:
             cs.attrs["kernel_var"] = var
+        if self._picked_by:
+            cs.attrs["picked_by"] = self._picked_by
         if len(cands) == 1:
             cs.callee, cs.template_args = cands[0]
         else:
@@ -1094,8 +1083,9 @@ class _Extractor:
             cs.kind = "cast"  # `(T)(x)`, `float(x)`, `static_cast<T>(x)`: a conversion, not a call
         else:
             self._cutlass(cs, fnode, fn)
-            if cs.kind == "call" and callee in self.fn_macros:
-                cs.kind = "macro"
+            if cs.kind == "call" and fnode.type == "identifier" and fn is not None \
+                    and (callee in self.fn_macros or _MACRO_NAME.match(callee)):
+                self._macro_call(cs, node)
         self.facts.calls.append(cs)
 
     def _is_cast(self, fnode: Node, callee: str, fn: _Fn | None) -> bool:
@@ -1112,6 +1102,78 @@ class _Extractor:
         if fn is not None and (name in fn.aliases or name in fn.defn.template_params):
             return True
         return "::" not in callee and name in self.scope_aliases
+
+    def _macro_call(self, cs: CallSite, node: Node) -> None:
+        """A call that may be a function-like macro (defined here or in an included file): its whole
+        text and end, for linking to expand (``apxtui/index/macros.py``)."""
+        if node.end_byte - node.start_byte > MAX_INVOCATION:
+            return
+        cs.attrs["macro_call"] = self.st.slice(node.start_byte, node.end_byte)
+        cs.attrs["macro_end"] = [node.end_point[0] + 1, node.end_point[1]]
+        if cs.callee in self.fn_macros:
+            cs.kind = "macro"
+
+    def _line_invocations(self, root: Node) -> None:
+        """Macro-like ``NAME(args)`` that no call site covers: at the start of a line outside any
+        function (``BINARY_OP(float, badd_f32, x + y)``, a macro that may define kernels or
+        functions), or inside one where the parser could not read it (``CALL(__nv_bfloat16,
+        uint8_t);``: a type as an argument).  Recorded as call sites with their scope (namespaces,
+        ``extern "C"``, contexts) and ``macro_call`` text for linking to expand."""
+        src = self.src
+        seen = {(c.line, c.col) for c in self.facts.calls}
+        found: set[tuple[int, int, str]] = set()
+        pats = [_MACRO_LIKE]
+        lower = sorted(n for n in self.fn_macros if not _MACRO_NAME.match(n) and n.isidentifier())
+        if lower:
+            pats.append(re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in lower) + rb")[ \t]*\("))
+        for pat in pats:
+            lno, pos = 1, 0  # lines counted as the matches advance: linear in the file
+            for m in pat.finditer(src):
+                lno += src.count(b"\n", pos, m.start(1))
+                pos = m.start(1)
+                self._line_invocation(root, m, lno, seen, found)
+        if found:  # the parser may read a file-level invocation as a call: it is the invocation
+            self.facts.calls = [c for c in self.facts.calls if c.caller or c.kind == "macro"
+                                or (c.line, c.col, c.callee) not in found]
+
+    def _line_invocation(self, root: Node, m: re.Match, lno: int, seen: set, found: set) -> None:
+        src = self.src
+        name = m.group(1).decode("ascii")
+        start = m.start(1)
+        line_start = src.rfind(b"\n", 0, start) + 1
+        col = start - line_start
+        prev_end = line_start - 1
+        if prev_end > 0 and src[max(0, prev_end - 2) : prev_end].rstrip(b"\r").endswith(b"\\"):
+            return  # a continuation line of a #define
+        if src[line_start:start].lstrip().startswith(b"#"):
+            return  # a directive (`#define NAME(args)`, `#if FOO(x)`)
+        frame = frame_at(self.frames, start)
+        sc = self._scope_of(frame)
+        fn = self.fns.get(sc["in_fn"].id) if sc["in_fn"] is not None else None
+        if fn is None and (sc["in_fn"] is not None or sc["cls"] or src[line_start:start].strip()):
+            return  # file level: only at the start of a line
+        if fn is not None and ((lno, col) in seen or sc["in_fn"].start_byte == start):
+            return  # read as a call (it carries its macro text already), or `NAME(args) { … }` itself
+        at = root.descendant_for_byte_range(start, start)
+        if at is not None and at.type not in ("identifier", "ERROR", "type_identifier", "primitive_type"):
+            return  # in a comment, a string, a #define or a directive
+        end = invocation_end(src, m.end() - 1)
+        if end is None:
+            return
+        self.check()
+        end_pt = [lno + src.count(b"\n", start, end), end - (src.rfind(b"\n", 0, end) + 1)]
+        attrs: dict[str, Any] = {"macro_call": self.st.slice(start, end), "macro_end": end_pt}
+        if fn is None:
+            ctxs = [c for c in self.ctx.of(frame) if c.kind == "pp_if"]
+            attrs.update({"file_level": True, "scope": list(sc["names"]), "abi": bool(sc["abi"])})
+            found.add((lno, col, name))
+        else:
+            ctxs = list(self.ctx.of(frame))
+            attrs["unparsed"] = True
+        self.facts.calls.append(CallSite(
+            kind="macro" if fn is None or name in self.fn_macros else "call", callee=name, path=[name],
+            caller=fn.defn.qualname if fn is not None else "", file=self.facts.file, line=lno, col=col,
+            text=one_line(self.st.slice(start, end), _CALL_LIMIT), contexts=ctxs, attrs=attrs))
 
     def _cutlass(self, cs: CallSite, fnode: Node, fn: _Fn | None) -> None:
         """Calls on a vendor-typed operator object (``op(args)``, ``op.run()``, ``Gemm::can_implement``)."""
@@ -1143,125 +1205,6 @@ class _Extractor:
             return
         cs.kind = "vendor"
         cs.attrs.update({"library": hit[0], "operator_type": hit[1], "method": method})
-
-    # -- kernels generated by macros ------------------------------------------------------
-
-    def _macro_kernels(self, root: Node) -> None:
-        """Kernels and C ABI launchers generated by function-like macros.
-
-        ``#define OP(T, NAME) extern "C" __global__ void NAME(...)`` + ``OP(float, op_f32)``,
-        and ``#define L(sfx, T) extern "C" void launch_##sfx(...) { k_##sfx<T><<<g, b>>>(…); }``
-        + ``L(q4, int)``: every file-level invocation is expanded (arguments substituted,
-        ``##`` pasted, macros invoked inside the body expanded too, three levels deep) and
-        the expansion is read for ``__global__`` definitions (→ ``kernel``), ``extern "C"``
-        definitions (→ ``abi_fn``) and ``<<<…>>>`` launches (→ launch call sites of the
-        ``abi_fn`` around them, attrs ``macro_expanded``).  Text-level: no ``#if`` inside a
-        macro body is evaluated.
-        """
-        if not self.fn_macros:
-            return
-        for mname, mnode in self.fn_macros.items():
-            if not self._macro_defines(mname):
-                continue
-            for m, args, end in self._macro_invocations(mname):
-                expanded = self._expand(mname, args, 0)
-                if expanded:
-                    self._read_expansion(root, mname, mnode, args, m.start(), end, expanded)
-
-    def _macro_defines(self, mname: str, depth: int = 0) -> bool:
-        """Does the macro (or a macro it invokes) define a kernel or an extern "C" function?"""
-        body = text(_field(self.fn_macros[mname], "value"), self.src)
-        if "__global__" in body or 'extern "C"' in body:
-            return True
-        return depth < 3 and any(
-            other != mname and re.search(rf"\b{re.escape(other)}\s*\(", body) and self._macro_defines(other, depth + 1)
-            for other in self.fn_macros)
-
-    def _expand(self, mname: str, args: list[str], depth: int) -> str:
-        mnode = self.fn_macros[mname]
-        params = [text(c, self.src) for c in _named(_field(mnode, "parameters"))]
-        out = _subst(text(_field(mnode, "value"), self.src).replace("\\\n", "\n"), params, args)
-        if depth >= 3:
-            return out
-        for other in self.fn_macros:
-            if other == mname or other not in out:
-                continue
-            pieces, pos = [], 0
-            for m in re.finditer(rf"\b{re.escape(other)}\s*\(", out):
-                if m.start() < pos:
-                    continue
-                inner, stop = _macro_args(out.encode(), len(out[: m.end()].encode()))
-                if inner is None:
-                    continue
-                stop_chr = len(out.encode()[:stop].decode("utf-8", "replace"))
-                pieces.append(out[pos : m.start()])
-                pieces.append(self._expand(other, inner, depth + 1))
-                pos = stop_chr
-            if pieces:
-                out = "".join(pieces) + out[pos:]
-        return out
-
-    def _read_expansion(self, root: Node, mname: str, mnode: Node, args: list[str], start: int, end: int,
-                        expanded: str) -> None:
-        node = root.descendant_for_byte_range(start, start)
-        sc: dict[str, Any] = self._scope(node) if node is not None else {"names": [], "pp": [], "abi": False}
-        first = self.src.count(b"\n", 0, start) + 1
-        for km in _MACRO_KERNEL_RE.finditer(expanded):
-            if km.group(2).isidentifier():
-                self._macro_kernel(root, km.group(2), bool(km.group(1)), mnode, args, start, end)
-        abis = [(fm.start(), fm.group(1)) for fm in _MACRO_ABI_RE.finditer(expanded)
-                if "__global__" not in fm.group(0) and fm.group(1).isidentifier()]
-        for _, name in abis:
-            self.facts.defs.append(Definition(
-                kind="abi_fn", name=name, qualname="::".join(sc["names"] + [name]), file=self.facts.file,
-                line=first, end_line=first + self.src.count(b"\n", start, end), lang="cuda", pp=sc["pp"],
-                symbol=name, attrs={"macro": mname, "macro_args": args, "macro_line": line(mnode)}))
-        for lm in _MACRO_LAUNCH_RE.finditer(expanded):
-            owner = [name for pos, name in abis if pos < lm.start()]
-            if not owner or not lm.group(1).isidentifier():
-                continue
-            qual = "::".join(sc["names"] + [owner[-1]])
-            self.facts.calls.append(CallSite(
-                kind="launch", callee=lm.group(1), path=[lm.group(1)], caller=qual, file=self.facts.file,
-                line=first, col=0, template_args=[t.strip() for t in _split_top(lm.group(2) or "") if t.strip()],
-                launch_config=[t.strip() for t in _split_top(lm.group(3))],
-                text=one_line(lm.group(0), _CALL_LIMIT), attrs={"macro_expanded": mname}))
-
-    def _macro_invocations(self, mname: str):
-        """File-level invocations ``NAME(args)`` of a function-like macro: (match, args, end)."""
-        pat = re.compile(rb"^[ \t]*" + re.escape(mname.encode()) + rb"[ \t]*\(", re.M)
-        for m in pat.finditer(self.src):
-            before = self.src[max(0, m.start() - 400) : m.start()].removesuffix(b"\n")
-            if before.rsplit(b"\n", 1)[-1].rstrip().endswith(b"\\"):
-                continue  # a continuation line inside another #define
-            args, end = _macro_args(self.src, m.end())
-            if args is not None:
-                yield m, args, end
-
-    def _macro_kernel(
-        self, root: Node, name: str, extern_c: bool, mnode: Node, args: list[str], start: int, end: int
-    ) -> None:
-        node = root.descendant_for_byte_range(start, start)
-        sc: dict[str, Any] = self._scope(node) if node is not None else {"names": [], "pp": [], "abi": False}
-        first = self.src.count(b"\n", 0, start) + 1
-        self.facts.defs.append(
-            Definition(
-                kind="kernel",
-                name=name,
-                qualname="::".join(sc["names"] + [name]),
-                file=self.facts.file,
-                line=first,
-                end_line=first + self.src.count(b"\n", start, end),
-                lang="cuda",
-                pp=sc["pp"],
-                symbol=name if (extern_c or sc["abi"]) else "",
-                attrs={
-                    "macro": text(_field(mnode, "name"), self.src),
-                    "macro_args": args,
-                    "macro_line": line(mnode),
-                },
-            )
-        )
 
     # -- environment ---------------------------------------------------------------------------------------
 

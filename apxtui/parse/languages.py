@@ -208,13 +208,32 @@ def pattern_captures(lang: str) -> tuple[frozenset[str], ...]:
     return tuple(out)
 
 
+def framework_model_paths() -> list[Path]:
+    """The framework model files in effect (``frameworks/*.toml`` of the query folders; a file
+    in an earlier folder replaces the one of the same name in a later folder)."""
+    seen: dict[str, Path] = {}
+    for d in query_dirs():
+        sub = d / "frameworks"
+        if sub.is_dir():
+            for p in sorted(sub.glob("*.toml")):
+                seen.setdefault(p.name, p)
+    return [seen[k] for k in sorted(seen)]
+
+
 def queries_fingerprint() -> str:
-    """Hash of all query texts: part of the cache key (a changed query re-extracts)."""
+    """Hash of all query texts and framework models: part of the cache key (a changed query
+    re-extracts; a changed model re-links)."""
     h = hashlib.blake2b(digest_size=8)
     for lang in ("rust", "cuda", "python"):
         try:
             h.update(query_source(lang).encode())
         except FileNotFoundError:
+            h.update(b"-")
+    for p in framework_model_paths():
+        h.update(p.name.encode())
+        try:
+            h.update(p.read_bytes())
+        except OSError:
             h.update(b"-")
     return h.hexdigest()
 

@@ -34,6 +34,8 @@ _LOOPS = ("for_expression", "while_expression", "loop_expression")
 _NAME_RE = re.compile(r'\bname\s*=\s*"([^"]*)"')
 _LIFETIME_RE = re.compile(r"'\w+\s*")
 _NOT_WRAPPED = {"Some", "Ok", "Err"}
+_FN_NAME = re.compile(r"[a-z_]\w*$")  # a function's name (not a variant or a constant)
+_IDENT_STRING = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,127}")
 _CFG_FRAMES = frozenset(("impl", "trait", "mod", "foreign", SCOPE))  # items whose cfg applies inside them
 #: Parent node types that can put a context around a child (see _Extractor._context_step).
 _CONTEXT_PARENTS = frozenset(
@@ -136,7 +138,7 @@ def _is_tensorish(s: str) -> bool:
 
 _BUCKETS = (
     "definition.function", "definition.method", "definition.class", "definition.interface",
-    "ffi.decl", "import", "import.mod", "reference.call", "reference.method",
+    "ffi.decl", "import", "import.mod", "definition.macro_rules", "reference.call", "reference.method",
     "reference.indirect", "reference.macro", "env.read", "binding.register", "local", "string",
     "exit.return",
 )  # fmt: skip
@@ -343,6 +345,8 @@ class _Extractor:
         for key in ("import", "import.mod"):
             for caps in buckets[key]:
                 g(self._import, key, caps)
+        for caps in buckets["definition.macro_rules"]:
+            g(self._macro_rules, caps)
         for key in ("reference.call", "reference.method", "reference.indirect", "reference.macro"):
             for caps in buckets[key]:
                 g(self._call, key, caps)
@@ -428,6 +432,17 @@ class _Extractor:
             for c in mods.children:
                 if c.type in ("async", "unsafe", "const"):
                     d.attrs[c.type] = True
+        body = node.child_by_field_name("body")
+        kids = [c for c in body.named_children if c.type not in _ITEM_PREFIX] if body is not None else []
+        if kids and kids[-1].type == "expression_statement" and kids[-1].named_children \
+                and kids[-1].children[-1].type != ";":  # a final `match … {}` without `;`: the value
+            kids[-1] = kids[-1].named_children[0]
+        if kids and kids[-1].type in ("identifier", "call_expression") \
+                and kids[-1].end_byte - kids[-1].start_byte <= ARG_LIMIT:
+            d.attrs["tail"] = self.tl(kids[-1])  # the value the function returns (a picker's `Some(f)`)
+        elif kids and kids[-1].type in ("match_expression", "if_expression"):
+            d.attrs["tail"] = "<tail>"  # the function returns what its final match/if chooses
+            self._fn_values(d, "<tail>", kids[-1])
 
     def _generics(self, holder: ts.Node, bounds: dict[str, list[str]]) -> list[str]:
         """Generic parameter names of ``holder``; adds its bounds and where-clauses to ``bounds``."""
@@ -736,6 +751,17 @@ class _Extractor:
             if export:
                 self._pymodule_export(node, written, alias, path)
 
+    def _macro_rules(self, caps: dict[str, list[ts.Node]]) -> None:
+        """``macro_rules! name { … }``: kept whole (Import kind ``macro_rules``, scope the module) for
+        linking to expand item-level invocations that define functions or methods."""
+        node = caps["definition.macro_rules"][0]
+        if node.end_byte - node.start_byte > 65536:
+            return
+        fn = self.enclosing_fn(node)  # a macro local to a function: scope is the function
+        scope = self.fn_defs[fn.id].qualname if fn is not None and fn.id in self.fn_defs else self.module_of(node)
+        self.f.imports.append(Import("macro_rules", self.t(node), self.t(caps["name"][0]), self.f.file, line(node),
+                                     scope=scope, cfg=self.cfg_chain(node)))
+
     def _use_leaves(self, n: ts.Node, prefix: list[str]) -> list[tuple[list[str], str]]:
         t = n.type
         if t == "use_as_clause":
@@ -853,6 +879,8 @@ class _Extractor:
                 if tails:
                     entry["tails"] = tails  # the branches' values, for typing the variable
             d.attrs.setdefault("assigns", []).append(entry)
+            if value.type in ("match_expression", "if_expression"):
+                self._fn_values(d, var, value)
         ty = let.child_by_field_name("type")
         if ty is not None:
             d.locals[var] = self.tl(ty)
@@ -923,6 +951,45 @@ class _Extractor:
             out.append(self.tl(v)[:160])
         return out
 
+    def _fn_values(self, d: Definition, var: str, match: ts.Node) -> None:
+        """``let f = match x { A => ffi::a, B => ffi::b, _ => bail!() }`` (or ``if c { ffi::a } else
+        { ffi::b }``): the function paths a variable may hold, per arm (attrs ``fn_values``: var →
+        [{path, arm, subject, line, at}], ``at`` the line of the ``let``: a later ``let`` shadows);
+        a call through the variable is a dispatch point over them."""
+        group = f"{match.start_point[0] + 1}:{match.start_point[1]}"
+        at = match.start_point[0] + 1
+        out = []
+        if match.type == "if_expression":
+            cond = self.tl(match.child_by_field_name("condition"))
+            alt = match.child_by_field_name("alternative")
+            arms = [(match.child_by_field_name("consequence"), cond, "if"),
+                    (alt.named_children[0] if alt is not None and alt.named_children else None, "else", "else")]
+            for body, label, kind in arms:
+                value = body.named_children[0] if body is not None and body.type == "block" \
+                    and len(body.named_children) == 1 else None
+                if value is not None and value.type in ("identifier", "scoped_identifier") \
+                        and _FN_NAME.match(self.t(value).rsplit("::", 1)[-1]):
+                    out.append({"path": self.t(value), "arm": label, "subject": "", "kind": kind, "at": at,
+                                "line": value.start_point[0] + 1, "group": group,
+                                "negated": [cond] if kind == "else" else []})
+        else:
+            block = match.child_by_field_name("body")
+            subject = self.tl(match.child_by_field_name("value"))
+            for arm in block.named_children if block is not None else []:
+                if arm.type != "match_arm":
+                    continue
+                value = arm.child_by_field_name("value")
+                if value is not None and value.type == "block" and len(value.named_children) == 1:
+                    value = value.named_children[0]
+                if value is None or value.type not in ("identifier", "scoped_identifier") \
+                        or not _FN_NAME.match(self.t(value).rsplit("::", 1)[-1]):
+                    continue  # not a function (an enum variant, a constant)
+                pat = arm.child_by_field_name("pattern")
+                out.append({"path": self.t(value), "arm": self.tl(pat), "subject": subject, "at": at,
+                            "line": value.start_point[0] + 1, "group": group})
+        if out:
+            d.attrs.setdefault("fn_values", {}).setdefault(var, []).extend(out)
+
     def _peel(self, v: ts.Node) -> ts.Node:
         """Strip ``?``, ``.await``, ``.unwrap()`` and ``.expect(..)`` around a value."""
         for _ in range(4):
@@ -978,6 +1045,18 @@ class _Extractor:
             cs.callee = "::".join(cs.path)
             cs.args = self._tt_args(argsn)
             cs.attrs["wrapped_calls"] = self._wrapped_calls(argsn)
+            if fn is None and argsn.end_byte - argsn.start_byte <= 65536:  # an item: may define functions
+                f = self.frame_of.get(node.id)
+                while f is not None and f.node is not None and f.node.id == node.id:
+                    f = f.parent  # the invocation's own frame
+                holder = f.node if f is not None and f.kind in ("impl", "trait") else None
+                body = holder.child_by_field_name("body") if holder is not None else None
+                cs.attrs["item_level"] = True
+                cs.attrs["macro_text"] = self.t(argsn)
+                cs.attrs["module"] = self.module_of(node)
+                if holder is not None and body is not None:
+                    cs.attrs["impl_header"] = one_line(self.src[holder.start_byte : body.start_byte].decode(
+                        "utf-8", "replace"), 400)
         else:
             cs.args = [self.tl(a, ARG_LIMIT) for a in argsn.named_children
                        if a.type not in _ITEM_PREFIX]  # fmt: skip
@@ -1061,6 +1140,12 @@ class _Extractor:
 
     def _string(self, s: ts.Node) -> None:
         content = literal_content(s, self.src)
+        if _IDENT_STRING.fullmatch(content):  # a symbol-like literal: a kernel name loaded by name?
+            _, _, scope = self._string_frames(self.frame_of.get(s.id))
+            d = self.fn_defs.get(scope.node.id) if scope is not None else None
+            names = d.attrs.setdefault("ident_strings", []) if d is not None else None
+            if names is not None and content not in names and len(names) < 256:
+                names.append(content)
         if not _is_tensorish(content):
             return
         rec: dict[str, Any] = {"text": content, "line": line(s), "caller": "", "macro": "", "args": []}

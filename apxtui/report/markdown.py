@@ -25,7 +25,8 @@ from apxtui.vocab import DEVICE_KINDS, CallClass, Phase
 
 LANG_TAG = {"python": "Python", "rust": "Rust", "cuda": "CUDA/C++"}
 KIND_TAG = {
-    "python_fn": "Python", "python_class": "Python", "pyo3_binding": "binding", "rust_fn": "Rust",
+    "python_fn": "Python", "python_class": "Python", "pyo3_binding": "binding", "cpp_binding": "binding",
+    "rust_fn": "Rust",
     "ffi_decl": "FFI", "abi_fn": "ABI", "host_fn": "host", "device_fn": "device", "kernel": "kernel",
     "vendor_api": "library", "external": "external",
 }
@@ -70,7 +71,7 @@ def device_rows(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     if c["kind"] in kinds:
                         return str(c["qualname"])
                 return ""
-            rows.append({"stage": s, "entry": nearest(("python_fn", "pyo3_binding")),
+            rows.append({"stage": s, "entry": nearest(("python_fn", "pyo3_binding", "cpp_binding")),
                          "rust": nearest(("rust_fn",)), "abi": nearest(("abi_fn",))})
     return rows
 

@@ -19,6 +19,7 @@ NOT_ANALYSED = "not analysed yet"
 
 KIND_LABEL = {
     "python_fn": "Python function", "python_class": "Python class", "pyo3_binding": "PyO3 binding",
+    "cpp_binding": "C++ binding (torch.ops / pybind11)",
     "rust_fn": "Rust function", "ffi_decl": "extern \"C\" declaration", "abi_fn": "C ABI adapter",
     "host_fn": "host function", "device_fn": "device function", "kernel": "__global__ kernel",
     "vendor_api": "library call", "external": "external (no definition in the checkout)",

@@ -13,6 +13,7 @@ from apxtui.vocab import DEVICE_KINDS
 
 KIND_TAG = {
     "python_fn": ("Py", "ct-py"), "python_class": ("Py", "ct-py"), "pyo3_binding": ("PyO3", "ct-pyo3"),
+    "cpp_binding": ("C++→Py", "ct-pyo3"),
     "rust_fn": ("Rust", "ct-rust"), "ffi_decl": ("FFI", "ct-ffi"), "abi_fn": ("ABI", "ct-ffi"),
     "host_fn": ("host", "ct-host"), "device_fn": ("dev", "ct-host"), "kernel": ("kernel", "bold ct-kernel"),
     "vendor_api": ("lib", "bold ct-lib"), "external": ("ext", "ct-ext"),

@@ -1,0 +1,215 @@
+"""Function pointers as dispatch points: a variable or a picker's result that holds one of a
+known set of functions or kernels.
+
+* Rust: ``let f = match dtype { DType::F16 => ffi::a_f16, DType::BF16 => ffi::a_bf16, _ => bail!() };
+  f(...)`` — and ``let launcher = pick(dtype).unwrap(); launcher(...)`` where ``pick``'s value is
+  such a variable (``Some(f)``) or such a ``match`` — becomes one edge per arm;
+* C/C++: ``fp_t kernel = pick(...); kernel<<<...>>>(...)`` — one launch edge per ``return k<...>;``
+  of ``pick`` (the returns a macro expansion in ``pick`` adds included).
+
+Each arm is an :class:`Arm`: the target, the contexts that choose it (the call's own, then the
+arm's: its ``match`` pattern, or the ``if``/``switch`` arms around the picker's ``return``), and
+how it was resolved.  The contexts of one picker are grouped under ``fp:<site>/`` so each call
+site is its own dispatch point; the arms are alternatives, not ambiguity: each target is named
+in the code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from apxtui.facts import CallSite, Context, Definition
+from apxtui.index.resolve import EXACT, Resolved
+from apxtui.index.resolve_cuda import CudaResolver
+from apxtui.index.resolve_rust import RustResolver
+from apxtui.index.rust_macros import path_templates
+from apxtui.index.tables import Tables
+
+_PICK_RE = re.compile(r"^\s*([\w:]+)\s*(?:::<[^()]*>)?\(.*\)\s*(?:\.unwrap\(\)|\.expect\(.*\)|\?)?\s*$", re.S)
+_WRAPPED_RE = re.compile(r"^(?:Some|Ok)\((\w+)\)$")
+_PATH_ARG_RE = re.compile(r"(?:\w+::)*[a-z_]\w*")
+
+
+@dataclass
+class Arm:
+    target: str
+    contexts: list[Context]
+    resolution: str
+    how: str
+    template_args: list[str] = field(default_factory=list)
+    label: str = ""
+
+
+class FnPointers:
+    def __init__(self, t: Tables, rust: RustResolver, cuda: CudaResolver):
+        self.t = t
+        self.rust = rust
+        self.cuda = cuda
+
+    # -- Rust ----------------------------------------------------------------------------
+
+    def rust_call(self, call: CallSite, caller: Definition | None) -> list[Arm] | None:
+        """Arms of a call through a local variable holding one of several functions, else None."""
+        if caller is None or call.kind != "call" or len(call.path) != 1:
+            return None
+        var = call.path[0]
+        values = caller.attrs.get("fn_values", {}).get(var)
+        if values:  # the last `let` of the variable before the call (shadowing)
+            last = max((v.get("at", 0) for v in values if v.get("at", 0) <= call.line), default=None)
+            values = [v for v in values if v.get("at", 0) == last] if last is not None else None
+        where = caller
+        via = ""
+        if values is None:
+            picked = self._rust_picker(caller, var, call)
+            if picked is None:
+                return None
+            where, values, via = picked
+        arms = []
+        for i, v in enumerate(values):
+            segs = v["path"].split("::")
+            fake = CallSite("call", v["path"], segs, where.qualname, where.file, v["line"], 0)
+            res = self.rust.resolve(fake, where)
+            tag = f"fp:{call.line}:{call.col}/{v['group']}"
+            kind = v.get("kind", "match_arm")
+            ctx = Context(kind, v["arm"], v["line"], tag, i, subject=v["subject"], negated=list(v.get("negated", [])))
+            construct = f"match {v['subject']}" if kind == "match_arm" else "if"
+            how = f"function value in arm `{v['arm']}` of `{construct}` at {where.file}:{v['line']}" + via
+            for tgt in res.targets or []:
+                arms.append(Arm(tgt, [*call.contexts, ctx], res.status if res.status != "ambiguous" else res.status,
+                                f"{how} ({res.how})", label=v["arm"]))
+            if not res.targets and not res.drop:
+                arms.append(Arm("", [*call.contexts, ctx], res.status, f"{how}: {res.how}", label=v["path"]))
+        return arms or None
+
+    def _rust_picker(self, caller: Definition, var: str,
+                     call: CallSite) -> tuple[Definition, list[dict[str, Any]], str] | None:
+        """``let var = pick(..).unwrap();`` with ``pick`` returning one of its ``fn_values``."""
+        value = ""
+        for a in caller.attrs.get("assigns", ()):
+            if a.get("var") == var and a.get("line", 0) <= call.line:
+                value = a.get("value", "")
+        m = _PICK_RE.match(value)
+        if not m:
+            return None
+        fake = CallSite("call", m.group(1), m.group(1).split("::"), caller.qualname, caller.file, call.line, 0)
+        res = self.rust.resolve(fake, caller)
+        if len(res.targets) != 1:
+            return None
+        picker = self.t.defs.get(res.targets[0])
+        if picker is None:
+            return None
+        tail = picker.attrs.get("tail", "")
+        fv = picker.attrs.get("fn_values", {})
+        w = _WRAPPED_RE.match(tail)
+        name = w.group(1) if w else tail.strip()
+        values = fv.get(name) or fv.get("<tail>")
+        if not values:
+            return None
+        return picker, values, f", returned by {picker.qualname} ({picker.file}:{picker.line})"
+
+    def rust_passed(self, call: CallSite, caller: Definition | None) -> list[Arm]:
+        """Extern functions passed as arguments (``reduce::<f16>(args, ffi::launch_f16, "name")``): the
+        callee calls them through its parameter, so the caller reaches them (heuristic: where, in
+        the callee, is not followed)."""
+        out = []
+        prefixes: dict[int, list[str]] = {}
+        if call.kind == "macro":  # `launch!(F32, rms_f32)` with `ffi::$ffi_fn(..)` in the macro's rule
+            for text in self._local_macro(call, caller):
+                for prefix, i in path_templates(text):
+                    prefixes.setdefault(i, []).append(prefix)
+        for i, a in enumerate(call.args):
+            a = a.strip()
+            if not _PATH_ARG_RE.fullmatch(a) or a in ("self", "None", "true", "false"):
+                continue
+            for p in prefixes.get(i, []):
+                fake = CallSite("call", p + a, (p + a).split("::"), call.caller, call.file, call.line, call.col)
+                res = self.rust.resolve(fake, caller)
+                if len(res.targets) == 1 and self.t.defs[res.targets[0]].kind == "ffi_decl":
+                    a = p + a
+                    break
+            if caller is not None and (a in caller.locals or any(p.name == a for p in caller.params)):
+                continue
+            fake = CallSite("call", a, a.split("::"), call.caller, call.file, call.line, call.col)
+            res = self.rust.resolve(fake, caller)
+            for tgt in res.targets if len(res.targets) == 1 else []:
+                if self.t.defs[tgt].kind == "ffi_decl":
+                    what = "macro" if call.kind == "macro" else "function"
+                    out.append(Arm(tgt, list(call.contexts), "heuristic",
+                                   f"passed as argument {i + 1} of {what} {call.callee}, which calls it ({res.how})",
+                                   label=a))
+        return out
+
+    def _local_macro(self, call: CallSite, caller: Definition | None) -> list[str]:
+        """Texts of the ``macro_rules!`` the macro call names: the caller's own, else the file's."""
+        f = self.t.file_of.get(call.file)
+        name = call.callee.split("::")[-1].rstrip("!")
+        defs = [i for i in (f.imports if f is not None else []) if i.kind == "macro_rules" and i.alias == name]
+        mine = [i.path for i in defs if caller is not None and i.scope == caller.qualname]
+        return mine or [i.path for i in defs]
+
+    # -- C/C++ ---------------------------------------------------------------------------
+
+    def cuda_launch(self, call: CallSite, caller: Definition | None) -> list[Arm] | None:
+        """Arms of ``k<<<…>>>`` where ``k`` holds the result of a picker function, else None."""
+        if call.kind != "launch" or call.callee:
+            return None
+        cands = call.attrs.get("kernel_candidates")
+        if cands:
+            return self._cuda_values(call, caller, cands)
+        picker_name = call.attrs.get("picked_by")
+        if not picker_name:
+            return None
+        fake = CallSite("call", picker_name, picker_name.split("::"), call.caller, call.file, call.line, call.col)
+        res = self.cuda.resolve(fake, caller, ("host_fn", "abi_fn", "device_fn"))
+        if len(res.targets) != 1:
+            return None
+        picker = self.t.defs[res.targets[0]]
+        arms: list[Arm] = []
+        for i, ret in enumerate(picker.attrs.get("returns", ())):
+            k = CallSite("launch", ret["value"], ret["value"].split("::"), picker.qualname, picker.file, ret["line"], 0,
+                         template_args=list(ret.get("template_args", [])))
+            kres = self.cuda.resolve(k, picker, ("kernel",))
+            ctxs = [Context(**c) for c in ret.get("contexts", [])]
+            tag = f"fp:{call.line}:{call.col}/"
+            ctxs = [replace(c, group=tag + c.group, negated=list(c.negated), env=list(c.env)) for c in ctxs]
+            if not ctxs:  # a return outside any branch: its own arm, labelled by the return
+                ctxs = [Context("switch_case", f"return {ret['value']}", ret["line"], tag + "ret", i,
+                                subject=picker.name)]
+            how = f"returned by {picker.qualname} at {picker.file}:{ret['line']}" + (
+                f" (macro {ret['macro']})" if ret.get("macro") else "")
+            for tgt in kres.targets or [""]:
+                arms.append(Arm(tgt, [*call.contexts, *ctxs], kres.status if tgt else kres.status,
+                                f"{how}; {kres.how}", list(ret.get("template_args", [])), ret["value"]))
+        return arms or None
+
+
+    def _cuda_values(self, call: CallSite, caller: Definition | None, cands: list[dict[str, Any]]) -> list[Arm]:
+        """``auto k = a_kernel; if (bit == 8) k = b_kernel; k<<<…>>>``: one arm per value assigned."""
+        var = call.attrs.get("kernel_var", "kernel")
+        arms = []
+        for i, c in enumerate(cands):
+            k = CallSite("launch", c["callee"], c["callee"].split("::"), call.caller, call.file, call.line, call.col,
+                         template_args=list(c.get("template_args", [])))
+            res = self.cuda.resolve(k, caller, ("kernel",))
+            ctx = Context("switch_case", f"{var} = {c['callee']}", call.line, f"fv:{call.line}:{call.col}", i,
+                          subject=var)
+            for tgt in res.targets or [""]:
+                arms.append(Arm(tgt, [*call.contexts, ctx], res.status,
+                                f"a value assigned to `{var}` in {call.caller or call.file}; {res.how}",
+                                list(c.get("template_args", [])), c["callee"]))
+        return arms
+
+
+def arm_call(call: CallSite, arm: Arm, i: int) -> CallSite:
+    """The call site as one arm of its dispatch: its contexts, template args and own site tag."""
+    attrs = {**call.attrs, "site_tag": f"arm{i}", "fn_pointer": arm.label}
+    return replace(call, callee=call.callee or arm.label, path=call.path or arm.label.split("::"),
+                   contexts=arm.contexts, template_args=arm.template_args or list(call.template_args), attrs=attrs)
+
+
+def arm_resolved(arm: Arm) -> Resolved:
+    if not arm.target:
+        return Resolved(status="unresolved", how=arm.how, external=arm.label, external_kind="external")
+    return Resolved([arm.target], arm.resolution if arm.resolution != "unresolved" else EXACT, arm.how)

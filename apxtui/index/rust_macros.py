@@ -1,0 +1,163 @@
+"""Rust ``macro_rules!`` that generate functions: item-level invocations expanded before linking.
+
+``impl Tensor { unary_op!(silu, Silu); }`` with ``macro_rules! unary_op { ($fn_name:ident,
+$op_name:ident) => { pub fn $fn_name(&self) -> Result<Self> { … } } }`` defines
+``Tensor::silu``: the invocation's arguments are bound to the first rule whose matcher is a
+plain comma-separated list of ``$name:fragment`` with as many entries, the transcriber is
+substituted and read as Rust inside the invocation's ``impl`` header, and the functions it
+defines (with the calls in their bodies) are added to the file's facts at the invocation's
+line (``macro``, ``macro_at``, ``macro_defs`` in their attributes).  Rules with repetitions
+(``$( … )*``) or literal tokens in the matcher are not expanded.  The macro is looked up by
+name in the invocation's file, then its crate, then the checkout.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import replace
+
+from apxtui.facts import CallSite, Definition, FileFacts, Issue
+from apxtui.parse import extract_file, languages
+
+_BINDING = re.compile(r"^\$(\w+)\s*:\s*\w+$")
+
+
+class RustMacros:
+    """``macro_rules!`` definitions of the checkout, by name."""
+
+    def __init__(self, facts: Mapping[str, FileFacts]):
+        self.facts = facts
+        self._by_name: dict[str, list[tuple[str, str, int, str]]] | None = None  # name → (file, crate, line, text)
+
+    def _table(self) -> dict[str, list[tuple[str, str, int, str]]]:
+        if self._by_name is None:
+            self._by_name = defaultdict(list)
+            for f in self.facts.values():
+                if f.lang != "rust":
+                    continue
+                for imp in f.imports:
+                    if imp.kind == "macro_rules" and not _in_fn(imp.scope, f):
+                        self._by_name[imp.alias].append((f.file, imp.scope.split("::")[0], imp.line, imp.path))
+        return self._by_name
+
+    def lookup(self, name: str, file: str, crate: str) -> tuple[str, int, str] | None:
+        cands = self._table().get(name, [])
+        for pick in ([c for c in cands if c[0] == file], [c for c in cands if c[1] == crate], cands):
+            if pick:
+                f, _, line, text = pick[-1]
+                return f, line, text
+        return None
+
+
+def _in_fn(scope: str, f: FileFacts) -> bool:
+    """Is a ``macro_rules!`` scope a function (a macro local to it) rather than a module?"""
+    return any(d.qualname == scope and d.kind == "rust_fn" for d in f.defs)
+
+
+def path_templates(text: str) -> list[tuple[str, int]]:
+    """``ffi::$ffi_fn(`` in a macro's first plain rule: (path prefix, argument index) pairs — the
+    function an argument names, called inside the macro through a path."""
+    rules = _rules(text)
+    for names, body in rules:
+        if names is None:
+            continue
+        out = []
+        for m in re.finditer(r"((?:\w+::)+)\$(\w+)\s*(?:::<[^()]*>)?\s*\(", body):
+            if m.group(2) in names:
+                out.append((m.group(1), names.index(m.group(2))))
+        return out
+    return []
+
+
+def _rules(text: str) -> list[tuple[list[str] | None, str]]:
+    """(matcher parameter names, transcriber text) of each rule of a ``macro_rules!`` text; a rule
+    whose matcher is not a plain comma-separated list of ``$name:fragment`` has no names (None)."""
+    tree = languages.parser("rust").parse(text.encode("utf-8", "replace"))
+    src = text.encode("utf-8", "replace")
+    out: list[tuple[list[str] | None, str]] = []
+    stack = [tree.root_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "macro_rule":
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            inner = src[left.start_byte + 1 : left.end_byte - 1].decode("utf-8", "replace")
+            parts = [p.strip() for p in inner.split(",")]
+            if parts and parts[-1] == "":
+                parts.pop()
+            names = [m.group(1) for p in parts if (m := _BINDING.match(p))]
+            body = src[right.start_byte + 1 : right.end_byte - 1].decode("utf-8", "replace")
+            out.append((names if len(names) == len(parts) else None, body))
+        elif n.type in ("source_file", "macro_definition"):
+            stack.extend(reversed(n.named_children))
+    return out
+
+
+def _args(text: str) -> list[str]:
+    """Top-level comma-separated arguments of a token tree ``(a, b<C, D>, e)``."""
+    inner = text.strip()[1:-1]
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in inner:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def expand_rust_file(f: FileFacts, macros: RustMacros) -> FileFacts:
+    """``f`` with the functions its item-level ``macro_rules!`` invocations define added."""
+    invs = [c for c in f.calls if c.kind == "macro" and c.attrs.get("item_level") and "macro_text" in c.attrs
+            and "macro_expanded" not in c.attrs]
+    if not invs:
+        return f
+    defs: list[Definition] = []
+    calls: list[CallSite] = []
+    issues: list[Issue] = []
+    done: set[int] = set()
+    for k, c in enumerate(invs):
+        name = c.callee.split("::")[-1].rstrip("!")
+        module = c.attrs.get("module", f.module)
+        found = macros.lookup(name, f.file, module.split("::")[0])
+        if found is None:
+            continue
+        mfile, mline, text = found
+        args = _args(c.attrs["macro_text"])
+        body = None
+        for names, transcriber in _rules(text):
+            if names is not None and len(names) == len(args) and re.search(r"\bfn\b", transcriber):
+                body = transcriber
+                for n, a in sorted(zip(names, args, strict=True), key=lambda x: -len(x[0])):
+                    body = re.sub(rf"\${re.escape(n)}\b", a.replace("\\", "\\\\"), body)
+                break
+        if body is None:
+            continue
+        header = c.attrs.get("impl_header", "")
+        snippet = f"{header} {{\n{body}\n}}\n" if header else body + "\n"
+        got = extract_file(f.file, snippet.encode("utf-8", "replace"), "rust", module)
+        where = f"{mfile}:{mline}"
+        attrs = {"macro": f"{name}!", "macro_at": f"{f.file}:{c.line}", "macro_defs": [where], "macro_args": args}
+        for d in got.defs:
+            if d.kind == "rust_fn":
+                defs.append(replace(d, line=c.line, end_line=c.line, attrs={**d.attrs, **attrs}))
+        for i, cs in enumerate(got.calls):
+            calls.append(replace(cs, line=c.line, col=c.col, attrs={**cs.attrs, **attrs, "macro_site": f"r{k}.{i}"},
+                                 contexts=list(cs.contexts)))
+        done.add(id(c))
+    if not done:
+        return f
+    kept = [replace(c, attrs={**c.attrs, "macro_expanded": True}) if id(c) in done else c for c in f.calls]
+    return replace(f, defs=sorted([*f.defs, *defs], key=lambda d: (d.line, d.end_line)),
+                   calls=sorted([*kept, *calls], key=lambda c: (c.line, c.col)), issues=[*f.issues, *issues])
