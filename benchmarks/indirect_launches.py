@@ -17,6 +17,10 @@ repository; point it at an unpacked copy of another revision, e.g. ``git archive
 * **kernels** — from ``apxtui kernels``: total, not reached (by this revision's definition:
   after issue 13 no edge of any kind; before it, no entry reaches), reached only by name
   patterns, launched but no entry reaches.
+* **per idiom** — kernels with an incoming call/launch edge (not unresolved), split by the idiom
+  that made the edge (direct, macro expansion, function pointer, by name, framework model):
+  kernels reached through it, reached only through it, and its edge count; ``--samples N``
+  prints N random kernel edges per idiom to check by hand against the source.
 * **times** — whole-process cold ``apxtui index`` (imports and exit included), min / median of
   ``--repeat`` runs, beside the process floor (``python -c 'import apxtui.index.build'``) measured
   in the same run; and the in-process phases of the fastest run.
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -108,11 +113,41 @@ for rel, f in idx.facts.items():
             byname["exact" if all(e.get("resolution") == "exact" for e in edges) else "heuristic"] += 1
         else:
             byname["unlinked"].append(f"{rel}:{c.line} {c.callee}({arg})")
+def idiom(e):
+    """Which issue-13 idiom made an edge (``direct`` for the rest)."""
+    a, how = e.get("attrs") or {}, e.get("how", "")
+    if "loaded by name" in how:
+        return "by_name"
+    if "fn_pointer" in a or str(a.get("site_tag", "")).startswith("arg") or how.startswith("returned by"):
+        return "fn_pointer"
+    if "macro_at" in a:
+        return "macro"
+    if " runs " in how or how.startswith(("m.impl", "m.def")) or "pybind11" in how or "torch.ops" in how:
+        return "framework"
+    return "direct"
+kernel_in = {}
+for n, d in g.nodes(data=True):
+    if d.get("kind") == "kernel" and not d.get("vendored"):
+        kernel_in[n] = {idiom(e) for _, _, e in g.in_edges(n, data=True)
+                        if e.get("kind") in CALLS and e.get("resolution") != "unresolved"}
+IDIOMS = ("direct", "macro", "fn_pointer", "by_name", "framework")
+per_idiom = {i: {"kernels": sum(i in s for s in kernel_in.values()),
+                 "only_this": sum(s == {i} for s in kernel_in.values()),
+                 "edges": sum(1 for _, _, e in g.edges(data=True) if e.get("kind") in CALLS and idiom(e) == i)}
+             for i in IDIOMS}
+samples = {i: [] for i in IDIOMS if i != "direct"}
+for u, v, e in g.edges(data=True):
+    i = idiom(e)
+    if i in samples and g.nodes[v].get("kind") == "kernel" and len(samples[i]) < 400:
+        samples[i].append(f"{e.get('file')}:{e.get('line')} {g.nodes[u].get('qualname')} -> "
+                          f"{g.nodes[v].get('qualname')} [{e.get('resolution')}] {e.get('how', '')[:160]}")
 rep = kernels_report(idx)
-kern = {"total": sum(1 for k in rep["kernels"] if not k["vendored"]), "not_reached": len(
+kern = {"with_incoming_edge": sum(bool(s) for s in kernel_in.values()),
+    "total": sum(1 for k in rep["kernels"] if not k["vendored"]), "not_reached": len(
     [u for u in rep["unreached"] if u["kind"] == "kernel"]),
     "pattern_only": len(rep.get("reached_by_name_pattern_only", [])), "no_entry": len(rep.get("no_entry", []))}
-json.dump({"ffi": ffi, "by_name": byname, "kernels": kern, "phases": idx.timings,
+json.dump({"ffi": ffi, "by_name": byname, "kernels": kern, "per_idiom": per_idiom, "samples": samples,
+           "phases": idx.timings,
            "seconds_in_child": time.perf_counter() - t0}, open(out, "w"))
 '''
 
@@ -154,6 +189,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", action="store_true")
     p.add_argument("--list", action="store_true", help="list what is not linked")
+    p.add_argument("--samples", type=int, default=0, help="print N random kernel edges per idiom to check by hand")
     args = p.parse_args()
     for c in args.checkouts:
         s = measure(Path(c).resolve(), Path(args.code).resolve(), args.repeat)
@@ -170,6 +206,9 @@ def main() -> None:
               f"{b['parameter_named']} sites pass a parameter (linked at their callers)")
         print(f"  kernels               {k['total']}: not reached {k['not_reached']}, only by name patterns "
               f"{k['pattern_only']}, launched but no entry {k['no_entry']}")
+        print(f"  kernels with an edge  {k['with_incoming_edge']} of {k['total']}; per idiom (kernels reached / "
+              "only through it / edges): " + ", ".join(f"{i} {v['kernels']}/{v['only_this']}/{v['edges']}"
+                                                        for i, v in s["per_idiom"].items()))
         print(f"  cold index (process)  min {s['cold_index_s']['min']} s, median {s['cold_index_s']['median']} s; "
               f"process floor min {s['process_floor_s']['min']} s")
         print("  phases                " + ", ".join(f"{k2} {v:.2f}" for k2, v in s["phases"].items()))
@@ -178,6 +217,11 @@ def main() -> None:
                 print("    ffi:", x)
             for x in b["unlinked"]:
                 print("    by name:", x)
+        if args.samples:
+            rng = random.Random(13)
+            for i, xs in s["samples"].items():
+                for x in rng.sample(xs, min(args.samples, len(xs))):
+                    print(f"    sample {i}: {x}")
 
 
 if __name__ == "__main__":

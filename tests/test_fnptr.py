@@ -185,3 +185,25 @@ pub fn run(dtype: DType, layout: Layout, x: *const f32) {
                  for t, d in edges_from(g, "pa::run", "call") if t["kind"] == "ffi_decl")
     assert got == [("launch_q4_0_plain", ["Layout::D4"], "exact"), ("launch_q8_0_plain", ["Layout::DS4"], "exact"),
                    ("paged_attention_v1_f16", ["DType::F16"], "heuristic")]
+
+
+def test_a_picked_kernel_defined_twice_is_ambiguous_with_every_candidate_at_one_site():
+    pick = r'''
+typedef void (*fp_t)(const half*);
+fp_t pick(int bit) {
+  if (bit == 4) return k_dup;
+  return k_one;
+}
+extern "C" void run(const half* a, int bit) {
+  fp_t kernel = pick(bit);
+  kernel<<<1, 32, 0>>>(a);
+}
+'''
+    g, _ = graph_of({"k/pick.cu": ("", pick), "k/a.cu": ("", "__global__ void k_dup(const half* a) {}\n"),
+                     "k/b.cu": ("", "__global__ void k_dup(const half* a) {}\n"),
+                     "k/c.cu": ("", "__global__ void k_one(const half* a) {}\n")})
+    got = sorted((t["file"], d["resolution"], d["site"]) for t, d in edges_from(g, "run", "launch"))
+    dup = [x for x in got if x[0] in ("k/a.cu", "k/b.cu")]
+    assert [x[1] for x in dup] == ["ambiguous", "ambiguous"]  # never one of them picked, never exact
+    assert dup[0][2] == dup[1][2]  # one site: the two candidates of one arm
+    assert [x[:2] for x in got if x[0] == "k/c.cu"] == [("k/c.cu", "exact")]

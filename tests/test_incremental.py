@@ -67,3 +67,22 @@ def test_added_file_falls_back_to_a_full_link(tmp_path):
     idx = build_index(root, workers=1)
     assert "incremental" not in idx.timings
     assert _shape(idx.graph) == _shape(_full(root).graph)
+
+
+def test_a_picker_in_another_file_is_followed_after_a_one_file_relink(tmp_path):
+    """Function pointers read the picker's returns from another file: kept in the interface facts."""
+    root = tmp_path / "fp"
+    (root / "k").mkdir(parents=True)
+    (root / "k/kern.cuh").write_text("__global__ void k_a(float* x) {}\n__global__ void k_b(float* x) {}\n")
+    (root / "k/pick.cuh").write_text('#include "kern.cuh"\ntypedef void (*fp_t)(float*);\n'
+                                     "fp_t pick(int bit) {\n  if (bit == 4) return k_a;\n  return k_b;\n}\n")
+    run = root / "k/run.cu"
+    run.write_text('#include "pick.cuh"\nextern "C" void run(float* x, int bit) {\n'
+                   "  fp_t kernel = pick(bit);\n  kernel<<<1, 32, 0>>>(x);\n}\n")
+    build_index(root, workers=1)
+    run.write_text("\n" + run.read_text())
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == ["k/run.cu"]
+    launched = sorted(inc.graph.nodes[v]["qualname"] for _, v, d in inc.graph.edges(data=True) if d["kind"] == "launch")
+    assert launched == ["k_a", "k_b"]
+    assert _shape(inc.graph) == _shape(_full(root).graph)

@@ -31,7 +31,9 @@ from apxtui.vocab import GRAPH_NODE_KINDS
 #: Definition.attrs keys the resolvers and linker read (everything else is body detail).
 _IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c", "host", "trait_qualname", "kind",
                 "variant_types", "variant_fields", "variants", "type_path", "trait_path", "aliased", "supertraits",
-                "nested_in", "methods")
+                "nested_in", "methods",
+                # read from another file's definition: a picker's returns / chosen functions, TORCH_LIBRARY blocks
+                "returns", "tail", "fn_values", "macro_like")
 _OWNED_KINDS = GRAPH_NODE_KINDS | {"pyo3_binding", "cpp_binding"}
 
 

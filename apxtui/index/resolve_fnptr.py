@@ -40,6 +40,22 @@ class Arm:
     how: str
     template_args: list[str] = field(default_factory=list)
     label: str = ""
+    #: set when the arm's value names several candidates (an overload set, a name-only match): kept
+    #: whole, so the linker labels it as any ambiguous call (one node past MAX_CANDIDATES, ``name_only``)
+    resolved: Resolved | None = None
+
+
+def _arm_of(res: Resolved, contexts: list[Context], how: str, label: str,
+            template_args: list[str] | None = None) -> list[Arm]:
+    """The arm(s) of one value: one Arm per target when the value resolves to one function,
+    else one Arm carrying the whole ambiguous resolution (never a silent pick)."""
+    targs = list(template_args or [])
+    if len(res.targets) > 1 or res.name_only:
+        whole = Resolved(list(res.targets), res.status, how, name_only=res.name_only)
+        return [Arm("", contexts, res.status, how, targs, label, whole)]
+    if res.targets:
+        return [Arm(res.targets[0], contexts, res.status, how, targs, label)]
+    return [] if res.drop else [Arm("", contexts, res.status, how, targs, label)]
 
 
 class FnPointers:
@@ -76,11 +92,8 @@ class FnPointers:
             ctx = Context(kind, v["arm"], v["line"], tag, i, subject=v["subject"], negated=list(v.get("negated", [])))
             construct = f"match {v['subject']}" if kind == "match_arm" else "if"
             how = f"function value in arm `{v['arm']}` of `{construct}` at {where.file}:{v['line']}" + via
-            for tgt in res.targets or []:
-                arms.append(Arm(tgt, [*call.contexts, ctx], res.status if res.status != "ambiguous" else res.status,
-                                f"{how} ({res.how})", label=v["arm"]))
-            if not res.targets and not res.drop:
-                arms.append(Arm("", [*call.contexts, ctx], res.status, f"{how}: {res.how}", label=v["path"]))
+            arms += _arm_of(res, [*call.contexts, ctx], f"{how} ({res.how})",
+                            v["arm"] if res.targets else v["path"])
         return arms or None
 
     def _rust_picker(self, caller: Definition, var: str,
@@ -179,9 +192,8 @@ class FnPointers:
                                 subject=picker.name)]
             how = f"returned by {picker.qualname} at {picker.file}:{ret['line']}" + (
                 f" (macro {ret['macro']})" if ret.get("macro") else "")
-            for tgt in kres.targets or [""]:
-                arms.append(Arm(tgt, [*call.contexts, *ctxs], kres.status if tgt else kres.status,
-                                f"{how}; {kres.how}", list(ret.get("template_args", [])), ret["value"]))
+            arms += _arm_of(kres, [*call.contexts, *ctxs], f"{how}; {kres.how}", ret["value"],
+                            ret.get("template_args", []))
         return arms or None
 
 
@@ -195,10 +207,9 @@ class FnPointers:
             res = self.cuda.resolve(k, caller, ("kernel",))
             ctx = Context("switch_case", f"{var} = {c['callee']}", call.line, f"fv:{call.line}:{call.col}", i,
                           subject=var)
-            for tgt in res.targets or [""]:
-                arms.append(Arm(tgt, [*call.contexts, ctx], res.status,
-                                f"a value assigned to `{var}` in {call.caller or call.file}; {res.how}",
-                                list(c.get("template_args", [])), c["callee"]))
+            arms += _arm_of(res, [*call.contexts, ctx],
+                            f"a value assigned to `{var}` in {call.caller or call.file}; {res.how}", c["callee"],
+                            c.get("template_args", []))
         return arms
 
 
@@ -210,6 +221,8 @@ def arm_call(call: CallSite, arm: Arm, i: int) -> CallSite:
 
 
 def arm_resolved(arm: Arm) -> Resolved:
+    if arm.resolved is not None:
+        return arm.resolved
     if not arm.target:
         return Resolved(status="unresolved", how=arm.how, external=arm.label, external_kind="external")
     return Resolved([arm.target], arm.resolution if arm.resolution != "unresolved" else EXACT, arm.how)

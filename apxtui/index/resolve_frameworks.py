@@ -24,7 +24,7 @@ from typing import Any
 
 from apxtui.facts import CallSite, Context, Definition
 from apxtui.index import framework_models as fm
-from apxtui.index.resolve import EXACT, HEURISTIC
+from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC
 from apxtui.index.resolve_rust import RustResolver
 from apxtui.index.tables import Tables
 
@@ -240,7 +240,8 @@ class Frameworks:
         if here:  # the type of that name defined in the caller's module (`Affine` in cpu_ and cuda_backend)
             ids = here
         how = f"{call.callee} on {ty} (impl {'/'.join(sorted(traits))}) runs {ty}::{target}"
-        return [Extra(x, "call", EXACT if len(ids) == 1 else HEURISTIC, how) for x in ids]
+        # several types of that name and none in the caller's module: every one kept, ambiguous
+        return [Extra(x, "call", EXACT if len(ids) == 1 else AMBIGUOUS, how) for x in ids]
 
     # -- library calls -----------------------------------------------------------------------------
 
