@@ -63,6 +63,8 @@ class FnPointers:
         self.t = t
         self.rust = rust
         self.cuda = cuda
+        # only extern functions are followed when passed as arguments: other names are skipped unresolved
+        self.ffi_names = {d.name for d in t.defs.values() if d.kind == "ffi_decl"}
 
     # -- Rust ----------------------------------------------------------------------------
 
@@ -134,7 +136,7 @@ class FnPointers:
                     prefixes.setdefault(i, []).append(prefix)
         for i, a in enumerate(call.args):
             a = a.strip()
-            if not _PATH_ARG_RE.fullmatch(a) or a in ("self", "None", "true", "false"):
+            if not _PATH_ARG_RE.fullmatch(a) or a.rsplit("::", 1)[-1] not in self.ffi_names:
                 continue
             for p in prefixes.get(i, []):
                 fake = CallSite("call", p + a, (p + a).split("::"), call.caller, call.file, call.line, call.col)
