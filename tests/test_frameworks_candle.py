@@ -202,3 +202,25 @@ def test_macro_rules_generating_methods_produce_symbols():
     assert calls == [("core::tensor::Tensor::silu", "exact")]
     inner = {t["qualname"] for t, d in edges_from(g, "Tensor::silu", "call")}
     assert "core::tensor::Storage::unary_impl" in inner
+
+
+def test_map_never_links_another_modules_type_of_the_same_name():
+    """cpu_backend's `Cmp` implements a trait the model does not list: not cuda_backend's `Cmp::f`."""
+    cuda = '''
+pub trait Map2Any { fn f(&self, a: &S) -> Result<S>; fn map(&self, a: &S) -> Result<S> { self.f(a) } }
+struct Cmp(u8);
+impl Map2Any for Cmp { fn f(&self, a: &S) -> Result<S> { Ok(a) } }
+'''
+    cpu = '''
+pub trait Map2Own { fn f(&self, a: &S) -> Result<S>; fn map(&self, a: &S) -> Result<S> { self.f(a) } }
+struct Cmp(u8);
+impl Map2Own for Cmp { fn f(&self, a: &S) -> Result<S> { Ok(a) } }
+pub struct CpuStorage;
+impl CpuStorage {
+    pub fn cmp(&self, a: &S) -> Result<S> { Cmp(0).map(a) }
+}
+'''
+    g, _ = graph_of({"src/cuda_backend.rs": ("core::cuda_backend", cuda),
+                     "src/cpu_backend.rs": ("core::cpu_backend", cpu)})
+    targets = [t["qualname"] for t, _ in edges_from(g, "CpuStorage::cmp", "call")]
+    assert "core::cuda_backend::Cmp::f" not in targets

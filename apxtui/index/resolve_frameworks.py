@@ -233,12 +233,12 @@ class Frameworks:
         ty = self._type_of(call.receiver, caller, call)
         if not ty:
             return []
-        ids = [x for x in self.t.methods.get((ty, target), []) if self.t.defs[x].trait.split("<")[0].split("::")[-1]
-               in traits]
+        ids = self.t.methods.get((ty, target), [])
         f = self.t.file_of.get(call.file)
         here = [x for x in ids if f is not None and self.t.defs[x].qualname.rsplit("::", 2)[0] == f.module]
-        if here:  # the type of that name defined in the caller's module (`Affine` in cpu_ and cuda_backend)
-            ids = here
+        if here:  # the type of that name defined in the caller's module (`Affine` in cpu_ and cuda_backend):
+            ids = here  # never another module's type, even when this one implements no listed trait
+        ids = [x for x in ids if self.t.defs[x].trait.split("<")[0].split("::")[-1] in traits]
         how = f"{call.callee} on {ty} (impl {'/'.join(sorted(traits))}) runs {ty}::{target}"
         # several types of that name and none in the caller's module: every one kept, ambiguous
         return [Extra(x, "call", EXACT if len(ids) == 1 else AMBIGUOUS, how) for x in ids]
