@@ -224,3 +224,30 @@ impl CpuStorage {
                      "src/cpu_backend.rs": ("core::cpu_backend", cpu)})
     targets = [t["qualname"] for t, _ in edges_from(g, "CpuStorage::cmp", "call")]
     assert "core::cuda_backend::Cmp::f" not in targets
+
+
+def test_map_on_a_type_path_or_an_imported_type_is_resolved_in_the_callers_scope():
+    """`super::Affine(..).map` in a submodule, `Conv2D(..).map` with `use conv2d::Conv2D`: that type's
+    `f`, exact — not every type of that name in the checkout."""
+    traits = "pub trait Map1 { fn f(&self, a: &S) -> Result<S>; fn map(&self, a: &S) -> Result<S> { self.f(a) } }\n"
+    one = ("use crate::utils::Map1;\npub struct Affine(f64);\n"
+           "impl Map1 for Affine { fn f(&self, a: &S) -> Result<S> { Ok(a) } }\n")
+    files = {
+        "src/utils.rs": ("core::utils", traits),
+        "src/cuda/mod.rs": ("core::cuda", one + "pub mod device;\n"),
+        "src/cuda/device.rs": ("core::cuda::device", "use crate::utils::Map1;\n"
+                               "pub fn rand(a: &S) -> Result<S> { super::Affine(1.0).map(a) }\n"),
+        "src/cpu/mod.rs": ("core::cpu", one + "mod conv;\nuse conv::Conv2D;\n"
+                           "pub fn conv2d(a: &S) -> Result<S> { Conv2D(1).map(a) }\n"),
+        "src/cpu/conv.rs": ("core::cpu::conv", "use crate::utils::Map1;\npub(super) struct Conv2D(pub(super) u8);\n"
+                            "impl Map1 for Conv2D { fn f(&self, a: &S) -> Result<S> { Ok(a) } }\n"),
+        "src/cuda/conv.rs": ("core::cuda::conv", "use crate::utils::Map1;\npub struct Conv2D(u8);\n"
+                             "impl Map1 for Conv2D { fn f(&self, a: &S) -> Result<S> { Ok(a) } }\n"),
+    }
+    g, _ = graph_of(files)
+    got = sorted((t["qualname"], d["resolution"]) for t, d in edges_from(g, "device::rand", "call")
+                 if t["qualname"].endswith("::f"))
+    assert got == [("core::cuda::Affine::f", "exact")]
+    got = sorted((t["qualname"], d["resolution"]) for t, d in edges_from(g, "cpu::conv2d", "call")
+                 if t["qualname"].endswith("::f"))
+    assert got == [("core::cpu::conv::Conv2D::f", "exact")]

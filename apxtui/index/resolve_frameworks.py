@@ -26,6 +26,7 @@ from apxtui.facts import CallSite, Context, Definition
 from apxtui.index import framework_models as fm
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC
 from apxtui.index.resolve_rust import RustResolver
+from apxtui.index.rust_types import members, short, strip_marks
 from apxtui.index.tables import Tables
 
 _STRING_RE = re.compile(r'^"((?:\\.|[^"\\])*)"$')
@@ -195,14 +196,33 @@ class Frameworks:
 
     # -- custom ops and map traits ---------------------------------------------------------------
 
-    def _type_of(self, expr: str, caller: Definition | None, call: CallSite) -> str:
+    def _methods(self, expr: str, caller: Definition | None, call: CallSite,
+                 method: str) -> tuple[list[str], str, bool]:
+        """(methods ``method`` of the type of ``expr``, the type as shown, typed?).  Typed: the type
+        resolved in the caller's scope (``super::Affine(..)``, ``Conv2D(..)`` imported, a typed
+        variable) — its own impls only.  Else by the type's name: the type of that name in the
+        caller's module, never another module's; else every type of that name."""
         e = _peel(expr)
         m = _TYPE_VALUE_RE.match(e)
-        if m and (self.t.types.get(m.group(1)) or m.group(1) in self.t.containers):
-            return m.group(1)
-        if re.fullmatch(r"\w+", e) and caller is not None:
-            return self.rust.receiver_type(e, caller, call)
-        return ""
+        ref = ""
+        if caller is not None:
+            if m:
+                path = re.match(r"[\w:]+", e)
+                ref = self.rust.type_ref(path.group(0).removesuffix("::new"), self.rust.scope_of(caller)) \
+                    if path else ""
+            elif re.fullmatch(r"\w+", e):
+                ref = self.rust.receiver_type(e, caller, call)
+        if ref:
+            r = strip_marks(ref)[0]
+            refs = members(r) if r.startswith("U:") else [r]
+            return [i for x in refs for i in self.rust.impl_methods.get((x, method), ())], short(ref), True
+        if not m or not (self.t.types.get(m.group(1)) or m.group(1) in self.t.containers):
+            return [], "", False
+        name = m.group(1)
+        ids = self.t.methods.get((name, method), [])
+        f = self.t.file_of.get(call.file)
+        here = [x for x in ids if f is not None and self.t.defs[x].qualname.rsplit("::", 2)[0] == f.module]
+        return (here or ids), name, False
 
     def custom_op(self, call: CallSite, caller: Definition | None) -> list[Extra]:
         rule = self.custom_ops.get(call.callee) if call.kind == "method" else None
@@ -211,18 +231,18 @@ class Frameworks:
         i = int(rule.get("op_arg", 0))
         if i >= len(call.args):
             return []
-        ty = self._type_of(call.args[i], caller, call)
-        if not ty:
-            return []
         trait = rule.get("trait", "")
         out = []
         for arm, (device, method) in enumerate(sorted(rule.get("devices", {}).items())):
-            ids = [x for x in self.t.methods.get((ty, method), []) if not trait or self.t.defs[x].trait.endswith(trait)]
+            found, ty, typed = self._methods(call.args[i], caller, call, method)
+            ids = [x for x in found if not trait or self.t.defs[x].trait.split("<")[0].endswith(trait)]
             ctx = Context("match_arm", f"device {device}", call.line, f"op:{call.line}:{call.col}", arm,
                           subject=f"{call.receiver}.device()")
             for x in ids:
-                out.append(Extra(x, "call", EXACT, f"{rule['framework']}: {call.callee}({ty}) runs {trait}::{method} "
-                                 f"on a {device} tensor", ctx, tag=f"op{arm}"))
+                out.append(Extra(x, "call", _evidence(len(ids), typed),
+                                 f"{rule['framework']}: {call.callee}({ty}) runs {trait}::{method} "
+                                 f"on a {device} tensor" + ("" if typed else " (type matched by name)"),
+                                 ctx, tag=f"op{arm}"))
         return out
 
     def map_call(self, call: CallSite, caller: Definition | None) -> list[Extra]:
@@ -230,18 +250,12 @@ class Frameworks:
         if rule is None:
             return []
         traits, target = rule
-        ty = self._type_of(call.receiver, caller, call)
-        if not ty:
-            return []
-        ids = self.t.methods.get((ty, target), [])
-        f = self.t.file_of.get(call.file)
-        here = [x for x in ids if f is not None and self.t.defs[x].qualname.rsplit("::", 2)[0] == f.module]
-        if here:  # the type of that name defined in the caller's module (`Affine` in cpu_ and cuda_backend):
-            ids = here  # never another module's type, even when this one implements no listed trait
-        ids = [x for x in ids if self.t.defs[x].trait.split("<")[0].split("::")[-1] in traits]
-        how = f"{call.callee} on {ty} (impl {'/'.join(sorted(traits))}) runs {ty}::{target}"
-        # several types of that name and none in the caller's module: every one kept, ambiguous
-        return [Extra(x, "call", EXACT if len(ids) == 1 else AMBIGUOUS, how) for x in ids]
+        found, ty, typed = self._methods(call.receiver, caller, call, target)
+        ids = [x for x in found if self.t.defs[x].trait.split("<")[0].split("::")[-1] in traits]
+        how = f"{call.callee} on {ty} (impl {'/'.join(sorted(traits))}) runs {ty}::{target}" + (
+            "" if typed else " (type matched by name)")
+        # several candidates (a union of cfg alternatives, same-named types elsewhere): all kept, ambiguous
+        return [Extra(x, "call", _evidence(len(ids), typed), how) for x in ids]
 
     # -- library calls -----------------------------------------------------------------------------
 
@@ -258,6 +272,12 @@ class Frameworks:
                 if any(last.endswith(s) for s in lib.get("receiver_suffixes", [])):
                     return lib["library"], names.get(name, name), {"binding": f"{recv}.{name}"}
         return None
+
+
+def _evidence(n: int, typed: bool) -> str:
+    """One method of the type resolved in the caller's scope: exact; of a type found by its name
+    only: heuristic; several: ambiguous."""
+    return AMBIGUOUS if n > 1 else EXACT if typed else HEURISTIC
 
 
 def with_context(call: CallSite, extra: Extra) -> CallSite:
