@@ -203,7 +203,7 @@ def main() -> None:
               f"called {f['called']}, defined {f['defined']}, reach device work {f['device']}")
         print(f"  launches by name      {_pct(b['linked'], b['sites'])} (exact {b['exact']}, "
               f"heuristic {b['heuristic']}); "
-              f"{b['parameter_named']} sites pass a parameter (linked at their callers)")
+              f"{b['parameter_named']} sites load a name that is a parameter (not linked)")
         print(f"  kernels               {k['total']}: not reached {k['not_reached']}, only by name patterns "
               f"{k['pattern_only']}, launched but no entry {k['no_entry']}")
         print(f"  kernels with an edge  {k['with_incoming_edge']} of {k['total']}; per idiom (kernels reached / "
