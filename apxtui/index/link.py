@@ -19,11 +19,10 @@ from __future__ import annotations
 import gc
 import posixpath
 from collections import Counter, defaultdict
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
-import networkx as nx
-
-from apxtui.facts import CallSite, Definition, FileFacts
+from apxtui.facts import Binding, CallSite, Definition, FileFacts
 from apxtui.index.resolve import AMBIGUOUS, UNRESOLVED, Resolved
 from apxtui.index.resolve_cuda import CudaResolver
 from apxtui.index.resolve_python import PythonResolver
@@ -31,6 +30,9 @@ from apxtui.index.resolve_rust import RustResolver
 from apxtui.index.tables import Tables, node_id
 from apxtui.packages import Packages
 from apxtui.vocab import GRAPH_NODE_KINDS
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 BRANCH_KINDS = {"if", "else", "match_arm", "switch_case", "cfg", "pp_if", "except"}
 MAX_CANDIDATES = 12
@@ -71,29 +73,104 @@ def resolve_include(path: str, from_file: str, all_files: set[str], by_base: dic
     return None
 
 
+def makes_node(d: Definition) -> bool:
+    """Does the definition become a graph node?  (A C/C++ prototype declares, it does not define.)"""
+    return d.kind in GRAPH_NODE_KINDS and not (d.lang == "cuda" and d.attrs.get("decl_only"))
+
+
+def files_by_base(all_files: set[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for f in sorted(all_files):  # sorted: ties between candidates break the same way every run
+        out[posixpath.basename(f)].append(f)
+    return out
+
+
+def pyo3_names(t: Tables) -> list[tuple[Binding, str]]:
+    """(binding, python-visible dotted name) of every PyO3 method/function binding (computed once
+    per tables object: linking file by file asks for it per file)."""
+    cached: list[tuple[Binding, str]] | None = getattr(t, "_pyo3_names", None)
+    if cached is not None:
+        return cached
+    out = []
+    fn_module = {b.rust_qualname.split("::")[-1]: b.python_module for b in t.bindings
+                 if b.kind == "module_member" and b.attrs.get("what") == "function"}
+    only = next(iter(t.pymodules)) if len(t.pymodules) == 1 else ""
+    for b in t.bindings:
+        if b.kind not in ("method", "function"):
+            continue  # a class itself is reached through its constructor/methods
+        if b.kind == "function":
+            module = fn_module.get(b.rust_qualname.split("::")[-1], only)
+            out.append((b, f"{module}.{b.python_name}" if module else b.python_name))
+            continue
+        rtype = b.rust_type or b.rust_qualname.split("::")[-2]
+        cls = t.pyclasses.get(rtype)
+        cls_name = cls.python_name if cls else (b.python_class or rtype)
+        module = t.pyclass_module.get(rtype, only)
+        prefix = f"{module}.{cls_name}" if module else cls_name
+        out.append((b, f"{prefix}.{'__new__' if b.attrs.get('constructor') else b.python_name}"))
+    try:
+        t._pyo3_names = out  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return out
+
+
 class Linker:
     """Builds the graph.  With ``only`` (a set of files) and ``graph``, adds just those
-    files' nodes and outgoing edges to an existing graph (see ``incremental.py``)."""
+    files' nodes and outgoing edges to an existing graph (see ``incremental.py``).
+
+    A linker of a few files may be given the symbol ``tables`` of every file (eager or
+    stored), the ``includes`` of every file and ``known``: node id → kind of the nodes
+    other files own, which ``graph`` then need not hold (parallel and stored re-links).
+    """
 
     def __init__(self, facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
-                 only: set[str] | None = None, graph: nx.MultiDiGraph[str] | None = None,
-                 packages: Packages | None = None):
+                 only: set[str] | None = None, graph: Any = None,
+                 tables: Tables | None = None, known: Mapping[str, str] | None = None,
+                 includes: Mapping[str, set[str]] | None = None, by_base: dict[str, list[str]] | None = None,
+                 indexed: set[str] | None = None, packages: Packages | None = None):
         self.facts = facts
         self.only = only
         self.packages = packages if packages is not None else Packages()
         self.all_files = all_files
         self.vendored = vendored
-        self.t = Tables()
-        for f in facts.values():
-            self.t.add_file(f)
-        self.t.finish()
-        self.g = graph if graph is not None else nx.MultiDiGraph()
-        self.by_base: dict[str, list[str]] = defaultdict(list)
-        for rel in all_files:
-            self.by_base[posixpath.basename(rel)].append(rel)
-        self.includes: dict[str, set[str]] = defaultdict(set)
+        if tables is None:
+            tables = Tables()
+            for f in facts.values():
+                tables.add_file(f)
+            tables.finish()
+        self.t = tables
+        self.known = known
+        if graph is None:
+            import networkx as nx
+
+            graph = nx.MultiDiGraph()
+        self.g = graph
+        self.by_base = by_base if by_base is not None else files_by_base(all_files)
+        self.includes: Mapping[str, set[str]] = includes if includes is not None else defaultdict(set)
+        self._own_includes = includes is None
+        self.indexed = indexed if indexed is not None else set(facts)  # files with facts (an include target)
         self.pending_includes: set[str] = set()  # vendored files included but not parsed
         self.dropped: dict[str, Counter[str]] = defaultdict(Counter)  # file → reason → count
+
+    def _has(self, node: str) -> bool:
+        return node in self.g or (self.known is not None and node in self.known)
+
+    def _kind(self, node: str) -> str:
+        if self.known is not None and node in self.known:
+            return self.known[node]
+        kind: str = self.g.nodes[node].get("kind", "")
+        return kind
+
+    def _own_defs(self) -> Iterator[tuple[str, Definition]]:
+        """(node id, definition) of the linked files' definitions, as the tables index them."""
+        for f in self.facts.values():
+            if not self._mine(f.file):
+                continue
+            ids: dict[str, Definition] = {}
+            for d in f.defs:
+                ids[node_id(d)] = d
+            yield from ids.items()
 
     # -- nodes -------------------------------------------------------------------------
 
@@ -101,43 +178,24 @@ class Linker:
         return self.only is None or file in self.only
 
     def _nodes(self) -> None:
-        for nid, d in self.t.defs.items():
-            prototype = d.lang == "cuda" and d.attrs.get("decl_only")  # declares, does not define: no node
-            if d.kind in GRAPH_NODE_KINDS and self._mine(d.file) and not prototype:
+        for nid, d in self._own_defs():
+            if makes_node(d):
                 self.g.add_node(nid, **_node_attrs(d, d.file in self.vendored))
 
     def _pyo3(self) -> dict[str, str]:
         """Binding nodes, keyed by the python-visible dotted name; `exposes` edges to Rust."""
         out: dict[str, str] = {}
-        fn_module = {b.rust_qualname.split("::")[-1]: b.python_module for b in self.t.bindings
-                     if b.kind == "module_member" and b.attrs.get("what") == "function"}
-        only = next(iter(self.t.pymodules)) if len(self.t.pymodules) == 1 else ""
-        for b in self.t.bindings:
-            if b.kind not in ("method", "function", "class"):
-                continue
-            if b.kind == "function":
-                module = fn_module.get(b.rust_qualname.split("::")[-1], only)
-                dotted = f"{module}.{b.python_name}" if module else b.python_name
-            else:
-                rtype = b.rust_type or b.rust_qualname.split("::")[-2 if b.kind == "method" else -1]
-                cls = self.t.pyclasses.get(rtype)
-                cls_name = cls.python_name if cls else (b.python_class or rtype)
-                module = self.t.pyclass_module.get(rtype, only)
-                prefix = f"{module}.{cls_name}" if module else cls_name
-                if b.kind == "class":
-                    continue  # the class itself is reached through its constructor/methods
-                name = "__new__" if b.attrs.get("constructor") else b.python_name
-                dotted = f"{prefix}.{name}"
+        for b, dotted in pyo3_names(self.t):
             nid = f"pyo3:{dotted}"
             out[dotted] = nid
             if not self._mine(b.file):
                 continue
             self.g.add_node(nid, kind="pyo3_binding", name=dotted.rsplit(".", 1)[-1], qualname=dotted, lang="rust",
                             file=b.file, line=b.line, end_line=b.line, vendored=False, attrs=dict(b.attrs))
-            targets = [i for i in self.t.by_qual.get(b.rust_qualname, []) if i in self.g]
+            targets = [i for i in self.t.by_qual.get(b.rust_qualname, []) if self._has(i)]
             if not targets:
                 targets = [i for i in self.t.by_name.get(("rust", b.rust_qualname.split("::")[-1]), [])
-                           if i in self.g and self.t.defs[i].container == (b.rust_type or self.t.defs[i].container)]
+                           if self._has(i) and self.t.defs[i].container == (b.rust_type or self.t.defs[i].container)]
             res = Resolved.of(targets, "PyO3 attribute on the Rust item")
             for tgt in res.targets:
                 self.g.add_edge(nid, tgt, kind="exposes", file=b.file, line=b.line, col=0, site=f"{b.file}:{b.line}:0",
@@ -146,16 +204,19 @@ class Linker:
 
     def _includes(self) -> None:
         for f in self.facts.values():
+            if not self._own_includes and not self._mine(f.file):
+                continue
             for imp in f.imports:
                 if imp.kind != "include":
                     continue
                 target = resolve_include(imp.path, f.file, self.all_files, self.by_base)
                 if target is None:
                     continue
-                self.includes[f.file].add(target)
+                if self._own_includes:
+                    self.includes[f.file].add(target)
                 if not self._mine(f.file):
                     continue
-                if target not in self.facts:
+                if target not in self.indexed:
                     self.pending_includes.add(target)
                     continue
                 src, dst = f"file:{f.file}", f"file:{target}"
@@ -172,7 +233,7 @@ class Linker:
     def _caller(self, f: FileFacts, call: CallSite, index: dict[tuple[str, str], list[str]]) -> str:
         ids = index.get((f.file, call.caller), [])
         if len(ids) > 1:
-            inside = [i for i in ids if self.t.defs[i].line <= call.line <= self.t.defs[i].end_line]
+            inside = [i for i in ids if self._defs[i].line <= call.line <= self._defs[i].end_line]
             ids = inside or ids
         if ids:
             return ids[0]
@@ -197,11 +258,11 @@ class Linker:
         return "call"
 
     def _calls(self, pyo3: dict[str, str]) -> None:
-        rust = RustResolver(self.t, self.packages)
-        cuda = CudaResolver(self.t, self.includes, self.vendored)
+        rust = RustResolver(self.t, self.packages, self.facts)
+        cuda = CudaResolver(self.t, cast("dict[str, set[str]]", self.includes), self.vendored)
         py = PythonResolver(self.t, pyo3, self.packages)
         index: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for nid, d in self.t.defs.items():
+        for nid, d in self._own_defs():
             if nid in self.g:
                 index[(d.file, d.qualname)].append(nid)
         for f in self.facts.values():
@@ -209,7 +270,7 @@ class Linker:
                 continue
             for call in f.calls:
                 src = self._caller(f, call, index)
-                caller = self.t.defs.get(src)
+                caller = self._defs.get(src)
                 local = cuda.project_definition(call, caller) if call.kind == "vendor" and f.lang == "cuda" else None
                 if local is not None:
                     res = local
@@ -262,7 +323,7 @@ class Linker:
                         "closure", name_only=res.name_only)
 
     def _add_call_edges(self, src: str, call: CallSite, res: Resolved) -> None:
-        targets = [t for t in res.targets if t in self.g]
+        targets = [t for t in res.targets if self._has(t)]
         how = res.how
         if len(targets) > MAX_CANDIDATES:  # kept and listed on one node, not drawn as N edges
             amb = f"ambiguous:{call.callee}@{call.file}:{call.line}"
@@ -296,15 +357,15 @@ class Linker:
             "name_only": res.name_only,
         }
         for tgt in targets:
-            kind = self._edge_kind(call, self.g.nodes[tgt].get("kind", ""))
+            kind = self._edge_kind(call, self._kind(tgt))
             self.g.add_edge(src, tgt, key=base["site"], kind=kind, **base)
 
     def _ffi(self) -> None:
-        for nid, d in self.t.defs.items():
-            if d.kind != "ffi_decl" or nid not in self.g or not self._mine(d.file):
+        for nid, d in self._own_defs():
+            if d.kind != "ffi_decl" or nid not in self.g:
                 continue
             sym = d.symbol or d.name
-            targets = [i for i in self.t.symbols.get(sym, []) if i in self.g and i != nid]
+            targets = [i for i in self.t.symbols.get(sym, []) if self._has(i) and i != nid]
             res = Resolved.of(targets, f"C symbol {sym}")
             if not targets:
                 res = Resolved(status=UNRESOLVED, how=f"no definition of C symbol {sym} in the indexed code",
@@ -314,7 +375,8 @@ class Linker:
             for _, _, data in self.g.out_edges(nid, data=True):
                 data["kind"] = "ffi"
 
-    def link(self) -> nx.MultiDiGraph[str]:
+    def link(self) -> Any:
+        """Link the files: the graph written to (``graph``, or a new networkx one)."""
         was = gc.isenabled()
         gc.disable()  # linking makes many small acyclic objects; collector passes over them cost more than the work
         try:
@@ -323,7 +385,8 @@ class Linker:
             if was:
                 gc.enable()
 
-    def _link(self) -> nx.MultiDiGraph[str]:
+    def _link(self) -> Any:
+        self._defs = dict(self._own_defs())  # the linked files' own definitions (with their locals)
         self._nodes()
         pyo3 = self._pyo3()
         self._includes()
@@ -337,7 +400,6 @@ class Linker:
         for c in by_file.values():
             total.update(c)
         self.g.graph["dropped"] = dict(total)
-        self.g.graph["manifests"] = self.packages.fingerprint
         return self.g
 
 
@@ -347,4 +409,4 @@ def link(facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
     return linker.link(), linker
 
 
-__all__ = ["link", "Linker", "node_id", "resolve_include"]
+__all__ = ["link", "Linker", "node_id", "resolve_include", "makes_node"]

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
-from apxtui.facts import CallSite, Context, Definition, Import
+from apxtui.facts import CallSite, Context, Definition, FileFacts, Import
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
 from apxtui.index.rust_types import (
     CONTAINERS,
@@ -231,17 +232,17 @@ def _scope_module(d: Definition) -> str:
     return q.rpartition("::")[0]
 
 
+#: The resolver's indexes over all files' definitions: computed once per tables object and
+#: packages (a build links file by file, each with its own resolver), shared read-only.
+_SHARED_INDEXES = ("type_defs", "_same_qual", "test_only", "impl_methods", "trait_impl_methods", "trait_impls",
+                   "type_traits", "trait_decls")
+
+
 class RustResolver:
-    def __init__(self, t: Tables, packages: Packages | None = None):
+    def __init__(self, t: Tables, packages: Packages | None = None, files: Mapping[str, FileFacts] | None = None):
         self.t = t
         self.pk = packages if packages is not None else Packages()
-        self.type_defs: dict[str, Definition] = {}
-        self._same_qual: dict[str, list[Definition]] = {}  # qualnames several types share (cfg alternatives,
-        for defs in t.types.values():                        # same-named bin/test crates of two packages)
-            for d in defs:
-                if d.qualname in self.type_defs:
-                    self._same_qual.setdefault(d.qualname, [self.type_defs[d.qualname]]).append(d)
-                self.type_defs.setdefault(d.qualname, d)
+        self.files = files if files is not None else {}  # the linked files' full facts (tables hold interfaces)
         self._ty_memo: dict[tuple[Any, ...], str] = {}
         self._imp_memo: dict[int, tuple[str, ...]] = {}
         self._recv_cache: dict[tuple[Any, ...], str] = {}
@@ -252,6 +253,18 @@ class RustResolver:
         self._let_memo: dict[tuple[Any, ...], str] = {}
         self._calls_by_caller: dict[tuple[str, str], list[CallSite]] = {}
         self._pattern_memo: dict[tuple[Any, ...], str] = {}
+        shared = getattr(t, "_rust_indexes", None)
+        if shared is not None and shared[0] is packages:
+            for name, value in zip(_SHARED_INDEXES, shared[1], strict=True):
+                setattr(self, name, value)
+            return
+        self.type_defs: dict[str, Definition] = {}
+        self._same_qual: dict[str, list[Definition]] = {}  # qualnames several types share (cfg alternatives,
+        for defs in t.types.values():                        # same-named bin/test crates of two packages)
+            for d in defs:
+                if d.qualname in self.type_defs:
+                    self._same_qual.setdefault(d.qualname, [self.type_defs[d.qualname]]).append(d)
+                self.type_defs.setdefault(d.qualname, d)
         self.test_only = {i for i, d in t.defs.items() if d.cfg and is_test_only(d)}
         # impl index: (type ref, method) → ids; trait ref → implementing type refs
         self.impl_methods: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -260,6 +273,10 @@ class RustResolver:
         self.type_traits: dict[str, set[str]] = defaultdict(set)
         self.trait_decls: dict[tuple[str, str], list[str]] = defaultdict(list)
         self._index_impls()
+        try:
+            t._rust_indexes = (packages, tuple(getattr(self, n) for n in _SHARED_INDEXES))  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
 
     # -- scopes and visibility -------------------------------------------------------------
 
@@ -881,7 +898,7 @@ class RustResolver:
         key = (caller.file, caller.qualname)
         calls = self._calls_by_caller.get(key)
         if calls is None:
-            f = self.t.file_of.get(caller.file)
+            f = self.files.get(caller.file) or self.t.file_of.get(caller.file)
             calls = self._calls_by_caller[key] = [c for c in (f.calls if f else ()) if c.caller == caller.qualname
                                                   and c.kind == "method"]
         head = ctx.text.strip()
