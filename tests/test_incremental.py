@@ -163,3 +163,29 @@ def test_body_edit_in_a_file_with_relative_use_paths_is_relinked_incrementally(t
     calls = [(inc.graph.nodes[v]["qualname"], d["resolution"]) for _, v, d in inc.graph.out_edges(
         "k::entry@k/src/lib.rs:4", data=True)]
     assert calls == [("k::ops::norm", "exact")] * 2
+
+
+def _crossings(g, src_dir, dst_dir):
+    """Call edges from files under ``src_dir`` to definitions in files under ``dst_dir``."""
+    return {(u, v) for u, v, d in g.edges(data=True)
+            if d.get("kind") in ("call", "launch") and g.nodes[u].get("file", "").startswith(src_dir)
+            and g.nodes[v].get("file", "").startswith(dst_dir)}
+
+
+@pytest.mark.parametrize("body_edit", [False, True])
+def test_manifest_edit_relinks_with_the_new_package_boundaries(tmp_path, indexed_demo, body_edit):
+    """Dropping a dependency from a Cargo.toml takes the crate's links into it away, also when a
+    body edit elsewhere would otherwise be re-linked alone against the stored tables."""
+    model, cuda = "crates/apxinf-model/", "crates/apxinf-cuda/"
+    root = _indexed_copy(tmp_path, indexed_demo)
+    before = build_index(root, workers=1)
+    assert _crossings(before.graph, model, cuda), "the demo's model crate calls into the cuda crate"
+    manifest = root / model / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace('apxinf-cuda = { path = "../apxinf-cuda" }\n', ""))
+    if body_edit:
+        p = root / NORM
+        p.write_text("// shifted\n" + p.read_text())
+    idx = build_index(root, workers=1)
+    assert not _crossings(idx.graph, model, cuda)
+    assert _shape(idx.graph) == _shape(_full(root).graph)
+    assert _shape(build_index(root, workers=1).graph) == _shape(idx.graph)  # and it is a valid warm start
