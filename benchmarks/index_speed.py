@@ -2,8 +2,8 @@
 
     python benchmarks/index_speed.py [CHECKOUT ...] [--repeat N] [--from SYMBOL] [--edit REL ...]
 
-Each checkout's indexable files (and the Cargo.toml / __init__.py files that shape module
-paths) are copied to a temporary directory first, so nothing is written inside the
+Each checkout's indexable files (and the manifests and __init__.py files that shape module
+paths and package boundaries) are copied to a temporary directory first, so nothing is written inside the
 checkout measured (the copy is a plain walk, no git).  Every figure is a fresh
 ``python -m apxtui`` process (imports, cache, exit included), measured by ``wait4``:
 wall seconds, CPU seconds (user + system, worker processes included) and peak RSS (the
@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from apxtui.packages import is_manifest  # noqa: E402
 from apxtui.scan import EXTENSIONS, scan  # noqa: E402
 
 SHAPE_FILES = {"Cargo.toml", "__init__.py"}
@@ -53,7 +54,7 @@ def copy_checkout(src: Path, dst: Path) -> int:
         if "/.git" in dirpath:
             continue
         for fn in files:
-            if fn in SHAPE_FILES:
+            if fn in SHAPE_FILES or is_manifest(fn):
                 rels.append(os.path.relpath(os.path.join(dirpath, fn), src))
     for rel in set(rels):
         target = dst / rel
@@ -132,13 +133,16 @@ def bench(checkout: Path, repeat: int, workers: int, entry: str | None, edits: l
         run([*apx, "index", str(root), *jobs], env)  # fill the cache
         warm = [run([*apx, "index", str(root), *jobs], env) for _ in range(repeat)]
         reindex = {}
+        modes: dict[str, set[str]] = {}
         for rel in edit_targets(root, edits):
             rows = []
             for i in range(repeat):
                 with open(root / rel, "a") as fh:
                     fh.write(f"\n{'#' if rel.endswith(('.py', '.pyi')) else '//'} touched {i}\n")
                 rows.append(run([*apx, "index", str(root), "--json", *jobs], env))
-                assert json.loads(rows[-1][3])["parsed_this_run"] == 1
+                got = json.loads(rows[-1][3])
+                assert got["parsed_this_run"] == 1
+                modes.setdefault(rel, set()).add("incremental" if "incremental" in got["seconds"] else "full link")
             reindex[rel] = rows
         trace = None
         if entry is None:
@@ -151,7 +155,7 @@ def bench(checkout: Path, repeat: int, workers: int, entry: str | None, edits: l
         return {
             "checkout": str(checkout), "files": copied, "parsed_cold": len(parsed), "workers": workers,
             "floor": fl, "cold": stats(cold), "cold_phases": fastest["seconds"], "warm": stats(warm),
-            "reindex": {rel: stats(rows) for rel, rows in reindex.items()},
+            "reindex": {rel: {**stats(rows), "mode": "/".join(sorted(modes[rel]))} for rel, rows in reindex.items()},
             "trace": (entry, stats(trace)) if trace else None,
             "cold_over_floor": {"wall": min(r[0] for r in cold) / fl["wall_min"],
                                 "cpu": min(r[1] for r in cold) / fl["cpu_min"]},
@@ -200,7 +204,7 @@ def main() -> None:
         print(f"                  phases of the fastest: {r['cold_phases']}")
         print(f"  warm index      {_fmt(r['warm'])}")
         for rel, s in r["reindex"].items():
-            print(f"  re-index        {_fmt(s)}  after editing {rel}")
+            print(f"  re-index        {_fmt(s)}  after editing {rel} ({s['mode']})")
         if r["trace"]:
             print(f"  warm trace md   {_fmt(r['trace'][1])}  --from {r['trace'][0]}")
 
