@@ -189,3 +189,36 @@ def test_manifest_edit_relinks_with_the_new_package_boundaries(tmp_path, indexed
     assert not _crossings(idx.graph, model, cuda)
     assert _shape(idx.graph) == _shape(_full(root).graph)
     assert _shape(build_index(root, workers=1).graph) == _shape(idx.graph)  # and it is a valid warm start
+
+
+def _rust_indexes(root):
+    """The Rust resolver's stored indexes, by file and line (comparable across databases)."""
+    import sqlite3
+
+    from apxtui.index.resolve_rust import unpack_indexes
+
+    with sqlite3.connect(db_path(root.resolve())) as c:
+        ix = unpack_indexes(c.execute("SELECT value FROM meta WHERE key='rust_indexes'").fetchone()[0])
+    out = {"types_by_qual": {q: [(d.file, d.line) for d in ds] for q, ds in ix["types_by_qual"].items()},
+           "test_only": ix["test_only"]}
+    for name in ("impl_methods", "trait_impl_methods", "trait_decls"):
+        out[name] = {k: v for k, v in ix[name].items() if v}
+    return out
+
+
+@pytest.mark.parametrize("edit", [
+    lambda s: "// shifted\n\n" + s.replace("impl Tensor {", "impl Tensor {\n    pub fn extra_method(&self) {}", 1),
+    lambda s: s + "\npub struct Tensor2;\nimpl Default for Tensor2 {\n    fn default() -> Self { Tensor2 }\n}\n"
+                  "impl Tensor2 {\n    pub fn len(&self) -> usize { 0 }\n}\n",
+])
+def test_rust_indexes_patched_by_a_relink_equal_a_full_builds(tmp_path, indexed_demo, monkeypatch, edit):
+    rel = "crates/apxinf-cuda/src/tensor.rs"
+    root = _indexed_copy(tmp_path, indexed_demo)
+    p = root / rel
+    p.write_text(edit(p.read_text()))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings
+    patched = _rust_indexes(root)
+    monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path / "fresh-cache"))
+    build_index(root, workers=1)
+    assert patched == _rust_indexes(root)

@@ -246,6 +246,7 @@ class _Build:
         self.parsed: list[str] = []
         self.data: dict[str, bytes] = {}
         self.stat_rows: list[tuple[str, int, int, int, int, str]] = []
+        self.rust_indexes: bytes | None = None  # the Rust resolver's indexes of the generation written
 
     # -- what the checkout is now ----------------------------------------------------------
 
@@ -484,9 +485,10 @@ class _Build:
 
     def _link(self, jobs: list[tuple[str, bytes]], ctx: LinkContext) -> dict[str, FileLink]:
         from apxtui.index.linkjob import FileLink, link_blobs, link_file, set_context  # lazy: start-up
-        from apxtui.index.resolve_rust import RustResolver  # lazy: start-up
+        from apxtui.index.resolve_rust import RustResolver, pack_indexes  # lazy: start-up
 
-        RustResolver(ctx.tables, ctx.packages)  # its indexes over all files: built once, shared (and inherited)
+        # its indexes over all files: built once, shared (inherited by the workers), stored with the generation
+        self.rust_indexes = pack_indexes(RustResolver(ctx.tables, ctx.packages).stored_indexes())
         out: dict[str, FileLink] = {}
         if self.workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
             for rel, blob in jobs:

@@ -63,14 +63,20 @@ def write_generation(b: _Build, order: list[str], recs: dict[str, Record], links
                   "AND files.key = facts.key)", (now - FACTS_KEEP_S,))
         summary = recount(c)
         summary["vendored_indexed"] = vendored_indexed
-        set_meta(c, b.state, b.shared_signature(), summary)
+        set_meta(c, b.state, b.shared_signature(), summary, b.rust_indexes)
 
 
-def set_meta(c: sqlite3.Connection, state: str, vendored: str, summary: dict[str, Any]) -> None:
+def set_meta(c: sqlite3.Connection, state: str, vendored: str, summary: dict[str, Any],
+             rust_indexes: bytes | None) -> None:
+    """The generation's identity and summary, and the Rust resolver's indexes (a re-link patches them)."""
     gen = c.execute("SELECT value FROM meta WHERE key='gen'").fetchone()
     c.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                   [("state", state), ("gen", (gen[0] if gen else 0) + 1), ("vendored", vendored),
                    ("summary", pack(summary))])
+    if rust_indexes is None:
+        c.execute("DELETE FROM meta WHERE key='rust_indexes'")
+    else:
+        c.execute("INSERT OR REPLACE INTO meta VALUES ('rust_indexes', ?)", (rust_indexes,))
 
 
 def _last(attrs: dict[str, Any]) -> str:

@@ -287,6 +287,7 @@ def _apply(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], ch
     for r in changed:  # a new #include of a vendored file not indexed yet: the full build would index it
         if any(t in vendored and t not in old for t in includes[r]):
             raise Abandon("a newly included vendored file")
+    _rust_indexes(b, w, tables, old, relink, new_iface, rank)
     added = {node_id(d): d.kind for r in changed for d in new_iface[r].defs if makes_node(d)}
     pyo3 = {f"pyo3:{dotted}" for _, dotted in pyo3_names(cast(Tables, tables))}
     ctx = LinkContext(tables, _Known(w, changed_set, added, pyo3), includes, all_files, vendored, by_base, set(old),
@@ -307,6 +308,30 @@ def _apply(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], ch
         if sorted(map(tuple, old_link[rel][0].get("names", []))) != sorted(map(tuple, fl.info["names"])):
             raise Abandon("names that decide the lazily indexed vendored files changed")
     _write(b, w, rank, links, old_link, remap, changed, new_iface, recs)
+
+
+def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: dict[str, tuple[Any, ...]],
+                  relink: set[str], new_iface: dict[str, FileFacts], rank: dict[str, int]) -> None:
+    """The Rust resolver's indexes for the re-link (shared by its resolvers through ``tables``) and
+    for the new generation: the stored ones with the re-linked files' entries made again."""
+    from apxtui.index.resolve_rust import RustResolver, pack_indexes, unpack_indexes  # lazy: start-up
+
+    row = w.execute("SELECT value FROM meta WHERE key='rust_indexes'").fetchone()
+    if row is None:  # (an index stored without them): made from every file's stored tables
+        r = RustResolver(cast(Tables, tables), b.sr.packages)
+    else:
+        ifaces = {}
+        for rel in relink:
+            if rel in new_iface:
+                ifaces[rel] = new_iface[rel]
+                continue
+            got = w.execute("SELECT iface FROM facts WHERE rel=? AND key=?", (rel, old[rel][1])).fetchone()
+            if got is None:
+                raise Abandon(f"{rel}: stored interface missing")
+            ifaces[rel] = load_iface(got[0])[0]
+        r = RustResolver(cast(Tables, tables), b.sr.packages, indexes=unpack_indexes(row[0]))
+        r.replace_files(ifaces, rank)
+    b.rust_indexes = pack_indexes(r.stored_indexes())
 
 
 def _write(b: _Build, w: sqlite3.Connection, rank: dict[str, int], links: dict[str, FileLink],
@@ -366,7 +391,7 @@ def _write(b: _Build, w: sqlite3.Connection, rank: dict[str, int], links: dict[s
         w.executemany("INSERT INTO tabs VALUES (?, ?, ?, ?)",
                       ((tab, key, rank[r], value) for tab, key, value in contribution_rows_of(recs[r])))
     w.executemany("INSERT OR REPLACE INTO stat VALUES (?, ?, ?, ?, ?, ?)", b.stat_rows)
-    set_meta(w, b.state, b.shared_signature(), recount_after(w, rank, old_link, links))
+    set_meta(w, b.state, b.shared_signature(), recount_after(w, rank, old_link, links), b.rust_indexes)
 
 
 def _shared(w: sqlite3.Connection, rank: dict[str, int], links: dict[str, FileLink],
