@@ -332,8 +332,6 @@ class RustResolver:
     def replace_files(self, ifaces: Mapping[str, FileFacts], rank: Mapping[str, int]) -> None:
         """Re-index the definitions of the files ``ifaces`` names (their new interfaces), keeping every
         other file's entries; the file order ``rank`` orders each entry's list as a full build would."""
-        from apxtui.index.tables import Tables  # (runtime import: the module imports only the type)
-
         gone = set(ifaces)
         order = sorted(ifaces, key=lambda r: rank.get(r, 1 << 30))
         by_file = {rel: Tables() for rel in order}
