@@ -1,5 +1,3 @@
-import sys
+from apxtui.cli import run
 
-from apxtui.cli import main
-
-sys.exit(main())
+run()

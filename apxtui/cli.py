@@ -1,14 +1,18 @@
 """Command line: ``apxtui CHECKOUT`` (the TUI) and the headless sub-commands.
 
 Each sub-command lives in ``apxtui/commands/<name>.py`` exposing ``add_parser(sub)``
-(which registers an argparse sub-parser and sets ``func``).  Exit codes: 0 ok,
-2 usage error, 1 anything else (one line on stderr; traceback only with --debug).
+(which registers an argparse sub-parser and sets ``func``); only the command being run
+is imported.  Exit codes: 0 ok, 2 usage error, 1 anything else (one line on stderr;
+traceback only with --debug).  The console script (:func:`run`) leaves the process
+without tearing down what it built once the output is flushed.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
+import os
 import sys
 
 from apxtui import __version__
@@ -20,7 +24,8 @@ from apxtui.textsafe import one_line
 COMMANDS = ("index", "symbols", "graph", "trace", "kernels", "capture", "checkpoint", "config")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every sub-command, or just ``only`` (what a run of that command needs)."""
     p = argparse.ArgumentParser(
         prog="apxtui",
         description="Explore an inference engine's execution path (Python → PyO3 → Rust → C ABI → CUDA) "
@@ -29,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"apxtui {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"apxtui.commands.{name}").add_parser(sub)
     return p
 
@@ -59,18 +64,17 @@ def split_command(argv: list[str], commands: set[str], takes_value: set[str]) ->
 
 def _parse(argv: list[str]):
     """(function to run, parsed args) for ``argv``: a sub-command, or the TUI."""
-    parser = build_parser()
     tui_parser = tui.build_parser()
-    commands = set(COMMANDS)
     takes_value = {o for a in tui_parser._actions if a.nargs != 0 for o in a.option_strings}
-    cmd, argv = split_command(argv, commands, takes_value)
+    cmd, argv = split_command(argv, set(COMMANDS), takes_value)
     if cmd is None:  # `apxtui CHECKOUT [opts]` (no sub-command) opens the TUI
         return tui.run, tui_parser.parse_args(argv)
-    args = parser.parse_args(argv)
+    args = build_parser(only=cmd).parse_args(argv)
     return args.func, args
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, oneshot: bool = False) -> int:
+    """Run the command line ``argv``; ``oneshot``: the process ends after it (the console script)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     with Streams() as streams:
@@ -79,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             check_output_path(getattr(args, "output", None))
             if getattr(args, "command", None) is None:
                 streams.release()  # the explorer draws on the real terminal
+            elif oneshot:
+                gc.disable()  # a headless command makes no cyclic garbage worth the collector's passes
             code = int(func(args) or 0)
             sys.stdout.flush()
             return code
@@ -96,5 +102,23 @@ def main(argv: list[str] | None = None) -> int:
             return 1
 
 
+def run() -> None:
+    """Console-script entry: run, flush, and leave without tearing down the index and trees
+    built on the way (their deallocation can take longer than the command)."""
+    try:
+        code = main(oneshot=True)
+    except SystemExit as e:  # argparse errors and --help
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        if e.code is not None and not isinstance(e.code, int):
+            print(e.code, file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

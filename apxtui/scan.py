@@ -12,8 +12,10 @@ import os
 import re
 import stat
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from apxtui.errors import ScanError
 from apxtui.facts import Issue
@@ -47,6 +49,7 @@ class SourceFile:
     size: int
     vendored: bool = False
     module: str = ""  # Rust module qualname or Python dotted module
+    stat: tuple[int, int, int, int] = (0, 0, 0, 0)  # (size, mtime_ns, ctime_ns, inode): the cache's change check
 
 
 @dataclass
@@ -94,14 +97,18 @@ def _git(root: Path, *args: str, stderr: list[str] | None = None) -> str | None:
 
 
 def git_info(root: Path) -> GitInfo | None:
-    top = _git(root, "rev-parse", "--show-toplevel")
-    if top is None:
-        return None
     info = GitInfo()
-    info.revision = (_git(root, "rev-parse", "HEAD") or "").strip() or "(no commits)"
-    info.branch = (_git(root, "rev-parse", "--abbrev-ref", "HEAD") or "").strip()
+    head = _git(root, "rev-parse", "--show-toplevel", "--show-prefix", "HEAD", "--abbrev-ref", "HEAD")
+    lines = head.split("\n") if head is not None else []
+    if len(lines) >= 4:  # one call: top, prefix, revision, branch
+        prefix, info.revision, info.branch = lines[1].strip(), lines[2].strip(), lines[3].strip()
+    else:  # not a repository, or no commit yet: one question at a time
+        if _git(root, "rev-parse", "--show-toplevel") is None:
+            return None
+        info.revision = (_git(root, "rev-parse", "HEAD") or "").strip() or "(no commits)"
+        info.branch = (_git(root, "rev-parse", "--abbrev-ref", "HEAD") or "").strip()
+        prefix = (_git(root, "rev-parse", "--show-prefix") or "").strip()  # status paths are top-relative
     status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".") or ""
-    prefix = (_git(root, "rev-parse", "--show-prefix") or "").strip()  # status paths are top-relative
     entries = status.split("\0")
     i = 0
     while i < len(entries):
@@ -153,11 +160,12 @@ def _walk_files(root: Path, skipped: list[Issue] | None = None) -> list[str]:
             rel = os.path.relpath(e.filename, root).replace(os.sep, "/")
             skipped.append(Issue(rel + "/", "unreadable", f"directory not listed: {e.strerror or e}"))
 
+    base = len(str(root)) + 1
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for fn in filenames:
-            full = os.path.join(dirpath, fn)
-            files.append(os.path.relpath(full, root).replace(os.sep, "/"))
+        rel_dir = dirpath[base:].replace(os.sep, "/")
+        prefix = rel_dir + "/" if rel_dir else ""
+        files += [prefix + fn for fn in filenames]
     return sorted(files)
 
 
@@ -177,9 +185,25 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
         os.listdir(root)
     except OSError as e:
         raise ScanError(f"{root}: cannot read directory ({e.strerror or e})") from e
-    git = git_info(root)
     skipped: list[Issue] = []
-    rels = _git_files(root, skipped) if git is not None else None
+    listing: dict[str, Any] = {}
+
+    def list_files() -> None:  # git ls-files beside git status (each waits on its own process)
+        try:
+            listing["rels"] = _git_files(root, listing.setdefault("skipped", []))
+        except BaseException as e:  # noqa: BLE001 - raised below when the checkout is a repository
+            listing["error"] = e
+
+    lister = threading.Thread(target=list_files)
+    lister.start()
+    git = git_info(root)
+    lister.join()
+    rels = None
+    if git is not None:
+        if "error" in listing:
+            raise listing["error"]
+        rels = listing.get("rels")
+        skipped += listing.get("skipped", [])
     if rels is None:
         rels = _walk_files(root, skipped)
     files: list[SourceFile] = []
@@ -222,7 +246,8 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
         if st.st_size > MAX_BYTES:
             skipped.append(Issue(rel, "too_large", f"{st.st_size:,} bytes (limit {MAX_BYTES:,}); not parsed"))
             continue
-        sf = SourceFile(rel, lang, st.st_size, is_vendored(rel, vendored))
+        sf = SourceFile(rel, lang, st.st_size, is_vendored(rel, vendored),
+                        stat=(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
         if lang == "rust":
             sf.module = crates.rust_module(rel)
         elif lang == "python":
@@ -272,6 +297,7 @@ class CrateMap:
         self.root = root
         self.issues = issues if issues is not None else []
         self._names: dict[str, str | None] = {}
+        self._dirs: dict[str, tuple[str, str]] = {}
 
     def _crate_name(self, d: PurePosixPath) -> str | None:
         key = str(d)
@@ -292,21 +318,25 @@ class CrateMap:
             self._names[key] = name
         return self._names[key]
 
-    def rust_module(self, rel: str) -> str:
-        p = PurePosixPath(rel)
-        d = p.parent
-        while True:
-            name = self._crate_name(d)
+    def _crate_of(self, d: str) -> tuple[str, str]:
+        """(crate directory, crate name) of the nearest Cargo.toml at or above directory ``d``."""
+        hit = self._dirs.get(d)
+        if hit is None:
+            name = self._crate_name(PurePosixPath(d or "."))
             if name is not None:
-                break
-            if str(d) in ("", "."):
-                name = _ident(self.root.name)
-                d = PurePosixPath("")
-                break
-            d = d.parent
-        inner = p.relative_to(d) if str(d) not in ("", ".") else p
-        parts = list(inner.parts)
-        parts[-1] = PurePosixPath(parts[-1]).stem
+                hit = (d, name)
+            elif not d:
+                hit = ("", _ident(self.root.name))
+            else:
+                hit = self._crate_of(d.rpartition("/")[0])
+            self._dirs[d] = hit
+        return hit
+
+    def rust_module(self, rel: str) -> str:
+        crate_dir, name = self._crate_of(rel.rpartition("/")[0])
+        parts = (rel[len(crate_dir) + 1:] if crate_dir else rel).split("/")
+        stem, dot, _ = parts[-1].rpartition(".")
+        parts[-1] = stem if dot and stem else parts[-1]
         if len(parts) >= 3 and parts[:2] == ["src", "bin"] or len(parts) >= 2 and parts[0] in _TARGET_DIRS:
             # a binary / test / example / bench target is its own crate, named after the file or dir
             parts = parts[2:] if parts[0] == "src" else parts[1:]

@@ -19,9 +19,7 @@ import difflib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from apxtui.errors import SymbolError
 from apxtui.profile import decide
@@ -29,6 +27,9 @@ from apxtui.vocab import CALL_EDGE_KINDS
 
 #: The extra arm of a by-name-only choice: the receiver is of a type no candidate belongs to.
 NAME_ONLY_OTHER = "another type's method (receiver type unknown; maybe outside the checkout)"
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 _IMPLICIT_LABEL = {
     "if": "else (no call)",
@@ -130,15 +131,24 @@ def find_symbol(graph: nx.MultiDiGraph[str], text: str) -> str:
     any_crate = want[:1] == ["crate"] and len(want) > 1
     if any_crate:
         want = want[1:]
-    ranked: list[tuple[int, str, str]] = []
-    for n, d in graph.nodes(data=True):
-        if d.get("kind") in ("file", "external") or d.get("decl_only"):
-            continue
-        r = _entry_rank(d, want, text, path, any_crate)
-        if r is not None:
-            ranked.append((r, d.get("qualname", ""), n))
-    ranked.sort()
-    tier = [r // 1000 if r else -1 for r, _, _ in ranked]  # whole name / suffix / case-insensitive
+
+    def rank(candidates: Iterable[Any]) -> list[tuple[int, str, str]]:
+        out = [(r, d.get("qualname", ""), n) for n, d in candidates
+               if d.get("kind") not in ("file", "external") and not d.get("decl_only")
+               and (r := _entry_rank(d, want, text, path, any_crate)) is not None]
+        return sorted(out)
+
+    def tiers(ranked: list[tuple[int, str, str]]) -> list[int]:
+        return [r // 1000 if r else -1 for r, _, _ in ranked]  # whole name / suffix / case-insensitive
+
+    named = getattr(graph, "nodes_named", None)  # a stored graph looks the last segment up in its index
+    if named is not None and want:
+        ranked = rank(named(want[-1]))
+        tier = tiers(ranked)
+        if ranked and (len(ranked) == 1 or tier[0] < tier[1]):
+            return ranked[0][2]  # a unique exact-case match; otherwise the full scan decides and explains
+    ranked = rank(graph.nodes(data=True))
+    tier = tiers(ranked)
     if ranked and (len(ranked) == 1 or tier[0] < tier[1]):
         return ranked[0][2]
     if not ranked:

@@ -6,7 +6,7 @@ import shutil
 import sqlite3
 
 from apxtui.index.build import LazyFacts, build_index
-from apxtui.index.cache import db_path
+from apxtui.index.db import db_path
 
 SRC = {
     "k/Cargo.toml": '[package]\nname = "k"\n',

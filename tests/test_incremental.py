@@ -8,6 +8,7 @@ import pytest
 
 from apxtui.demo import DEMO_CHECKOUT
 from apxtui.index.build import build_index
+from apxtui.index.db import db_path
 
 NORM = "crates/apxinf-cuda/src/kernels/norm.rs"
 BLOCK = "crates/apxinf-model/src/pi05/model/block.rs"
@@ -17,6 +18,35 @@ ADAPTER = "crates/apxinf-cuda/adapters/norm.cu"
 def _copy(tmp_path):
     root = tmp_path / "demo"
     shutil.copytree(DEMO_CHECKOUT, root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def indexed_demo(tmp_path_factory):
+    """A copy of the demo and its index database, made once for the module."""
+    import os
+
+    base = tmp_path_factory.mktemp("indexed")
+    old = os.environ.get("APXTUI_CACHE_DIR")
+    os.environ["APXTUI_CACHE_DIR"] = str(base / "cache")
+    try:
+        root = _copy(base)
+        build_index(root, workers=1)
+        return root, db_path(root.resolve())
+    finally:
+        if old is None:
+            os.environ.pop("APXTUI_CACHE_DIR", None)
+        else:
+            os.environ["APXTUI_CACHE_DIR"] = old
+
+
+def _indexed_copy(tmp_path, indexed_demo):
+    """The demo at a new path with the index the module made (its state does not depend on the path)."""
+    src_root, src_db = indexed_demo
+    root = _copy(tmp_path)
+    dst = db_path(root.resolve())
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src_db, dst)
     return root
 
 
@@ -35,29 +65,50 @@ def _full(root):
     (NORM, lambda s: "// a comment that shifts every line\n\n" + s),  # node ids move
     (BLOCK, lambda s: s.replace("{", "{\n", 1)),
     (ADAPTER, lambda s: "\n\n" + s.replace("return", "cudaGetLastError();\n    return", 1)),  # a new call
+    (NORM, lambda s: s.replace("{", "{ let broken = ;", 1)),  # a syntax error: the file's issues change
 ])
-def test_body_edit_is_relinked_incrementally_and_matches_a_full_link(tmp_path, rel, edit):
-    root = _copy(tmp_path)
-    build_index(root, workers=1)
+def test_body_edit_is_relinked_incrementally_and_matches_a_full_link(tmp_path, indexed_demo, rel, edit):
+    root = _indexed_copy(tmp_path, indexed_demo)
     p = root / rel
     p.write_text(edit(p.read_text()))
     inc = build_index(root, workers=1)
     assert "incremental" in inc.timings and inc.parsed == [rel]
-    assert _shape(inc.graph) == _shape(_full(root).graph)
+    full = _full(root)
+    assert _shape(inc.graph) == _shape(full.graph)
+    assert inc.summary() == full.summary()  # the counts `index` prints, updated in place
     # and the snapshot written by the incremental run is itself a valid warm start
     warm = build_index(root, workers=1)
     assert "snapshot" in warm.timings and _shape(warm.graph) == _shape(inc.graph)
 
 
-def test_interface_change_falls_back_to_a_full_link(tmp_path):
-    root = _copy(tmp_path)
-    build_index(root, workers=1)
-    p = root / NORM
-    p.write_text(p.read_text() + "\npub fn brand_new_operator() {}\n")
+MODEL = "crates/apxinf-model/src/pi05/model/mod.rs"
+POLICY = "python/apxinf/policy.py"
+PYO3 = "crates/apxinf-py/src/lib.rs"
+
+
+@pytest.mark.parametrize("rel, edit", [
+    (NORM, lambda s: s + "\npub fn brand_new_operator() {}\n"),  # a new definition
+    (NORM, lambda s: s.replace("pub fn rms_norm", "pub fn rms_norm_renamed", 1)),  # callers lose their target
+    (BLOCK, lambda s: s.replace("use apxinf_cuda::DType;", "use apxinf_cuda::DType as Dt;", 1)),  # an import
+    (MODEL, lambda s: s.replace("pub struct", "#[derive(Debug)]\npub struct", 1) + "\nfn extra() {}\n"),
+    (ADAPTER, lambda s: s.replace("extern \"C\"", "static int helper_fn() { return 0; }\nextern \"C\"", 1)),
+    (POLICY, lambda s: s + "\n\ndef added_helper():\n    return 1\n"),
+    (PYO3, lambda s: s.replace("fn ", "fn renamed_", 1)),
+    ("crates/apxinf-cuda/src/tensor.rs",
+     lambda s: s.replace("impl Tensor {", "impl Tensor {\n    pub fn extra_method(&self) {}", 1)),
+    ("crates/apxinf-cuda/kernels/rms_norm.cuh", lambda s: '#include "activation.cuh"\n' + s),  # an include
+    (PYO3, lambda s: s + "\n#[pymodule]\nfn second_native(m: &Bound<'_, PyModule>) -> PyResult<()> {\n    Ok(())\n}\n"),
+])
+def test_interface_change_relinks_what_it_can_reach_and_matches_a_full_link(tmp_path, indexed_demo, rel, edit):
+    root = _indexed_copy(tmp_path, indexed_demo)
+    p = root / rel
+    text = p.read_text()
+    assert edit(text) != text, "the edit must change the file"
+    p.write_text(edit(text))
     idx = build_index(root, workers=1)
-    assert "incremental" not in idx.timings and "link" in idx.timings
-    assert any(d.get("qualname", "").endswith("brand_new_operator") for _, d in idx.graph.nodes(data=True))
+    assert idx.parsed == [rel]
     assert _shape(idx.graph) == _shape(_full(root).graph)
+    assert _shape(build_index(root, workers=1).graph) == _shape(idx.graph)  # and it is a valid warm start
 
 
 def test_added_file_falls_back_to_a_full_link(tmp_path):
@@ -86,3 +137,107 @@ def test_a_picker_in_another_file_is_followed_after_a_one_file_relink(tmp_path):
     launched = sorted(inc.graph.nodes[v]["qualname"] for _, v, d in inc.graph.edges(data=True) if d["kind"] == "launch")
     assert launched == ["k_a", "k_b"]
     assert _shape(inc.graph) == _shape(_full(root).graph)
+
+
+RELATIVE_USE = {  # `use ops::norm` inside crate k: a 2018-edition relative path the tables make absolute
+    "k/Cargo.toml": '[package]\nname = "k"\n',
+    "k/src/lib.rs": "pub mod ops;\nuse ops::norm;\npub use ops::Scale;\npub fn entry() { norm(); }\n",
+    "k/src/ops.rs": "pub struct Scale;\npub fn norm() { helper(); }\nfn helper() {}\n",
+}
+
+
+def _relative_use_checkout(tmp_path):
+    root = tmp_path / "rel"
+    for rel, text in RELATIVE_USE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_linking_leaves_the_files_own_imports_as_extracted(tmp_path):
+    from apxtui.index.incremental import interface_key
+    from apxtui.index.link import link
+    from apxtui.parse import extract_file
+
+    root = _relative_use_checkout(tmp_path)
+    src = (root / "k/src/lib.rs").read_bytes()
+    facts = {rel: extract_file(rel, (root / rel).read_bytes(), "rust", mod)
+             for rel, mod in (("k/src/lib.rs", "k"), ("k/src/ops.rs", "k::ops"))}
+    before = interface_key(facts["k/src/lib.rs"])
+    _, linker = link(facts, set(facts), set())
+    assert [i.path for i in facts["k/src/lib.rs"].imports if i.kind == "use"] == ["ops::norm", "ops::Scale"]
+    again = extract_file("k/src/lib.rs", src, "rust", "k")
+    assert interface_key(facts["k/src/lib.rs"]) == before == interface_key(again)
+    assert [i.path for i in linker.t.uses["k"]["norm"]] == ["k::ops::norm"]  # the tables still see the absolute path
+
+
+def test_body_edit_in_a_file_with_relative_use_paths_is_relinked_incrementally(tmp_path):
+    root = _relative_use_checkout(tmp_path)
+    build_index(root, workers=1)
+    p = root / "k/src/lib.rs"
+    p.write_text(p.read_text().replace("{ norm(); }", "{\n    norm();\n    norm();\n}"))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == ["k/src/lib.rs"]
+    assert _shape(inc.graph) == _shape(_full(root).graph)
+    calls = [(inc.graph.nodes[v]["qualname"], d["resolution"]) for _, v, d in inc.graph.out_edges(
+        "k::entry@k/src/lib.rs:4", data=True)]
+    assert calls == [("k::ops::norm", "exact")] * 2
+
+
+def _crossings(g, src_dir, dst_dir):
+    """Call edges from files under ``src_dir`` to definitions in files under ``dst_dir``."""
+    return {(u, v) for u, v, d in g.edges(data=True)
+            if d.get("kind") in ("call", "launch") and g.nodes[u].get("file", "").startswith(src_dir)
+            and g.nodes[v].get("file", "").startswith(dst_dir)}
+
+
+@pytest.mark.parametrize("body_edit", [False, True])
+def test_manifest_edit_relinks_with_the_new_package_boundaries(tmp_path, indexed_demo, body_edit):
+    """Dropping a dependency from a Cargo.toml takes the crate's links into it away, also when a
+    body edit elsewhere would otherwise be re-linked alone against the stored tables."""
+    model, cuda = "crates/apxinf-model/", "crates/apxinf-cuda/"
+    root = _indexed_copy(tmp_path, indexed_demo)
+    before = build_index(root, workers=1)
+    assert _crossings(before.graph, model, cuda), "the demo's model crate calls into the cuda crate"
+    manifest = root / model / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace('apxinf-cuda = { path = "../apxinf-cuda" }\n', ""))
+    if body_edit:
+        p = root / NORM
+        p.write_text("// shifted\n" + p.read_text())
+    idx = build_index(root, workers=1)
+    assert not _crossings(idx.graph, model, cuda)
+    assert _shape(idx.graph) == _shape(_full(root).graph)
+    assert _shape(build_index(root, workers=1).graph) == _shape(idx.graph)  # and it is a valid warm start
+
+
+def _rust_indexes(root):
+    """The Rust resolver's stored indexes, by file and line (comparable across databases)."""
+    import sqlite3
+
+    from apxtui.index.resolve_rust import unpack_indexes
+
+    with sqlite3.connect(db_path(root.resolve())) as c:
+        ix = unpack_indexes(c.execute("SELECT value FROM meta WHERE key='rust_indexes'").fetchone()[0])
+    out = {"types_by_qual": {q: [(d.file, d.line) for d in ds] for q, ds in ix["types_by_qual"].items()},
+           "test_only": ix["test_only"]}
+    for name in ("impl_methods", "trait_impl_methods", "trait_decls"):
+        out[name] = {k: v for k, v in ix[name].items() if v}
+    return out
+
+
+@pytest.mark.parametrize("edit", [
+    lambda s: "// shifted\n\n" + s.replace("impl Tensor {", "impl Tensor {\n    pub fn extra_method(&self) {}", 1),
+    lambda s: s + "\npub struct Tensor2;\nimpl Default for Tensor2 {\n    fn default() -> Self { Tensor2 }\n}\n"
+                  "impl Tensor2 {\n    pub fn len(&self) -> usize { 0 }\n}\n",
+])
+def test_rust_indexes_patched_by_a_relink_equal_a_full_builds(tmp_path, indexed_demo, monkeypatch, edit):
+    rel = "crates/apxinf-cuda/src/tensor.rs"
+    root = _indexed_copy(tmp_path, indexed_demo)
+    p = root / rel
+    p.write_text(edit(p.read_text()))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings
+    patched = _rust_indexes(root)
+    monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path / "fresh-cache"))
+    build_index(root, workers=1)
+    assert patched == _rust_indexes(root)

@@ -3,7 +3,9 @@
 ``annotate(index, root)`` → :class:`Annotations` with ``stage(st)`` (the ``dtypes``,
 ``launches``, ``capture`` and ``frequency`` fields of one stage) and ``path`` (dtype
 boundaries, launch totals, host-transfer audit, capture regions).  Pure: reads the
-index and the tree, never the source.
+index and the tree, never the source.  The path-level summaries are computed at once;
+a stage's own fields when it is first asked for (an export or a pane shows few of
+tens of thousands of stages).
 """
 
 from __future__ import annotations
@@ -43,9 +45,14 @@ class _Info:
 class Annotations:
     per_stage: dict[int, dict[str, Any]] = field(default_factory=dict)
     path: dict[str, Any] = field(default_factory=dict)
+    make: Any = None  # Stage → its record (stages of this trace only), made on first request
 
     def stage(self, st: Stage) -> dict[str, Any]:
-        return self.per_stage.get(id(st), {})
+        rec = self.per_stage.get(id(st))
+        if rec is None:
+            rec = self.make(st) if self.make is not None else {}
+            self.per_stage[id(st)] = rec
+        return rec
 
 
 class _Annotator:
@@ -62,6 +69,7 @@ class _Annotator:
         self.launch_info: dict[int, dict[str, Any]] = {}
         self.hazard_info: dict[int, list[dict[str, Any]]] = {}
         self._consts: dict[str, dict[str, tuple[str, str]]] = {}  # parent node → its constants, once
+        self._dt: dict[int, dict[str, Any] | None] = {}
 
     def consts(self, parent: Stage | None) -> dict[str, tuple[str, str]]:
         """Constants visible in ``parent``'s body, computed once per function (not per call site)."""
@@ -201,42 +209,9 @@ class _Annotator:
         counter = LaunchCounter(self.index.graph, lambda s: self.info[id(s)].mults,
                                 lambda s: self.info[id(s)].phase)
         root_counts = counter.stage(self.root)
-        ann = Annotations()
+        self.counter = counter
+        ann = Annotations(make=self.record)
         entry = self.root.qualname
-        for st in self.order:
-            info = self.info[id(st)]
-            counts = counter.stage(st)
-            own = own_kind(st, self.index.graph)
-            rec: dict[str, Any] = {
-                "frequency": {"label": frequency(info.path_mults, info.phase, entry, info.graph_key),
-                              "phase": info.phase,
-                              "loops": [m["label"] for m in info.path_mults],
-                              "alternative": info.alternative,
-                              "status": "heuristic" if any(m["value"] is None for m in info.path_mults)
-                              or info.alternative else "exact"},
-                "launches": {**_summary(counts, own), "self": own,
-                             "multiplier": " × ".join(_mult_label(m) for m in info.mults),
-                             "multiplier_detail": info.mults,
-                             "subtree": {ph: c.to_dict() for ph, c in counts.items()},
-                             "scope": f"static, per call of {st.qualname} (subtree; own call not included)"},
-            }
-            d = self.dtypes(st)
-            if d:
-                rec["dtypes"] = d
-            cap: dict[str, Any] = {}
-            if info.region:
-                cap = {"region": info.region, "role": "body"}
-            elif info.phase == "capture":
-                cap = {"region": "", "role": info.role}
-            if id(st) in self.launch_info:
-                li = self.launch_info[id(st)]
-                cap["constants"] = li["constants"]
-                cap["buffers"] = li["buffers"]
-            if id(st) in self.hazard_info:
-                cap["hazards"] = self.hazard_info[id(st)]
-            if cap:
-                rec["capture"] = cap
-            ann.per_stage[id(st)] = rec
         ann.path = {
             "launch_totals": {
                 "scope": f"static counts, per call of {entry}; captured work is recorded once per capture and "
@@ -250,13 +225,55 @@ class _Annotator:
         }
         return ann
 
+    def record(self, st: Stage) -> dict[str, Any]:
+        """One stage's ``frequency``, ``launches``, ``dtypes`` and ``capture`` fields."""
+        entry = self.root.qualname
+        info = self.info[id(st)]
+        counts = self.counter.stage(st)
+        own = own_kind(st, self.index.graph)
+        rec: dict[str, Any] = {
+            "frequency": {"label": frequency(info.path_mults, info.phase, entry, info.graph_key),
+                          "phase": info.phase,
+                          "loops": [m["label"] for m in info.path_mults],
+                          "alternative": info.alternative,
+                          "status": "heuristic" if any(m["value"] is None for m in info.path_mults)
+                          or info.alternative else "exact"},
+            "launches": {**_summary(counts, own), "self": own,
+                         "multiplier": " × ".join(_mult_label(m) for m in info.mults),
+                         "multiplier_detail": info.mults,
+                         "subtree": {ph: c.to_dict() for ph, c in counts.items()},
+                         "scope": f"static, per call of {st.qualname} (subtree; own call not included)"},
+        }
+        d = self.stage_dtypes(st)
+        if d:
+            rec["dtypes"] = d
+        cap: dict[str, Any] = {}
+        if info.region:
+            cap = {"region": info.region, "role": "body"}
+        elif info.phase == "capture":
+            cap = {"region": "", "role": info.role}
+        if id(st) in self.launch_info:
+            li = self.launch_info[id(st)]
+            cap["constants"] = li["constants"]
+            cap["buffers"] = li["buffers"]
+        if id(st) in self.hazard_info:
+            cap["hazards"] = self.hazard_info[id(st)]
+        if cap:
+            rec["capture"] = cap
+        return rec
+
+    def stage_dtypes(self, st: Stage) -> dict[str, Any] | None:
+        if id(st) not in self._dt:
+            self._dt[id(st)] = self.dtypes(st)
+        return self._dt[id(st)]
+
     # -- path level ----------------------------------------------------------------------
 
     def boundaries(self, ann: Annotations) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         cur: str | None = None
         for st in self.order:
-            d = ann.stage(st).get("dtypes")
+            d = self.stage_dtypes(st)
             if not d or d.get("kind") not in ("kernel", "library"):
                 continue
             info = self.info[id(st)]

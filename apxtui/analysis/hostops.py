@@ -69,13 +69,18 @@ class Roles:
     def __init__(self, g: Any):
         self.g = g
         self._memo: dict[tuple[str, int], tuple[frozenset[str], bool]] = {}
+        self._prim: dict[str, str | None] = {}
 
     def prim(self, node: str) -> str | None:
+        if node in self._prim:  # asked once per edge into the node: remembered
+            return self._prim[node]
         d = self.g.nodes[node]
-        if d.get("kind") not in ("external", "vendor_api"):
-            return None
-        fam = call_rules().family(api_name(d.get("qualname", "")))
-        return next((r for r, f in _ROLE_FAMILIES.items() if f == fam), None)
+        p = None
+        if d.get("kind") in ("external", "vendor_api"):
+            fam = call_rules().family(api_name(d.get("qualname", "")))
+            p = next((r for r, f in _ROLE_FAMILIES.items() if f == fam), None)
+        self._prim[node] = p
+        return p
 
     def reach(self, node: str, depth: int = DEPTH) -> frozenset[str]:
         """Lifecycle primitives reachable from ``node`` within ``depth`` call/ffi hops.

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from apxtui.commands.common import add_checkout, load_index, write_output
 from apxtui.textsafe import one_line
@@ -17,6 +16,10 @@ def add_parser(sub) -> None:
     p.add_argument("--format", choices=("json", "dot"), default="json")
     p.add_argument("-o", "--output", help="write to FILE instead of stdout")
     p.set_defaults(func=run)
+
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def _dot_id(s: str) -> str:
@@ -38,11 +41,14 @@ def to_dot(g: nx.MultiDiGraph) -> str:
 
 
 def run(args) -> int:
+    import networkx as nx
+
     idx = load_index(args)
+    graph = idx.full_graph()
     if args.format == "dot":
-        text = to_dot(idx.graph)
+        text = to_dot(graph)
     else:
-        data = nx.node_link_data(idx.graph, edges="edges")
+        data = nx.node_link_data(graph, edges="edges")
         text = json.dumps(data, default=str)
     write_output(text, args.output)
     return 0

@@ -7,7 +7,6 @@ from collections import Counter
 
 from apxtui.commands.common import add_checkout, load_index, write_output
 from apxtui.commands.profile_flags import add_profile_args, resolve_from_args
-from apxtui.report.model import header
 from apxtui.textsafe import join_lines
 
 
@@ -22,13 +21,12 @@ def add_parser(sub) -> None:
 
 
 def summary(idx, profile=None) -> dict:
-    g = idx.graph
+    """What ``index`` prints; the counts come from the stored summary (no graph is read)."""
+    from apxtui.report.model import header  # lazy: start-up
+
     files = Counter(sf.lang for sf in idx.scan.files if not sf.vendored)
     vendored = Counter(sf.lang for sf in idx.scan.files if sf.vendored)
-    nodes = Counter(d.get("kind") for _, d in g.nodes(data=True))
-    edges: dict[str, Counter] = {}
-    for _, _, d in g.edges(data=True):
-        edges.setdefault(d.get("kind", "?"), Counter())[d.get("resolution", "?")] += 1
+    counts = idx.summary()
     return {
         **header(idx, profile),
         "files": dict(files),
@@ -37,9 +35,9 @@ def summary(idx, profile=None) -> dict:
         "skipped": [{"file": i.file, "kind": i.kind, "message": i.message, "line": i.line,
                      **({"end_line": i.end_line} if i.end_line else {})} for i in idx.issues],
         "parse_errors": _parse_errors(idx.issues),
-        "symbols": dict(nodes),
-        "edges": {k: dict(v) for k, v in edges.items()},
-        "dropped_calls": g.graph.get("dropped", {}),
+        "symbols": dict(counts["symbols"]),
+        "edges": {k: dict(v) for k, v in counts["edges"].items()},
+        "dropped_calls": dict(counts["dropped"]),
         "parsed_this_run": len(idx.parsed),
         "seconds": {k: round(v, 3) for k, v in idx.timings.items()},
     }

@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from apxtui.errors import ProfileError, UserError
-from apxtui.profile.bind import resolve
-from apxtui.profile.model import Profile, Resolved
-from apxtui.profile.named import check_arch, config_files, from_table, named_profiles
 
 if TYPE_CHECKING:
     from apxtui.index.build import Index
+    from apxtui.profile.model import Profile, Resolved
 
 
 def add_profile_args(p: argparse.ArgumentParser) -> None:
@@ -33,6 +31,12 @@ def add_profile_args(p: argparse.ArgumentParser) -> None:
 
 def profile_from_args(args: argparse.Namespace, root: Path | None) -> Profile | None:
     """The profile the flags describe (None when no profile flag is given); raises ProfileError."""
+    if not any(getattr(args, k, None) for k in ("profile", "cfg", "cfg_off", "features", "no_default_features",
+                                                 "arch", "env")) and getattr(args, "assume_host", True) is not False:
+        return None  # no profile flag: nothing to read or evaluate
+    from apxtui.profile.model import Profile  # lazy: start-up (the evaluator, with a profile flag only)
+    from apxtui.profile.named import check_arch, config_files, from_table, named_profiles  # lazy: start-up
+
     base = Profile()
     if getattr(args, "profile", None):
         profiles = named_profiles(root)
@@ -66,6 +70,11 @@ def profile_from_args(args: argparse.Namespace, root: Path | None) -> Profile | 
 def resolve_from_args(args: argparse.Namespace, index: Index) -> Resolved | None:
     """``profile_from_args`` + ``resolve``, with errors as ``UserError``."""
     try:
-        return resolve(profile_from_args(args, Path(index.root)), index)
+        profile = profile_from_args(args, Path(index.root))
+        if profile is None:
+            return None
+        from apxtui.profile.bind import resolve  # lazy: start-up (the evaluator, with a profile flag only)
+
+        return resolve(profile, index)
     except ProfileError as e:
         raise UserError(str(e)) from e

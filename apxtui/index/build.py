@@ -1,143 +1,152 @@
-"""The indexer: scan → read + hash → cached or freshly parsed facts → link → :class:`Index`.
+"""The indexer: scan → hash → parse cache → symbol tables → link → a stored generation → :class:`Index`.
 
-Cold parsing fans out over worker processes (both cores); a warm start re-parses
-only files whose content hash changed.  Vendored trees are parsed lazily: only the
-vendored files that project code ``#include``s, or that define a name project code
-calls or launches but does not define, are parsed, then everything is re-linked.
+* **Hashing** trusts a file's cached content hash while its size, mtime, ctime and inode
+  are unchanged (and the change is not too recent to tell), else reads it.
+* **Warm start**: when the state key (every project file's path and fact key, the
+  vendored trees' listing) equals the stored generation's, nothing is read but that
+  key: the :class:`Index` is a lazy view (:class:`~apxtui.index.store.StoredGraph`)
+  of the generation, inside one database snapshot.
+* **Incremental** (``incremental.py``): a few changed files are re-linked, with the
+  files whose links their interface change could affect, against the stored tables.
+* **Full**: files missing from the parse cache are parsed over worker processes;
+  vendored trees are parsed lazily (only the vendored files that project code
+  ``#include``s, or that define a name project code calls or launches but does not
+  define); the symbol tables are built from every file's interface; then files are
+  linked in parallel (workers forked after the tables exist) and the generation is
+  written in one transaction.
+
+Without the cache (``use_cache=False``, or an unwritable cache directory) the same
+happens in a private temporary database, removed when the build ends.  The cyclic
+garbage collector is off during a build: it only makes acyclic records.
 """
 
 from __future__ import annotations
 
 import gc
 import hashlib
-import marshal
 import os
-import pickle
 import re
 import time
-import zlib
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-
-from apxtui.facts import LANGS, Definition, FileFacts, Issue
-from apxtui.index.cache import FactCache
+from apxtui.facts import Definition, FileFacts, Issue
+from apxtui.index.db import CacheUnavailable, Database, db_path, stamp
+from apxtui.index.factstore import Job, Record, fact_key, load_facts, load_iface, load_iface_flagged, parse_jobs
 from apxtui.index.gcpause import gc_paused
-from apxtui.index.incremental import from_plain, interface_facts, relink, to_plain
-from apxtui.index.link import Linker, link
-from apxtui.index.macros import LazyExpansion, expand_macros
-from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD
-from apxtui.index.tables import Tables
+from apxtui.index.generation import write_generation
+from apxtui.index.store import StoredGraph, summary_of, unpack
+from apxtui.index.stored_tables import StoredTables
+from apxtui.index.tables import Tables, node_id
 from apxtui.inputs import InputFileError, read_limited
-from apxtui.packages import Packages
-from apxtui.parse import content_hash, extract_file, languages
-from apxtui.parse import prepare as prepare_extractors
-from apxtui.parse.languages import queries_fingerprint
+from apxtui.parse import content_hash
 from apxtui.scan import DEFAULT_VENDORED, MAX_BYTES, ScanResult, SourceFile, scan
 
-#: More changed files than this: a full re-link is as quick and surely right.
-MAX_INCREMENTAL = 32
+if TYPE_CHECKING:  # the linker (and networkx) load only when something is linked
+    import networkx as nx
+
+    from apxtui.index.linkjob import FileLink, LinkContext
 
 #: Unresolved names never worth a search through vendored trees.
 LAZY_SKIP = {"dim3", "make_float2", "make_float4", "make_int2", "min", "max", "swap", "move", "forward"}
 
 Progress = Callable[[int, int, str], None]  # (done, total, current file)
 
-#: Batches at least this big go to worker processes (workers > 1) and are frozen out of the GC after.
-FREEZE_MIN_FILES = 32
+_TOKEN = re.compile(rb"[A-Za-z_]\w*")  # identifiers: a vendored file is searched only if it names one we look for
+
+#: Batches at least this big go to worker processes (when there is more than one).
+PARALLEL_MIN_FILES = 32
+#: A cached content hash is trusted only for files last changed longer ago than this.
+RACY_NS = 2_000_000_000
 
 
 @dataclass
 class Index:
     """The result of indexing: the linked graph plus the per-file facts behind it.
 
-    ``facts`` may be a :class:`LazyFacts` (warm start): files are unpickled on first
-    access.  ``tables`` (the linker's symbol tables) are rebuilt on first use.
+    ``graph`` is a :class:`StoredGraph` (a lazy view of the stored generation) or, for
+    graphs built in memory, a networkx ``MultiDiGraph``; ``facts`` maps each indexed
+    file to its facts, read on first access.
     """
 
     root: Path
     scan: ScanResult
     facts: Mapping[str, FileFacts]
-    graph: nx.MultiDiGraph[str]
-    linker: Linker | None = None
+    graph: Any
     issues: list[Issue] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     parsed: list[str] = field(default_factory=list)  # files parsed in this run (cache misses)
     vendored_indexed: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    db: Database | None = None
+    _defs_by_file: dict[str, dict[tuple[str, int], Definition]] = field(default_factory=dict, repr=False)
 
     @property
-    def tables(self) -> Tables:
-        if self.linker is None:
-            self.linker = Linker(dict(self.facts), set(self.scan.by_rel()), set(), packages=self.scan.packages)
-        return self.linker.t
+    def tables(self) -> Any:
+        """The linker's symbol tables (stored ones are read key by key)."""
+        if self.db is not None:
+            return StoredTables(self.db.conn)
+        t = Tables()
+        for f in self.facts.values():
+            t.add_file(f)
+        t.finish()
+        return t
 
     def definition(self, node_id: str) -> Definition | None:
         """The extracted Definition behind a graph node (None for bindings/vendor/external)."""
         d = self.graph.nodes.get(node_id)
         if not d or not d.get("file") or d.get("file") not in self.facts:
             return None
-        for df in self.facts[d["file"]].defs:
-            if df.qualname == d.get("qualname") and df.line == d.get("line"):
-                return df
-        return None
+        by = self._defs_by_file.get(d["file"])
+        if by is None:
+            by = {}
+            for df in self.facts[d["file"]].defs:
+                by.setdefault((df.qualname, df.line), df)
+            self._defs_by_file[d["file"]] = by
+        return by.get((d.get("qualname"), d.get("line")))
+
+    def summary(self) -> dict[str, Any]:
+        """Counts: ``symbols`` by kind, ``edges`` by kind and resolution, ``dropped`` calls by reason."""
+        if isinstance(self.graph, StoredGraph):
+            return self.graph.counts()
+        return summary_of(self.graph)
+
+    def full_graph(self) -> nx.MultiDiGraph[str]:
+        """The whole graph as a networkx ``MultiDiGraph`` (loads every row of a stored one)."""
+        return self.graph.to_networkx() if isinstance(self.graph, StoredGraph) else self.graph
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
 
 
 class LazyFacts(Mapping[str, FileFacts]):
-    """Per-file facts read from the cache database on first access (warm starts).
+    """Per-file facts of a stored generation, read (in its snapshot) on first access."""
 
-    With ``sources``, a C/C++ file's facts come with its macro invocations expanded, as
-    linking saw them (:mod:`apxtui.index.macros`; the cache holds them as extracted).
-    """
-
-    def __init__(self, db: Path, shas: dict[str, str], sources: dict[str, SourceFile] | None = None):
+    def __init__(self, db: Database, keys: dict[str, str]):
         self.db = db
-        self.shas = shas
+        self.fact_keys = keys  # file → its parse-cache key in this generation
         self._loaded: dict[str, FileFacts] = {}
-        self._expand = None
-        if sources is not None:
-            self._expand = LazyExpansion(_Raw(self), set(sources), {r for r, sf in sources.items() if sf.vendored})
 
-    def raw(self, rel: str) -> FileFacts:
-        """The facts as extracted (no macro expansion)."""
-        if rel not in self.shas:
+    def __getitem__(self, rel: str) -> FileFacts:
+        if rel not in self.fact_keys:
             raise KeyError(rel)
         if rel not in self._loaded:
-            got = FactCache.read_one(self.db, rel, self.shas[rel])
-            if got is None:
+            with self.db.lock:
+                row = self.db.conn.execute("SELECT facts FROM facts WHERE rel=? AND key=?",
+                                           (rel, self.fact_keys[rel])).fetchone()
+            if row is None:
                 raise KeyError(f"{rel}: facts missing from the cache")
-            self._loaded[rel] = got
+            self._loaded[rel] = load_facts(row[0])
         return self._loaded[rel]
 
-    def __getitem__(self, rel: str) -> FileFacts:
-        f = self.raw(rel)
-        return self._expand(f) if self._expand is not None else f
-
     def __iter__(self) -> Iterator[str]:
-        return iter(self.shas)
+        return iter(self.fact_keys)
 
     def __len__(self) -> int:
-        return len(self.shas)
-
-
-class _Raw(Mapping[str, FileFacts]):
-    """A :class:`LazyFacts` seen without macro expansion (what expansion itself reads)."""
-
-    def __init__(self, lazy: LazyFacts):
-        self.lazy = lazy
-
-    def __getitem__(self, rel: str) -> FileFacts:
-        return self.lazy.raw(rel)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.lazy.shas)
-
-    def __len__(self) -> int:
-        return len(self.lazy.shas)
+        return len(self.fact_keys)
 
 
 def _read(root: Path, sf: SourceFile) -> tuple[bytes | None, Issue | None]:
@@ -148,116 +157,18 @@ def _read(root: Path, sf: SourceFile) -> tuple[bytes | None, Issue | None]:
         return None, Issue(sf.rel, "unreadable", str(e).removeprefix(f"{sf.rel}: "))
 
 
-def _extract_job(job: tuple[str, bytes, str, str]) -> FileFacts:
-    rel, data, lang, module = job
-    return extract_file(rel, data, lang, module)
-
-
-def _extract_chunk(jobs: list[tuple[str, bytes, str, str]]) -> list[FileFacts]:
-    with gc_paused():
-        return [_extract_job(j) for j in jobs]
-
-
-def _parse_all(jobs: list[tuple[str, bytes, str, str]], workers: int, progress: Progress | None) -> list[FileFacts]:
-    """Facts of ``jobs``, over ``workers`` processes for big batches.
-
-    After a big batch the process's objects (the new facts above all) are moved to the
-    GC's permanent generation (``gc.freeze``): they are acyclic and live as long as the
-    index, and otherwise every later full collection during caching and linking walks
-    them all again (on mistral.rs that costs several seconds).  Refcounting still frees them.
-    """
-    with gc_paused():
-        out = _parse_all_gc_paused(jobs, workers, progress)
-    if len(jobs) >= FREEZE_MIN_FILES:
-        gc.freeze()
-    return out
-
-
-def _parse_all_gc_paused(jobs: list[tuple[str, bytes, str, str]], workers: int,
-                         progress: Progress | None) -> list[FileFacts]:
-    total = len(jobs)
-    out: list[FileFacts] = []
-    if workers <= 1 or total < FREEZE_MIN_FILES:
-        for i, j in enumerate(jobs):
-            if progress:
-                progress(i, total, j[0])
-            out.append(_extract_job(j))
-        if progress:
-            progress(total, total, "")
-        return out
-    # Balanced chunks, big files first so no worker ends up with the long tail.
-    jobs = sorted(jobs, key=lambda j: -len(j[1]))
-    nchunks = max(workers * 8, 1)
-    chunks: list[list[tuple[str, bytes, str, str]]] = [[] for _ in range(nchunks)]
-    for i, j in enumerate(jobs):
-        chunks[i % nchunks].append(j)
-    done = 0
-    prepare_extractors()  # compiled once here, inherited by the forked workers
-    with ProcessPoolExecutor(max_workers=workers) as ex:
-        for res in ex.map(_extract_chunk, [c for c in chunks if c]):
-            out.extend(res)
-            done += len(res)
-            if progress:
-                progress(done, total, res[-1].file if res else "")
-    return out
-
-
-def _unresolved_names(facts: dict[str, FileFacts], linker: Linker) -> set[str]:
-    """Names project C/C++ code calls or launches, and C symbols Rust declares, that no
-    indexed definition provides: what a vendored tree might define.  Tables only, no linking."""
-    t = linker.t
-    names: set[str] = set()
-    for f in facts.values():
-        if f.lang != "cuda" or f.file in linker.vendored:
-            continue
-        for c in f.calls:
-            if c.kind not in ("call", "launch"):
-                continue
-            name = c.callee.split("::")[-1]
-            if (not name or name.startswith("__") or _RUNTIME_RE.match(name) or name in CPP_STD
-                    or c.callee.startswith("std::")):
-                continue
-            kinds = ("kernel",) if c.kind == "launch" else ("host_fn", "abi_fn", "device_fn", "kernel")
-            if any(t.defs[i].kind in kinds and not t.defs[i].attrs.get("decl_only")
-                   for i in t.by_name.get(("cuda", name), ())):
-                continue
-            names.add(name)
-    for d in t.defs.values():
-        sym = d.symbol or d.name
-        if d.kind == "ffi_decl" and d.file not in linker.vendored and not t.symbols.get(sym) \
-                and not _RUNTIME_RE.match(sym):
-            names.add(sym)
-    return names
-
-
-def _lazy_vendored(idx_files: dict[str, FileFacts], linker: Linker, sources: dict[str, SourceFile],
-                   root: Path, cache: FactCache | None) -> set[str]:
-    """Vendored files a path leads into: included by indexed code, or defining an unresolved name."""
-    linker._includes()  # resolves #include paths (and notes included vendored files not parsed)
-    wanted = {f for f in linker.pending_includes if f in sources and sources[f].vendored}
-    names = _unresolved_names(idx_files, linker)
-    names = {n for n in names if re.fullmatch(r"[A-Za-z_]\w{2,}", n) and n not in LAZY_SKIP}
-    if names:
-        # a definition of one of the names: `name(params) {` (calls end in `;`, so they do not match)
-        pat = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names))
-                         + rb")\s*\([^;{}]*\)\s*(?:const\s*|noexcept\s*|override\s*)*\{")
-        needles = [n.encode() for n in names]
-        key = "lazy:" + content_hash("\n".join(sorted(names)).encode() + b"|" + "\n".join(
-            f"{r}:{s.size}" for r, s in sorted(sources.items()) if s.vendored).encode())
-        hit = cache.get_blob(key) if cache else None
-        if hit is not None:
-            wanted |= set(hit.decode().split("\n")) - {""}
-        else:
-            found = set()
-            for rel, sf in sources.items():
-                if sf.vendored and sf.lang == "cuda" and rel not in idx_files:
-                    data, _ = _read(root, sf)
-                    if data and any(n in data for n in needles) and pat.search(data):
-                        found.add(rel)
-            if cache:
-                cache.put_blob(key, "\n".join(sorted(found)).encode())
-            wanted |= found
-    return wanted - set(idx_files)
+def open_database(root: Path, use_cache: bool, queries: str) -> tuple[Database, list[str]]:
+    """The checkout's cache database, or a private temporary one (no cache / unusable cache)."""
+    notices: list[str] = []
+    st = stamp(queries)
+    if use_cache:
+        try:
+            db = Database(db_path(root), st)
+            return db, db.notices
+        except CacheUnavailable as e:
+            notices.append(str(e))
+    db = Database(None, st, temporary=True)
+    return db, notices + db.notices
 
 
 def build_index(
@@ -269,218 +180,415 @@ def build_index(
     vendored: tuple[str, ...] = DEFAULT_VENDORED,
 ) -> Index:
     """Index ``root``; see the module docstring.  Raises ``ScanError`` for a bad root."""
+    from apxtui.parse.languages import queries_fingerprint  # lazy: start-up (tree-sitter)
+
     t0 = time.perf_counter()
-    timings: dict[str, float] = {}
-    for lang in LANGS:  # a broken user query is one clear error, before any work
-        languages.query(lang)
-    sr = scan(root, vendored)
-    timings["scan"] = time.perf_counter() - t0
-    root = sr.root
-    sources = sr.by_rel()
-    issues: list[Issue] = list(sr.skipped)
-    cache = FactCache(root, queries_fingerprint()) if use_cache else None
-    workers = min(workers or 8, os.cpu_count() or 1)  # never more processes than cores (callers say so)
-
-    parsed_log: list[str] = []  # every file parsed in this run (an abandoned incremental try included)
-
-    def read_hash(files: list[SourceFile]) -> tuple[dict[str, bytes], dict[str, str]]:
-        data_by: dict[str, bytes] = {}
-        hashes: dict[str, str] = {}
-        for sf in files:
-            data, err = _read(root, sf)
-            if data is None:
-                issues.extend([err] if err is not None else [])
+    with gc_paused():
+        sr = scan(root, vendored)
+        scanned = time.perf_counter() - t0
+        db, notices = open_database(sr.root, use_cache, queries_fingerprint())
+        for attempt in range(3):
+            b = _Build(sr, db, _worker_count(workers), progress, notices)
+            b.timings["scan"] = scanned
+            try:
+                idx = b.run(t0)
+            except CacheUnavailable as e:  # the cache cannot be written: carry on without it
+                if db.temporary:
+                    raise RuntimeError(f"cannot write the index even to a temporary file: {e}") from None
+                db.close()
+                db = Database(None, db.stamp, temporary=True)
+                notices.append(str(e))
                 continue
-            data_by[sf.rel] = data
-            hashes[sf.rel] = content_hash(data)
-        return data_by, hashes
+            if idx is not None:
+                return idx
+            notices.append("another apxtui process stored a different state of this checkout meanwhile; "
+                           "indexing again")
+            t1 = time.perf_counter()
+            sr = scan(root, vendored)
+            scanned = time.perf_counter() - t1
+            if attempt == 1:  # still racing: index in a private database this time
+                db.close()
+                db = Database(None, db.stamp, temporary=True)
+        raise RuntimeError("the checkout keeps changing while it is indexed")
 
-    def load(data_by: dict[str, bytes], hashes: dict[str, str]) -> tuple[dict[str, FileFacts], list[str]]:
-        got = cache.load(hashes) if cache else {}
-        jobs = [(rel, data, sources[rel].lang, sources[rel].module) for rel, data in data_by.items() if rel not in got]
-        fresh = _parse_all(jobs, workers, progress)
-        if cache:
-            cache.store(fresh)
-        got.update({f.file: f for f in fresh})
-        parsed_log.extend(j[0] for j in jobs)
-        return got, [j[0] for j in jobs]
 
-    t1 = time.perf_counter()
-    data_by, hashes = read_hash([sf for sf in sr.files if not sf.vendored])
-    state = _state_key(hashes, sources, sr.packages.fingerprint)
-    snap = _load_snapshot(cache, state, root, sources) if cache else None
-    if snap is not None:  # warm start: nothing changed since the last run
-        lazy, graph, linker, vendored_indexed = snap
-        timings["snapshot"] = time.perf_counter() - t1
-        return _finish(root, sr, lazy, graph, linker, issues, timings, [], vendored_indexed, cache, t0)
-    if cache:  # a few files changed: re-link only them when their interfaces did not change
-        inc = _incremental(cache, root, sources, data_by, hashes, load, sr.packages)
-        if inc is not None:
-            lazy, graph, vendored_indexed, iface = inc
-            timings["incremental"] = time.perf_counter() - t1
-            index = _finish(root, sr, lazy, graph, None, issues, timings, list(parsed_log), vendored_indexed,
-                            cache, t0)
-            cache = FactCache(root, queries_fingerprint())
-            _store_snapshot(cache, state, {r: iface[r] for r in lazy}, graph, vendored_indexed,
-                            {r: lazy.shas[r] for r in lazy})
-            cache.close()
-            return index
-    facts, _ = load(data_by, hashes)
-    timings["parse"] = time.perf_counter() - t1
-    all_files = set(sources)
-    vendored_set = {rel for rel, sf in sources.items() if sf.vendored}
-    t3 = time.perf_counter()
-    extra = _lazy_vendored(facts, Linker(facts, all_files, vendored_set, expand=False), sources, root, cache)
-    timings["vendored_search"] = time.perf_counter() - t3
-    vendored_indexed = []
-    if extra:
+def _worker_count(requested: int | None) -> int:
+    cores = os.cpu_count() or 1
+    return max(1, min(requested or cores, cores, 8))
+
+
+class _Build:
+    """One attempt at making the database hold the checkout's current state."""
+
+    def __init__(self, sr: ScanResult, db: Database, workers: int, progress: Progress | None, notices: list[str]):
+        self.sr = sr
+        self.root = sr.root
+        self.db = db
+        self.workers = workers
+        self.progress = progress
+        self.notices = notices
+        self.sources = sr.by_rel()
+        self.issues: list[Issue] = list(sr.skipped)
+        self.timings: dict[str, float] = {}
+        self.parsed: list[str] = []
+        self.data: dict[str, bytes] = {}
+        self.stat_rows: list[tuple[str, int, int, int, int, str]] = []
+        self.rust_indexes: bytes | None = None  # the Rust resolver's indexes of the generation written
+
+    # -- what the checkout is now ----------------------------------------------------------
+
+    def hash_files(self, files: list[SourceFile]) -> dict[str, str]:
+        """Content hash per file: the cached one while the stat signature is unchanged."""
+        cached = {r[0]: r[1:] for r in self.db.conn.execute("SELECT rel, size, mtime, ctime, ino, sha FROM stat")}
+        now = time.time_ns()
+        out: dict[str, str] = {}
+        for sf in files:
+            c = cached.get(sf.rel)
+            if c is not None and tuple(c[:4]) == sf.stat and sf.stat[1]:
+                out[sf.rel] = c[4]
+                continue
+            data, err = _read(self.root, sf)
+            if err is not None:
+                self.issues.append(err)
+                continue
+            assert data is not None
+            self.data[sf.rel] = data
+            out[sf.rel] = content_hash(data)
+            if sf.stat[1] and now - max(sf.stat[1], sf.stat[2]) > RACY_NS:
+                self.stat_rows.append((sf.rel, *sf.stat, out[sf.rel]))
+        return out
+
+    def vendored_listing(self) -> list[tuple[str, int, int]]:
+        return [(r, sf.stat[0], sf.stat[1]) for r, sf in sorted(self.sources.items()) if sf.vendored]
+
+    def shared_signature(self) -> str:
+        """What every file's links depend on beyond the files' own facts: the vendored trees'
+        listing and the package manifests (which crate may call which).  A change re-links all."""
+        h = hashlib.blake2b(digest_size=16)
+        h.update(f"manifests\0{self.sr.packages.fingerprint}\n".encode())
+        for rel, size, mtime in self.vendored_listing():
+            h.update(f"{rel}\0{size}\0{mtime}\n".encode())
+        return h.hexdigest()
+
+    def state_key(self, keys: dict[str, str]) -> str:
+        h = hashlib.blake2b(digest_size=16)
+        for rel in sorted(keys):
+            h.update(f"{rel}\0{keys[rel]}\n".encode())
+        h.update(self.shared_signature().encode())
+        return "index:" + h.hexdigest()
+
+    # -- the attempt ---------------------------------------------------------------------
+
+    def run(self, t0: float) -> Index | None:
+        t1 = time.perf_counter()
+        project = [sf for sf in self.sr.files if not sf.vendored]
+        hashes = self.hash_files(project)
+        self.keys = {rel: fact_key(sha, self.sources[rel].lang, self.sources[rel].module)
+                     for rel, sha in hashes.items()}
+        self.state = self.state_key(self.keys)
+        self.timings["hash"] = time.perf_counter() - t1
+        db = self.db
+        db.begin_read()
+        if db.meta("state") == self.state:
+            self.timings["snapshot"] = time.perf_counter() - t1
+            self._save_stats()
+            db.begin_read()
+            if db.meta("state") == self.state:
+                return self._index(t0)
+        db.end_read()
+        from apxtui.index.incremental import relink_changed  # lazy: start-up (the linker, on a change only)
+
+        t2 = time.perf_counter()
+        done = relink_changed(self)
+        if done:
+            self.timings["incremental"] = time.perf_counter() - t2
+        else:
+            self.full()
+        db.begin_read()
+        if db.meta("state") != self.state:
+            db.end_read()
+            return None
+        return self._index(t0)
+
+    def _save_stats(self) -> None:
+        """Remember new content hashes (a touched file); skipped when another process is writing."""
+        if not self.stat_rows or self.db.temporary:
+            return
+        self.db.end_read()
+        self.db.conn.execute("PRAGMA busy_timeout=50")
+        try:
+            with self.db.write() as c:
+                c.executemany("INSERT OR REPLACE INTO stat VALUES (?, ?, ?, ?, ?, ?)", self.stat_rows)
+        except Exception:  # noqa: BLE001 - only a speed-up for next time
+            pass
+        finally:
+            self.db.conn.execute("PRAGMA busy_timeout=30000")
+
+    def _index(self, t0: float) -> Index:
+        """The Index of the generation now visible in the snapshot."""
+        db = self.db
+        summary = unpack(db.meta("summary"))
+        keys = dict(db.conn.execute("SELECT rel, key FROM files"))
+        self.issues += [Issue(*i) for i in summary.get("file_issues", [])]
+        self.timings["total"] = time.perf_counter() - t0
+        if db.temporary:
+            db.detach_temporary()
+        return Index(self.root, self.sr, LazyFacts(db, keys), StoredGraph(db, summary), issues=self.issues,
+                     timings=self.timings, parsed=self.parsed,
+                     vendored_indexed=list(summary.get("vendored_indexed", [])), notices=list(self.notices), db=db)
+
+    # -- parse cache -----------------------------------------------------------------------
+
+    def records(self, rels: list[str], keys: dict[str, str]) -> dict[str, Record]:
+        """Parse-cache records ``(rel, key, facts, iface, contrib, words)`` of ``rels``: stored ones,
+        and fresh ones for the rest (parsed over the workers, stored at once)."""
+        got: dict[str, Record] = {}
+        c = self.db.conn
+        for rel in rels:
+            row = c.execute("SELECT facts, iface, contrib, words FROM facts WHERE rel=? AND key=?",
+                            (rel, keys[rel])).fetchone()
+            if row is not None:
+                got[rel] = (rel, keys[rel], *row)
+        jobs = []
+        for rel in rels:
+            if rel in got:
+                continue
+            data = self.data.get(rel)
+            if data is None:
+                data, err = _read(self.root, self.sources[rel])
+                if err is not None or data is None:
+                    self.issues.append(err or Issue(rel, "unreadable", "cannot read"))
+                    continue
+            sf = self.sources[rel]
+            jobs.append((rel, data, sf.lang, sf.module, keys[rel], self.db.temporary))
+        if jobs:
+            from apxtui.parse import languages  # lazy: grammars load on the first parse
+
+            for lang in sorted({j[2] for j in jobs}):  # a broken user query: one clear error, before any work
+                languages.query(lang)
+            fresh = self._parse(jobs)
+            now = int(time.time())
+            try:  # stored now: an interrupted build keeps what it parsed
+                with self.db.write() as w:
+                    w.executemany("INSERT OR IGNORE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                  [(*r, now) for r in fresh])
+            except Exception:  # noqa: BLE001 - kept in memory and stored with the generation
+                pass
+            for r in fresh:
+                got[r[0]] = r
+            self.parsed += [j[0] for j in jobs]
+        for rel in rels:
+            self.data.pop(rel, None)
+        return got
+
+    def _parse(self, jobs: list[Job]) -> list[Record]:
+        total = len(jobs)
+        progress = self.progress
+        if self.workers <= 1 or total < PARALLEL_MIN_FILES:
+            out = []
+            for i, j in enumerate(jobs):
+                if progress:
+                    progress(i, total, j[0])
+                out += parse_jobs([j])
+            if progress:
+                progress(total, total, "")
+            return out
+        from concurrent.futures import ProcessPoolExecutor
+
+        from apxtui.parse import prepare  # lazy: grammars load on the first parse
+
+        jobs = sorted(jobs, key=lambda j: -len(j[1]))  # big files first: no long tail on one worker
+        nchunks = self.workers * 8
+        chunks: list[list[Job]] = [jobs[i::nchunks] for i in range(nchunks)]
+        out = []
+        done = 0
+        prepare()  # queries compiled once here, inherited by the forked workers
+        with ProcessPoolExecutor(max_workers=self.workers) as ex:
+            for res in ex.map(parse_jobs, [c for c in chunks if c]):
+                out += res
+                done += len(res)
+                if progress:
+                    progress(done, total, res[-1][0] if res else "")
+        return out
+
+    # -- a full build ------------------------------------------------------------------------
+
+    def full(self) -> None:
+        from apxtui.index.expanded import expand_records  # lazy: start-up (the linker)
+        from apxtui.index.link import cpp_binding_ids, files_by_base, makes_node, pyo3_names  # lazy: the linker
+        from apxtui.index.linkjob import LinkContext  # lazy: start-up (the linker)
+
+        t1 = time.perf_counter()
+        project = sorted(self.keys)
+        recs = self.records(project, self.keys)
+        project = [r for r in project if r in recs]
+        self.timings["parse"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        tables = Tables()
+        ifaces: dict[str, FileFacts] = {}
+        callees: dict[str, list[tuple[str, str]]] = {}
+        flagged: dict[str, bool] = {}
+        for rel in project:
+            ifaces[rel], callees[rel], flagged[rel] = load_iface_flagged(recs[rel][3])
+            tables.add_file(ifaces[rel])
+        all_files = set(self.sources)
+        vendored_set = {rel for rel, sf in self.sources.items() if sf.vendored}
+        by_base = files_by_base(all_files)
+        includes = includes_of(ifaces.values(), all_files, by_base)
+        extra = self.lazy_vendored(ifaces, callees, tables, includes, vendored_set)
+        self.timings["vendored_search"] = time.perf_counter() - t2
+        vendored_indexed: list[str] = []
+        if extra:
+            t3 = time.perf_counter()
+            vkeys = {}
+            for rel in sorted(extra):
+                data, err = _read(self.root, self.sources[rel])
+                if data is None:
+                    self.issues.append(err)  # type: ignore[arg-type]
+                    continue
+                self.data[rel] = data
+                sf = self.sources[rel]
+                vkeys[rel] = fact_key(content_hash(data), sf.lang, sf.module)
+            more = self.records(sorted(vkeys), vkeys)
+            vendored_indexed = sorted(more)
+            for rel in vendored_indexed:
+                ifaces[rel], _ = load_iface(more[rel][3])
+                tables.add_file(ifaces[rel])
+            recs.update(more)
+            includes.update(includes_of((ifaces[r] for r in vendored_indexed), all_files, by_base))
+            self.timings["vendored_parse"] = time.perf_counter() - t3
+        order = project + vendored_indexed  # rank order: the order the tables were built in
         t4 = time.perf_counter()
-        more, _ = load(*read_hash([sources[r] for r in sorted(extra)]))
-        facts.update(more)
-        vendored_indexed = sorted(more)
-        timings["vendored_parse"] = time.perf_counter() - t4
-    t5 = time.perf_counter()
-    facts = expand_macros(facts, all_files, vendored_set, workers=workers)
-    timings["macros"] = time.perf_counter() - t5
-    t5 = time.perf_counter()
-    graph, linker = link(facts, all_files, vendored_set, sr.packages, expand=False)
-    timings["link"] = time.perf_counter() - t5
-    index = _finish(root, sr, facts, graph, linker, issues, timings, list(dict.fromkeys(parsed_log)),
-                    vendored_indexed, cache, t0)
-    if use_cache:
-        cache = FactCache(root, queries_fingerprint())
-        _store_snapshot(cache, state, {r: interface_facts(f) for r, f in facts.items()}, graph, vendored_indexed,
-                        {rel: f.sha for rel, f in facts.items()})
-        cache.close()
-    return index
+        expand = [rel for rel in project if flagged.get(rel)]
+        if expand:  # macro invocations expanded with every file's #defines, before the tables and the link
+            recs.update(expand_records(self.db.conn, recs, expand, ifaces, all_files, vendored_set, self.workers,
+                                       self.db.temporary))
+            tables = Tables()
+            for rel in order:
+                if rel in expand:
+                    ifaces[rel], _ = load_iface(recs[rel][3])
+                tables.add_file(ifaces[rel])
+        self.timings["macros"] = time.perf_counter() - t4
+        tables.finish()
+        t4 = time.perf_counter()
+        known = {nid: d.kind for nid, d in tables.defs.items() if makes_node(d)}
+        known.update({f"pyo3:{dotted}": "pyo3_binding" for _, dotted in pyo3_names(tables)})
+        known.update(cpp_binding_ids(tables))
+        ctx = LinkContext(tables, known, includes, all_files, vendored_set, by_base, set(order),
+                          self.sr.packages)
+        del ifaces
+        links = self._link([(rel, recs[rel][2]) for rel in order], ctx)
+        self.timings["link"] = time.perf_counter() - t4
+        t5 = time.perf_counter()
+        write_generation(self, order, recs, links, vendored_indexed)
+        self.db.checkpoint()
+        self.timings["store"] = time.perf_counter() - t5
+
+    def _link(self, jobs: list[tuple[str, bytes]], ctx: LinkContext) -> dict[str, FileLink]:
+        from apxtui.index.linkjob import FileLink, link_blobs, link_file, set_context  # lazy: start-up
+        from apxtui.index.resolve_rust import RustResolver, pack_indexes  # lazy: start-up
+
+        # its indexes over all files: built once, shared (inherited by the workers), stored with the generation
+        self.rust_indexes = pack_indexes(RustResolver(ctx.tables, ctx.packages).stored_indexes())
+        out: dict[str, FileLink] = {}
+        if self.workers <= 1 or len(jobs) < PARALLEL_MIN_FILES:
+            for rel, blob in jobs:
+                out[rel] = link_file(load_facts(blob), ctx)
+                gc.collect(0)  # the file's scratch graph and linker (cycles), youngest generation only
+            return out
+        from concurrent.futures import ProcessPoolExecutor
+
+        big_first = sorted(jobs, key=lambda j: -len(j[1]))
+        nchunks = self.workers * 8
+        chunks = [big_first[i::nchunks] for i in range(nchunks)]
+        set_context(ctx)  # inherited by the workers forked below
+        try:
+            with ProcessPoolExecutor(max_workers=self.workers) as ex:
+                for res in ex.map(link_blobs, [c for c in chunks if c]):
+                    for t in res:
+                        fl = FileLink.from_tuple(t)
+                        out[fl.rel] = fl
+        finally:
+            set_context(None)
+        return out
+
+    # -- lazily indexed vendored files -------------------------------------------------------
+
+    def lazy_vendored(self, ifaces: dict[str, FileFacts], callees: dict[str, list[tuple[str, str]]], tables: Tables,
+                      includes: dict[str, set[str]], vendored_set: set[str]) -> set[str]:
+        """Vendored files a path leads into: included by indexed code, or defining an unresolved name."""
+        wanted = {inc for incs in includes.values() for inc in incs
+                  if inc in self.sources and self.sources[inc].vendored and inc not in ifaces}
+        names = unresolved_names(callees, tables, vendored_set)
+        names = {n for n in names if re.fullmatch(r"[A-Za-z_]\w{2,}", n) and n not in LAZY_SKIP}
+        if names:
+            wanted |= self._search_vendored(names, ifaces)
+        return wanted - set(ifaces)
+
+    def _search_vendored(self, names: set[str], ifaces: Mapping[str, FileFacts]) -> set[str]:
+        # a definition of one of the names: `name(params) {` (calls end in `;`, so they do not match)
+        pat = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names))
+                         + rb")\s*\([^;{}]*\)\s*(?:const\s*|noexcept\s*|override\s*)*\{")
+        needles = {n.encode() for n in names}
+        key = "lazy:" + content_hash("\n".join(sorted(names)).encode() + b"|" + "\n".join(
+            f"{r}:{s}:{m}" for r, s, m in self.vendored_listing()).encode())
+        row = self.db.conn.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
+        if row is not None:
+            return set(row[0].decode().split("\n")) - {""}
+        found = set()
+        for rel, sf in self.sources.items():
+            if sf.vendored and sf.lang == "cuda" and rel not in ifaces:
+                data, _ = _read(self.root, sf)
+                if data and not needles.isdisjoint(_TOKEN.findall(data)) and pat.search(data):
+                    found.add(rel)
+        try:
+            with self.db.write() as w:
+                w.execute("DELETE FROM blobs WHERE key LIKE 'lazy:%'")
+                w.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?)", (key, "\n".join(sorted(found)).encode()))
+        except Exception:  # noqa: BLE001 - a cache of a search: redone next time
+            pass
+        return found
 
 
-def _finish(root: Path, sr: ScanResult, facts: Mapping[str, FileFacts], graph: nx.MultiDiGraph[str],
-            linker: Linker | None, issues: list[Issue], timings: dict[str, float], parsed: list[str],
-            vendored_indexed: list[str], cache: FactCache | None, t0: float) -> Index:
-    if isinstance(facts, LazyFacts):
-        issues.extend(Issue(*i) for i in graph.graph.get("file_issues", []))
-    else:
-        for f in facts.values():
-            issues.extend(f.issues)
-        graph.graph["file_issues"] = [(i.file, i.kind, i.message, i.line, i.end_line) for f in facts.values()
-                                      for i in f.issues]
-    timings["total"] = time.perf_counter() - t0
-    notices = list(cache.notices) if cache else []
-    if cache:
-        cache.close()
-    return Index(root, sr, facts, graph, linker, issues, timings, parsed, vendored_indexed, notices)
+def includes_of(ifaces: Iterable[FileFacts], all_files: set[str], by_base: dict[str, list[str]]) -> dict[str, set[str]]:
+    """File → the checkout files its ``#include "…"`` lines name."""
+    from apxtui.index.link import resolve_include  # lazy: start-up (the linker)
+
+    out: dict[str, set[str]] = {}
+    for f in ifaces:
+        for imp in f.imports:
+            if imp.kind == "include":
+                target = resolve_include(imp.path, f.file, all_files, by_base)
+                if target is not None:
+                    out.setdefault(f.file, set()).add(target)
+    return out
 
 
-def _state_key(hashes: dict[str, str], sources: dict[str, SourceFile], manifests: str = "") -> str:
-    """Identity of the project's indexable state: every file's path and content hash, the
-    listing of the vendored trees (lazily indexed files are re-checked separately) and the
-    package manifests (they decide which crate may call which)."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"manifests\0{manifests}\n".encode())
-    for rel in sorted(hashes):
-        h.update(f"{rel}\0{hashes[rel]}\n".encode())
-    for rel, sf in sorted(sources.items()):
-        if sf.vendored:
-            h.update(f"v{rel}\n".encode())
-    return "index:" + h.hexdigest()
+def unresolved_names(callees: dict[str, list[tuple[str, str]]], t: Tables, vendored: set[str]) -> set[str]:
+    """Names project C/C++ code calls or launches, and C symbols Rust declares, that no
+    indexed definition provides: what a vendored tree might define.  Tables only, no linking."""
+    from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD  # lazy: start-up (the linker)
+
+    names: set[str] = set()
+    for rel, calls in callees.items():
+        if rel in vendored:
+            continue
+        for kind, callee in calls:
+            name = callee.split("::")[-1]
+            if (not name or name.startswith("__") or _RUNTIME_RE.match(name) or name in CPP_STD
+                    or callee.startswith("std::")):
+                continue
+            kinds = ("kernel",) if kind == "launch" else ("host_fn", "abi_fn", "device_fn", "kernel")
+            if any(t.defs[i].kind in kinds and not t.defs[i].attrs.get("decl_only")
+                   for i in t.by_name.get(("cuda", name), ())):
+                continue
+            names.add(name)
+    for d in t.defs.values():
+        sym = d.symbol or d.name
+        if d.kind == "ffi_decl" and d.file not in vendored and not t.symbols.get(sym) \
+                and not _RUNTIME_RE.match(sym):
+            names.add(sym)
+    return names
 
 
-def _store_snapshot(cache: FactCache, state: str, iface: dict[str, FileFacts], graph: nx.MultiDiGraph[str],
-                    vendored_indexed: list[str],
-                    shas: dict[str, str]) -> None:
-    """Graph as marshal-able lists (fast to load) + which facts back it (loaded lazily), and,
-    apart, every file's interface facts for the next incremental re-link."""
-    payload = (graph.graph, list(graph.nodes(data=True)), list(graph.edges(keys=True, data=True)),
-               shas, vendored_indexed)
-    try:
-        blob = b"M" + marshal.dumps(payload)
-    except ValueError:  # an attribute marshal cannot hold: fall back to pickle
-        blob = b"P" + pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-    cache.put_blob(state, zlib.compress(blob, 1))
-    plain = {rel: f if isinstance(f, dict) else to_plain(f) for rel, f in iface.items()}
-    try:
-        cache.put_blob("iface:" + state, zlib.compress(marshal.dumps(plain), 1))
-    except ValueError:  # not marshal-able (unexpected attrs): no incremental next time
-        pass
-    cache.prune_blobs(prefix="index:", keep=state)
-    cache.prune_blobs(prefix="iface:", keep="iface:" + state)
-
-
-def _incremental(cache: FactCache, root: Path, sources: dict[str, SourceFile], data_by: dict[str, bytes],
-                 hashes: dict[str, str],
-                 load: Callable[[dict[str, bytes], dict[str, str]], tuple[dict[str, FileFacts], list[str]]],
-                 packages: Packages,
-                 ) -> tuple[LazyFacts, nx.MultiDiGraph[str], list[str], dict[str, Any]] | None:
-    """Re-link from the last snapshot when only a few project files changed (see incremental.py)."""
-    hit = cache.latest_blob("index:")
-    if hit is None:
-        return None
-    key, _ = hit
-    snap = _load_snapshot(cache, key, root, sources)
-    iface_blob = cache.get_blob("iface:" + key)
-    if snap is None or iface_blob is None:
-        return None
-    old_facts, graph, _, vendored_indexed = snap
-    if graph.graph.get("manifests", "") != packages.fingerprint:
-        return None  # package boundaries changed: every edge may change
-    old = {rel: sha for rel, sha in old_facts.shas.items() if rel not in set(vendored_indexed)}
-    if set(old) != set(hashes) or any(sources[r].vendored for r in hashes):
-        return None  # files added or removed: full link
-    changed = [rel for rel in hashes if old[rel] != hashes[rel]]
-    if not changed or len(changed) > MAX_INCREMENTAL:
-        return None
-    gc_was = gc.isenabled()
-    gc.disable()  # many small objects: collection passes would dominate the load
-    try:
-        plain = marshal.loads(zlib.decompress(iface_blob))
-        iface = {rel: from_plain(d) for rel, d in plain.items()}
-    except Exception:  # noqa: BLE001 - unreadable: full link
-        return None
-    finally:
-        if gc_was:
-            gc.enable()
-    new, _ = load({r: data_by[r] for r in changed}, {r: hashes[r] for r in changed})
-    vendored_set = {rel for rel, sf in sources.items() if sf.vendored}
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        if relink(graph, iface, new, set(sources), vendored_set, packages) is None:
-            return None
-    finally:
-        if gc_was:
-            gc.enable()
-    for rel, f in new.items():
-        plain[rel] = to_plain(interface_facts(f))
-    shas = dict(old_facts.shas)
-    shas.update({rel: f.sha for rel, f in new.items()})
-    return LazyFacts(cache.path, shas, sources), graph, vendored_indexed, plain
-
-
-def _load_snapshot(cache: FactCache, state: str, root: Path, sources: dict[str, SourceFile],
-                   ) -> tuple[LazyFacts, nx.MultiDiGraph[str], None, list[str]] | None:
-    blob = cache.get_blob(state)
-    if blob is None:
-        return None
-    gc_was = gc.isenabled()
-    gc.disable()  # millions of small objects: collection passes would dominate the load
-    try:
-        raw = zlib.decompress(blob)
-        payload = marshal.loads(raw[1:]) if raw[:1] == b"M" else pickle.loads(raw[1:])
-        gattrs, nodes, edges, shas, vendored_indexed = payload
-        graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-        graph.graph.update(gattrs)
-        graph.add_nodes_from(nodes)
-        graph.add_edges_from(edges)
-    except Exception as e:  # noqa: BLE001 - any failure here means: re-link
-        cache.notices.append(f"cache snapshot unreadable ({type(e).__name__}); re-linking")
-        return None
-    finally:
-        if gc_was:
-            gc.enable()
-    for rel in vendored_indexed:  # lazily indexed vendored files must be unchanged too
-        sf = sources.get(rel)
-        data, _ = _read(root, sf) if sf else (None, None)
-        if data is None or content_hash(data) != shas.get(rel):
-            return None
-    return LazyFacts(cache.path, shas, sources), graph, None, list(vendored_indexed)
+__all__ = ["Index", "LazyFacts", "build_index", "node_id", "open_database"]

@@ -19,12 +19,11 @@ from __future__ import annotations
 import gc
 import posixpath
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-import networkx as nx
-
-from apxtui.facts import CallSite, Context, Definition, FileFacts
+from apxtui.facts import Binding, CallSite, Context, Definition, FileFacts
 from apxtui.index.includes import resolve_include
 from apxtui.index.macros import expand_macros
 from apxtui.index.resolve import AMBIGUOUS, UNRESOLVED, Resolved
@@ -37,6 +36,10 @@ from apxtui.index.tables import Tables, node_id
 from apxtui.packages import Packages
 from apxtui.vocab import GRAPH_NODE_KINDS
 
+if TYPE_CHECKING:
+    import networkx as nx
+
+_T = TypeVar("_T")
 BRANCH_KINDS = {"if", "else", "match_arm", "switch_case", "cfg", "pp_if", "except"}
 MAX_CANDIDATES = 12
 
@@ -63,13 +66,85 @@ def _node_attrs(d: Definition, vendored: bool) -> dict[str, Any]:
     }
 
 
+def makes_node(d: Definition) -> bool:
+    """Does the definition become a graph node?  (A C/C++ prototype declares, it does not define.)"""
+    return d.kind in GRAPH_NODE_KINDS and not (d.lang == "cuda" and d.attrs.get("decl_only"))
+
+
+def files_by_base(all_files: set[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for f in sorted(all_files):  # sorted: ties between candidates break the same way every run
+        out[posixpath.basename(f)].append(f)
+    return out
+
+
+def memo_on(t: Any, name: str, make: Callable[[], _T]) -> _T:
+    """``make()`` computed once per tables object (linking file by file asks for whole-table
+    scans per file: the tables are shared, so is the answer)."""
+    got: _T | None = getattr(t, name, None)
+    if got is None:
+        got = make()
+        try:
+            setattr(t, name, got)
+        except AttributeError:
+            pass
+    return got
+
+
+def cpp_registrations(t: Tables) -> list[Registration]:
+    """TORCH_LIBRARY / PYBIND11_MODULE registrations of every file (once per tables object)."""
+    return memo_on(t, "_cpp_registrations", lambda: registrations(t))
+
+
+def cpp_binding_ids(t: Tables) -> dict[str, str]:
+    """Node id → ``cpp_binding`` of every registered binding (for ``known`` in per-file links)."""
+    return {f"{r.framework}:{r.dotted}": "cpp_binding" for r in cpp_registrations(t)}
+
+
+def pyo3_names(t: Tables) -> list[tuple[Binding, str]]:
+    """(binding, python-visible dotted name) of every PyO3 method/function binding (computed once
+    per tables object: linking file by file asks for it per file)."""
+    cached: list[tuple[Binding, str]] | None = getattr(t, "_pyo3_names", None)
+    if cached is not None:
+        return cached
+    out = []
+    fn_module = {b.rust_qualname.split("::")[-1]: b.python_module for b in t.bindings
+                 if b.kind == "module_member" and b.attrs.get("what") == "function"}
+    only = next(iter(t.pymodules)) if len(t.pymodules) == 1 else ""
+    for b in t.bindings:
+        if b.kind not in ("method", "function"):
+            continue  # a class itself is reached through its constructor/methods
+        if b.kind == "function":
+            module = fn_module.get(b.rust_qualname.split("::")[-1], only)
+            out.append((b, f"{module}.{b.python_name}" if module else b.python_name))
+            continue
+        rtype = b.rust_type or b.rust_qualname.split("::")[-2]
+        cls = t.pyclasses.get(rtype)
+        cls_name = cls.python_name if cls else (b.python_class or rtype)
+        module = t.pyclass_module.get(rtype, only)
+        prefix = f"{module}.{cls_name}" if module else cls_name
+        out.append((b, f"{prefix}.{'__new__' if b.attrs.get('constructor') else b.python_name}"))
+    try:
+        t._pyo3_names = out  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return out
+
+
 class Linker:
     """Builds the graph.  With ``only`` (a set of files) and ``graph``, adds just those
-    files' nodes and outgoing edges to an existing graph (see ``incremental.py``)."""
+    files' nodes and outgoing edges to an existing graph (see ``incremental.py``).
+
+    A linker of a few files may be given the symbol ``tables`` of every file (eager or
+    stored), the ``includes`` of every file and ``known``: node id → kind of the nodes
+    other files own, which ``graph`` then need not hold (parallel and stored re-links).
+    """
 
     def __init__(self, facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
-                 only: set[str] | None = None, graph: nx.MultiDiGraph[str] | None = None,
-                 packages: Packages | None = None, expand: bool = True):
+                 only: set[str] | None = None, graph: Any = None,
+                 tables: Tables | None = None, known: Mapping[str, str] | None = None,
+                 includes: Mapping[str, set[str]] | None = None, by_base: dict[str, list[str]] | None = None,
+                 indexed: set[str] | None = None, packages: Packages | None = None, expand: bool = True):
         if expand:  # macro invocations need every file's #defines: expanded here, before the tables
             facts = expand_macros(facts, all_files, vendored, only)
         self.facts = facts
@@ -77,17 +152,43 @@ class Linker:
         self.packages = packages if packages is not None else Packages()
         self.all_files = all_files
         self.vendored = vendored
-        self.t = Tables()
-        for f in facts.values():
-            self.t.add_file(f)
-        self.t.finish()
-        self.g = graph if graph is not None else nx.MultiDiGraph()
-        self.by_base: dict[str, list[str]] = defaultdict(list)
-        for rel in all_files:
-            self.by_base[posixpath.basename(rel)].append(rel)
-        self.includes: dict[str, set[str]] = defaultdict(set)
+        if tables is None:
+            tables = Tables()
+            for f in facts.values():
+                tables.add_file(f)
+            tables.finish()
+        self.t = tables
+        self.known = known
+        if graph is None:
+            import networkx as nx
+
+            graph = nx.MultiDiGraph()
+        self.g = graph
+        self.by_base = by_base if by_base is not None else files_by_base(all_files)
+        self.includes: Mapping[str, set[str]] = includes if includes is not None else defaultdict(set)
+        self._own_includes = includes is None
+        self.indexed = indexed if indexed is not None else set(facts)  # files with facts (an include target)
         self.pending_includes: set[str] = set()  # vendored files included but not parsed
         self.dropped: dict[str, Counter[str]] = defaultdict(Counter)  # file → reason → count
+
+    def _has(self, node: str) -> bool:
+        return node in self.g or (self.known is not None and node in self.known)
+
+    def _kind(self, node: str) -> str:
+        if self.known is not None and node in self.known:
+            return self.known[node]
+        kind: str = self.g.nodes[node].get("kind", "")
+        return kind
+
+    def _own_defs(self) -> Iterator[tuple[str, Definition]]:
+        """(node id, definition) of the linked files' definitions, as the tables index them."""
+        for f in self.facts.values():
+            if not self._mine(f.file):
+                continue
+            ids: dict[str, Definition] = {}
+            for d in f.defs:
+                ids[node_id(d)] = d
+            yield from ids.items()
 
     # -- nodes -------------------------------------------------------------------------
 
@@ -95,43 +196,24 @@ class Linker:
         return self.only is None or file in self.only
 
     def _nodes(self) -> None:
-        for nid, d in self.t.defs.items():
-            prototype = d.lang == "cuda" and d.attrs.get("decl_only")  # declares, does not define: no node
-            if d.kind in GRAPH_NODE_KINDS and self._mine(d.file) and not prototype:
+        for nid, d in self._own_defs():
+            if makes_node(d):
                 self.g.add_node(nid, **_node_attrs(d, d.file in self.vendored))
 
     def _pyo3(self) -> dict[str, str]:
         """Binding nodes, keyed by the python-visible dotted name; `exposes` edges to Rust."""
         out: dict[str, str] = {}
-        fn_module = {b.rust_qualname.split("::")[-1]: b.python_module for b in self.t.bindings
-                     if b.kind == "module_member" and b.attrs.get("what") == "function"}
-        only = next(iter(self.t.pymodules)) if len(self.t.pymodules) == 1 else ""
-        for b in self.t.bindings:
-            if b.kind not in ("method", "function", "class"):
-                continue
-            if b.kind == "function":
-                module = fn_module.get(b.rust_qualname.split("::")[-1], only)
-                dotted = f"{module}.{b.python_name}" if module else b.python_name
-            else:
-                rtype = b.rust_type or b.rust_qualname.split("::")[-2 if b.kind == "method" else -1]
-                cls = self.t.pyclasses.get(rtype)
-                cls_name = cls.python_name if cls else (b.python_class or rtype)
-                module = self.t.pyclass_module.get(rtype, only)
-                prefix = f"{module}.{cls_name}" if module else cls_name
-                if b.kind == "class":
-                    continue  # the class itself is reached through its constructor/methods
-                name = "__new__" if b.attrs.get("constructor") else b.python_name
-                dotted = f"{prefix}.{name}"
+        for b, dotted in pyo3_names(self.t):
             nid = f"pyo3:{dotted}"
             out[dotted] = nid
             if not self._mine(b.file):
                 continue
             self.g.add_node(nid, kind="pyo3_binding", name=dotted.rsplit(".", 1)[-1], qualname=dotted, lang="rust",
                             file=b.file, line=b.line, end_line=b.line, vendored=False, attrs=dict(b.attrs))
-            targets = [i for i in self.t.by_qual.get(b.rust_qualname, []) if i in self.g]
+            targets = [i for i in self.t.by_qual.get(b.rust_qualname, []) if self._has(i)]
             if not targets:
                 targets = [i for i in self.t.by_name.get(("rust", b.rust_qualname.split("::")[-1]), [])
-                           if i in self.g and self.t.defs[i].container == (b.rust_type or self.t.defs[i].container)]
+                           if self._has(i) and self.t.defs[i].container == (b.rust_type or self.t.defs[i].container)]
             res = Resolved.of(targets, "PyO3 attribute on the Rust item")
             for tgt in res.targets:
                 self.g.add_edge(nid, tgt, kind="exposes", file=b.file, line=b.line, col=0, site=f"{b.file}:{b.line}:0",
@@ -145,7 +227,7 @@ class Linker:
         nodes: dict[str, str] = {}
         by_op: dict[str, list[str]] = defaultdict(list)
         by_fn: dict[str, list[str]] = defaultdict(list)
-        regs = registrations(self.t)
+        regs = cpp_registrations(self.t)
         by_dotted: dict[str, list[Registration]] = defaultdict(list)
         for r in regs:
             by_dotted[r.dotted].append(r)
@@ -174,20 +256,24 @@ class Linker:
                                                          res.external_kind))
                 for _, _, data in self.g.out_edges(nid, data=True):
                     data["kind"] = "exposes"
-        return PythonOps(nodes, dict(by_op), dict(by_fn), frozenset(m.split(".")[0] for m in self.t.py_modules))
+        return PythonOps(nodes, dict(by_op), dict(by_fn), memo_on(
+            self.t, "_py_roots", lambda: frozenset(m.split(".")[0] for m in self.t.py_modules)))
 
     def _includes(self) -> None:
         for f in self.facts.values():
+            if not self._own_includes and not self._mine(f.file):
+                continue
             for imp in f.imports:
                 if imp.kind != "include":
                     continue
                 target = resolve_include(imp.path, f.file, self.all_files, self.by_base)
                 if target is None:
                     continue
-                self.includes[f.file].add(target)
+                if self._own_includes:
+                    self.includes[f.file].add(target)
                 if not self._mine(f.file):
                     continue
-                if target not in self.facts:
+                if target not in self.indexed:
                     self.pending_includes.add(target)
                     continue
                 src, dst = f"file:{f.file}", f"file:{target}"
@@ -204,7 +290,7 @@ class Linker:
     def _caller(self, f: FileFacts, call: CallSite, index: dict[tuple[str, str], list[str]]) -> str:
         ids = index.get((f.file, call.caller), [])
         if len(ids) > 1:
-            inside = [i for i in ids if self.t.defs[i].line <= call.line <= self.t.defs[i].end_line]
+            inside = [i for i in ids if self._defs[i].line <= call.line <= self._defs[i].end_line]
             ids = inside or ids
         if ids:
             return ids[0]
@@ -229,14 +315,14 @@ class Linker:
         return "call"
 
     def _calls(self, pyo3: dict[str, str]) -> None:
-        rust = RustResolver(self.t, self.packages)
-        cuda = CudaResolver(self.t, self.includes, self.vendored)
+        rust = RustResolver(self.t, self.packages, self.facts)
+        cuda = CudaResolver(self.t, cast("dict[str, set[str]]", self.includes), self.vendored)
         py = PythonResolver(self.t, pyo3, self.packages)
         pyops = self._cpp_bindings(cuda)
         fnptr = FnPointers(self.t, rust, cuda)
         fw = Frameworks(self.t, rust)
         index: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for nid, d in self.t.defs.items():
+        for nid, d in self._own_defs():
             if nid in self.g:
                 index[(d.file, d.qualname)].append(nid)
         for f in self.facts.values():
@@ -247,7 +333,7 @@ class Linker:
                     self.dropped[f.file]["file-level macro invocation"] += 1
                     continue
                 src = self._caller(f, call, index)
-                caller = self.t.defs.get(src)
+                caller = self._defs.get(src)
                 if f.lang == "rust":  # framework models (queries/frameworks/*.toml)
                     lib = fw.library(call)
                     if lib is not None:
@@ -333,7 +419,7 @@ class Linker:
                         "closure", name_only=res.name_only)
 
     def _add_call_edges(self, src: str, call: CallSite, res: Resolved) -> None:
-        targets = [t for t in res.targets if t in self.g]
+        targets = [t for t in res.targets if self._has(t)]
         how = res.how
         if len(targets) > MAX_CANDIDATES:  # kept and listed on one node, not drawn as N edges
             amb = f"ambiguous:{call.callee}@{call.file}:{call.line}"
@@ -370,15 +456,15 @@ class Linker:
             "name_only": res.name_only,
         }
         for tgt in targets:
-            kind = self._edge_kind(call, self.g.nodes[tgt].get("kind", ""))
+            kind = self._edge_kind(call, self._kind(tgt))
             self.g.add_edge(src, tgt, key=base["site"], kind=kind, **base)
 
     def _ffi(self) -> None:
-        for nid, d in self.t.defs.items():
-            if d.kind != "ffi_decl" or nid not in self.g or not self._mine(d.file):
+        for nid, d in self._own_defs():
+            if d.kind != "ffi_decl" or nid not in self.g:
                 continue
             sym = d.symbol or d.name
-            targets = [i for i in self.t.symbols.get(sym, []) if i in self.g and i != nid]
+            targets = [i for i in self.t.symbols.get(sym, []) if self._has(i) and i != nid]
             res = Resolved.of(targets, f"C symbol {sym}")
             if not targets:
                 res = Resolved(status=UNRESOLVED, how=f"no definition of C symbol {sym} in the indexed code",
@@ -388,7 +474,8 @@ class Linker:
             for _, _, data in self.g.out_edges(nid, data=True):
                 data["kind"] = "ffi"
 
-    def link(self) -> nx.MultiDiGraph[str]:
+    def link(self) -> Any:
+        """Link the files: the graph written to (``graph``, or a new networkx one)."""
         was = gc.isenabled()
         gc.disable()  # linking makes many small acyclic objects; collector passes over them cost more than the work
         try:
@@ -397,7 +484,8 @@ class Linker:
             if was:
                 gc.enable()
 
-    def _link(self) -> nx.MultiDiGraph[str]:
+    def _link(self) -> Any:
+        self._defs = dict(self._own_defs())  # the linked files' own definitions (with their locals)
         self._nodes()
         pyo3 = self._pyo3()
         self._includes()
@@ -411,7 +499,6 @@ class Linker:
         for c in by_file.values():
             total.update(c)
         self.g.graph["dropped"] = dict(total)
-        self.g.graph["manifests"] = self.packages.fingerprint
         return self.g
 
 
@@ -423,4 +510,4 @@ def link(facts: dict[str, FileFacts], all_files: set[str], vendored: set[str],
     return linker.link(), linker
 
 
-__all__ = ["link", "Linker", "node_id", "resolve_include"]
+__all__ = ["link", "Linker", "node_id", "resolve_include", "makes_node"]

@@ -64,7 +64,12 @@ class FnPointers:
         self.rust = rust
         self.cuda = cuda
         # only extern functions are followed when passed as arguments: other names are skipped unresolved
-        self.ffi_names = {d.name for d in t.defs.values() if d.kind == "ffi_decl"}
+        self.ffi_names: set[str] = getattr(t, "_ffi_names", None) or {d.name for d in t.defs.values()
+                                                                        if d.kind == "ffi_decl"}
+        try:  # once per tables object (shared by the per-file links)
+            t._ffi_names = self.ffi_names  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
 
     # -- Rust ----------------------------------------------------------------------------
 

@@ -93,7 +93,13 @@ class Frameworks:
 
     def kernels(self) -> list[str]:
         if self._kernels is None:
+            self._kernels = getattr(self.t, "_kernel_ids", None)
+        if self._kernels is None:
             self._kernels = [i for i, d in self.t.defs.items() if d.kind == "kernel" and not d.attrs.get("decl_only")]
+            try:  # once per tables object (shared by the per-file links)
+                self.t._kernel_ids = self._kernels  # type: ignore[attr-defined]
+            except AttributeError:
+                pass
         return self._kernels
 
     def _module_kernels(self, module_expr: str) -> tuple[list[str], str]:

@@ -28,11 +28,14 @@ code under ``#[cfg(test)]`` is a candidate only for test code.
 
 from __future__ import annotations
 
+import pickle
 import re
+import zlib
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from apxtui.facts import CallSite, Context, Definition, Import
+from apxtui.facts import CallSite, Context, Definition, FileFacts, Import
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
 from apxtui.index.rust_types import (
     CONTAINERS,
@@ -231,17 +234,38 @@ def _scope_module(d: Definition) -> str:
     return q.rpartition("::")[0]
 
 
+#: The resolver's indexes over all files' definitions: computed once per tables object and
+#: packages (a build links file by file, each with its own resolver), shared read-only.
+_SHARED_INDEXES = ("types_by_qual", "type_defs", "_same_qual", "test_only", "impl_methods", "trait_impl_methods",
+                   "trait_impls", "type_traits", "trait_decls")
+#: The ones stored with an index generation (the others derive from them), see :meth:`RustResolver.replace_files`.
+STORED_INDEXES = ("types_by_qual", "test_only", "impl_methods", "trait_impl_methods", "trait_decls")
+
+
+def _file_of_id(node: str) -> str:
+    """The file in a definition node id (``qualname@file:line``)."""
+    return node.rsplit("@", 1)[-1].rsplit(":", 1)[0]
+
+
+def pack_indexes(indexes: dict[str, Any]) -> bytes:
+    """:data:`STORED_INDEXES` as stored with a generation."""
+    return zlib.compress(pickle.dumps(indexes, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def unpack_indexes(blob: bytes) -> dict[str, Any]:
+    out: dict[str, Any] = pickle.loads(zlib.decompress(blob))
+    return out
+
+
 class RustResolver:
-    def __init__(self, t: Tables, packages: Packages | None = None):
+    def __init__(self, t: Tables, packages: Packages | None = None, files: Mapping[str, FileFacts] | None = None,
+                 indexes: dict[str, Any] | None = None):
+        """``files``: the linked files' full facts (the tables hold interfaces); ``indexes``: the
+        :data:`STORED_INDEXES` of these tables, as a stored generation kept them (not recomputed)."""
         self.t = t
         self.pk = packages if packages is not None else Packages()
-        self.type_defs: dict[str, Definition] = {}
-        self._same_qual: dict[str, list[Definition]] = {}  # qualnames several types share (cfg alternatives,
-        for defs in t.types.values():                        # same-named bin/test crates of two packages)
-            for d in defs:
-                if d.qualname in self.type_defs:
-                    self._same_qual.setdefault(d.qualname, [self.type_defs[d.qualname]]).append(d)
-                self.type_defs.setdefault(d.qualname, d)
+        self._pk_arg = packages
+        self.files = files if files is not None else {}
         self._ty_memo: dict[tuple[Any, ...], str] = {}
         self._imp_memo: dict[int, tuple[str, ...]] = {}
         self._recv_cache: dict[tuple[Any, ...], str] = {}
@@ -252,14 +276,96 @@ class RustResolver:
         self._let_memo: dict[tuple[Any, ...], str] = {}
         self._calls_by_caller: dict[tuple[str, str], list[CallSite]] = {}
         self._pattern_memo: dict[tuple[Any, ...], str] = {}
-        self.test_only = {i for i, d in t.defs.items() if d.cfg and is_test_only(d)}
-        # impl index: (type ref, method) → ids; trait ref → implementing type refs
-        self.impl_methods: dict[tuple[str, str], list[str]] = defaultdict(list)
-        self.trait_impl_methods: dict[tuple[str, str, str], list[str]] = defaultdict(list)  # (trait, type, m)
-        self.trait_impls: dict[str, set[str]] = defaultdict(set)
-        self.type_traits: dict[str, set[str]] = defaultdict(set)
-        self.trait_decls: dict[tuple[str, str], list[str]] = defaultdict(list)
-        self._index_impls()
+        shared = getattr(t, "_rust_indexes", None)
+        if shared is not None and shared[0] is packages:
+            for name, value in zip(_SHARED_INDEXES, shared[1], strict=True):
+                setattr(self, name, value)
+            return
+        if indexes is not None:
+            self._adopt(indexes)
+        else:
+            types_by_qual: dict[str, list[Definition]] = {}  # qualnames several types share: cfg alternatives,
+            for defs in t.types.values():                     # same-named bin/test crates of two packages
+                for d in defs:
+                    types_by_qual.setdefault(d.qualname, []).append(d)
+            self._set_types(types_by_qual)
+            self.test_only = {i for i, d in t.defs.items() if d.cfg and is_test_only(d)}
+            # impl index: (type ref, method) → ids; trait ref → implementing type refs
+            self.impl_methods: dict[tuple[str, str], list[str]] = defaultdict(list)
+            self.trait_impl_methods: dict[tuple[str, str, str], list[str]] = defaultdict(list)  # (trait, type, m)
+            self.trait_impls: dict[str, set[str]] = defaultdict(set)
+            self.type_traits: dict[str, set[str]] = defaultdict(set)
+            self.trait_decls: dict[tuple[str, str], list[str]] = defaultdict(list)
+            self._index_impls(t.defs.items())
+        self.share()
+
+    def share(self) -> None:
+        """Let later resolvers of the same tables and packages use these indexes."""
+        try:
+            self.t._rust_indexes = (self._pk_arg,  # type: ignore[attr-defined]
+                                    tuple(getattr(self, n) for n in _SHARED_INDEXES))
+        except AttributeError:
+            pass
+
+    def _set_types(self, types_by_qual: dict[str, list[Definition]]) -> None:
+        self.types_by_qual = types_by_qual
+        self.type_defs = {q: ds[0] for q, ds in types_by_qual.items()}
+        self._same_qual = {q: ds for q, ds in types_by_qual.items() if len(ds) > 1}
+
+    def _adopt(self, indexes: dict[str, Any]) -> None:
+        self._set_types(indexes["types_by_qual"])
+        self.test_only = indexes["test_only"]
+        self.impl_methods = indexes["impl_methods"]
+        self.trait_impl_methods = indexes["trait_impl_methods"]
+        self.trait_decls = indexes["trait_decls"]
+        self.trait_impls = defaultdict(set)
+        self.type_traits = defaultdict(set)
+        for (tr, ty, _m), ids in self.trait_impl_methods.items():
+            if ids:  # exactly the pairs the impl index adds beside a trait impl's method
+                self.trait_impls[tr].add(ty)
+                self.type_traits[ty].add(tr)
+
+    def stored_indexes(self) -> dict[str, Any]:
+        """The :data:`STORED_INDEXES` (take them before resolving: look-ups may add empty entries)."""
+        return {n: getattr(self, n) for n in STORED_INDEXES}
+
+    def replace_files(self, ifaces: Mapping[str, FileFacts], rank: Mapping[str, int]) -> None:
+        """Re-index the definitions of the files ``ifaces`` names (their new interfaces), keeping every
+        other file's entries; the file order ``rank`` orders each entry's list as a full build would."""
+        gone = set(ifaces)
+        order = sorted(ifaces, key=lambda r: rank.get(r, 1 << 30))
+        by_file = {rel: Tables() for rel in order}
+        for rel in order:
+            by_file[rel].add_file(ifaces[rel])
+        touched: set[str] = set()
+        types = {q: [d for d in ds if d.file not in gone] for q, ds in self.types_by_qual.items()}
+        for rel in order:
+            for defs in by_file[rel].types.values():
+                for d in defs:
+                    types.setdefault(d.qualname, []).append(d)
+                    touched.add(d.qualname)
+        for q in touched:
+            types[q].sort(key=lambda d: rank.get(d.file, 1 << 30))
+        self._set_types({q: ds for q, ds in types.items() if ds})
+        self.test_only = {i for i in self.test_only if _file_of_id(i) not in gone}
+        self.test_only |= {i for rel in order for i, d in by_file[rel].defs.items() if d.cfg and is_test_only(d)}
+        lists = ("impl_methods", "trait_impl_methods", "trait_decls")
+        for name in lists:
+            kept: dict[Any, list[str]] = defaultdict(list)
+            for k, ids in getattr(self, name).items():
+                left = [i for i in ids if _file_of_id(i) not in gone]
+                if left:
+                    kept[k] = left
+            setattr(self, name, kept)
+        before = {name: {k: len(v) for k, v in getattr(self, name).items()} for name in lists}
+        for rel in order:
+            self._index_impls(by_file[rel].defs.items())
+        for name in lists:
+            for k, ids in getattr(self, name).items():
+                if len(ids) != before[name].get(k, 0):
+                    ids.sort(key=lambda i: rank.get(_file_of_id(i), 1 << 30))  # stable: in-file order kept
+        self._adopt(self.stored_indexes())
+        self.share()
 
     # -- scopes and visibility -------------------------------------------------------------
 
@@ -305,8 +411,8 @@ class RustResolver:
 
     # -- the impl index ----------------------------------------------------------------------
 
-    def _index_impls(self) -> None:
-        for nid, d in self.t.defs.items():
+    def _index_impls(self, defs: Iterable[tuple[str, Definition]]) -> None:
+        for nid, d in defs:
             if d.lang != "rust" or d.kind != "rust_fn" or not d.container:
                 continue
             sc = self.scope_of(d)
@@ -881,7 +987,7 @@ class RustResolver:
         key = (caller.file, caller.qualname)
         calls = self._calls_by_caller.get(key)
         if calls is None:
-            f = self.t.file_of.get(caller.file)
+            f = self.files.get(caller.file) or self.t.file_of.get(caller.file)
             calls = self._calls_by_caller[key] = [c for c in (f.calls if f else ()) if c.caller == caller.qualname
                                                   and c.kind == "method"]
         head = ctx.text.strip()

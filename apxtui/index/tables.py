@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apxtui.facts import Binding, Definition, FileFacts, Import
 from apxtui.vocab import node_id as vocab_node_id
 
 _GENERIC_RE = re.compile(r"<.*>$")
+_EXTERNAL_ROOTS = {"std", "core", "alloc", "crate", "self", "super"}
 
 
 def node_id(d: Definition) -> str:
@@ -115,28 +116,45 @@ class Tables:
 
     def finish(self) -> None:
         """Derive cross-file facts once every file is added (PyO3 module membership,
-        2018-edition relative `use` paths: `use ops::norm` inside crate `k` is `k::ops::norm`)."""
-        external = {"std", "core", "alloc", "crate", "self", "super"}
-        every = [imp for m in self.uses.values() for imps in m.values() for imp in imps]
-        every += [imp for imps in self.globs.values() for imp in imps]
-        if every:
-                for imp in every:
-                    first = imp.path.split("::")[0]
-                    f = self.file_of.get(imp.file)
-                    if f is None or first in self.crates or first in external:
-                        continue
-                    mod = f.module
-                    if f"{mod}::{first}" in self.modules or self.by_qual.get(f"{mod}::{first}"):
-                        imp.path = f"{mod}::{imp.path}"
-        for b in self.bindings:
-            if b.kind == "module_member" and b.attrs.get("what", "class") == "class":
-                self.pyclass_module[b.rust_qualname.split("::")[-1]] = b.python_module
-        if len(self.pymodules) == 1:  # a single native module: unregistered classes belong to it
-            (only,) = self.pymodules
-            for t in self.pyclasses:
-                self.pyclass_module.setdefault(t, only)
+        2018-edition relative `use` paths: `use ops::norm` inside crate `k` is `k::ops::norm`).
+
+        A rewritten `use` is a copy in the tables: the file's own :class:`Import` stays as
+        extracted, so a re-extracted unchanged file still equals its stored interface.
+        Stored tables (``stored_tables.py``) derive the same facts on access, with
+        :func:`absolute_use` and :func:`pyclass_modules`."""
+        for table in (*self.uses.values(), self.globs):
+            for key, imps in table.items():
+                table[key] = [absolute_use(self, imp) for imp in imps]
+        self.pyclass_module.update(pyclass_modules(self.bindings, self.pymodules, self.pyclasses))
 
     def live(self, ids: list[str]) -> list[str]:
         """Drop declaration-only entries when a real definition exists."""
         real = [i for i in ids if not self.defs[i].attrs.get("decl_only")]
         return real or ids
+
+
+def absolute_use(t: Tables, imp: Import) -> Import:
+    """``imp`` with a 2018-edition relative path made absolute (a copy), or ``imp`` itself."""
+    first = imp.path.split("::")[0]
+    f = t.file_of.get(imp.file)
+    if f is None or first in t.crates or first in _EXTERNAL_ROOTS:
+        return imp
+    mod = f.module
+    if f"{mod}::{first}" in t.modules or t.by_qual.get(f"{mod}::{first}"):
+        return replace(imp, path=f"{mod}::{imp.path}")
+    return imp
+
+
+def pyclass_modules(bindings: list[Binding], pymodules: dict[str, Binding],
+                    pyclasses: dict[str, Binding]) -> dict[str, str]:
+    """Rust type → the Python module its ``#[pyclass]`` is registered in (a single native
+    module claims the unregistered classes)."""
+    out: dict[str, str] = {}
+    for b in bindings:
+        if b.kind == "module_member" and b.attrs.get("what", "class") == "class":
+            out[b.rust_qualname.split("::")[-1]] = b.python_module
+    if len(pymodules) == 1:
+        (only,) = pymodules
+        for t in pyclasses:
+            out.setdefault(t, only)
+    return out

@@ -35,12 +35,17 @@ def via_dict(via: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def stage_dict(st: Stage) -> dict[str, Any]:
+def stage_head(st: Stage) -> dict[str, Any]:
+    """One stage's own fields (no children)."""
     return {
         "node": st.node, "kind": st.kind, "name": st.name, "qualname": st.qualname, "lang": st.lang,
         "file": st.file, "line": st.line, "via": via_dict(st.via), "cut": st.cut,
-        "children": [item_dict(c) for c in st.children],
     }
+
+
+def stage_dict(st: Stage) -> dict[str, Any]:
+    """A stage with its subtree, nested."""
+    return {**stage_head(st), "children": [item_dict(c) for c in st.children]}
 
 
 def item_dict(item: Stage | Dispatch) -> dict[str, Any]:
@@ -58,13 +63,8 @@ def item_dict(item: Stage | Dispatch) -> dict[str, Any]:
 
 
 def flat_stages(root: Stage) -> list[dict[str, Any]]:
-    out = []
-    for depth, st, arms in walk(root):
-        d = {k: v for k, v in stage_dict(st).items() if k != "children"}
-        d["depth"] = depth
-        d["arms"] = list(arms)
-        out.append(d)
-    return out
+    """The selected path in execution order, one dict per stage (linear in the tree's size)."""
+    return [{**stage_head(st), "depth": depth, "arms": list(arms)} for depth, st, arms in walk(root)]
 
 
 def header(index: Index, profile: Any = None) -> dict[str, Any]:
@@ -153,11 +153,11 @@ def add_analyses(index: Index, root: Stage, stages: list[dict[str, Any]], doc: d
 
     try:
         ann = annotate(index, root)
+        for d, (_, st, _) in zip(stages, walk(root), strict=False):
+            d.update(ann.stage(st))  # each stage's record is made here, on request
     except Exception as e:  # noqa: BLE001 - an analysis failure must not lose the trace
         doc["analysis_error"] = f"{type(e).__name__}: {e}"
         return doc
-    for d, (_, st, _) in zip(stages, walk(root), strict=False):
-        d.update(ann.stage(st))
     doc.update(ann.path)
     return doc
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from apxtui.profile.model import Profile
+if TYPE_CHECKING:
+    from apxtui.profile.model import Profile
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 GROUPS = ("Python", "PyO3 bindings", "Rust", "Examples & binaries")
 _SCRIPT_DIRS = re.compile(r"(^|/)(examples?|bin|scripts|tools|benches)/")

@@ -148,7 +148,7 @@ class Session:
             ann = annotate(self.index, root)
         except Exception as e:  # noqa: BLE001 - an analysis failure must not take the explorer down
             return Analysis(gen, {}, {}, f"{type(e).__name__}: {e}", device)
-        from apxtui.report.model import stage_dict, via_dict  # lazy: first paint
+        from apxtui.report.model import stage_head  # lazy: first paint
 
         per: dict[tuple, dict] = {}
         flat: list[tuple[tuple, dict]] = []
@@ -158,8 +158,7 @@ class Session:
             keys.append(stage_key(st))
             a = ann.stage(st)
             per.setdefault(tuple(keys), a)
-            d = {k: v for k, v in stage_dict(st).items() if k != "children"}
-            flat.append((tuple(keys), {**d, "via": via_dict(st.via), "depth": depth, **a}))
+            flat.append((tuple(keys), {**stage_head(st), "depth": depth, **a}))
         note = "" if self.checkpoint is not None else "no checkpoint given (--checkpoint PATH)"
         return Analysis(gen, per, ann.path, "", device, flat, note or "joining the checkpoint…")
 

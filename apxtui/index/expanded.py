@@ -1,0 +1,74 @@
+"""Parse-cache records of files with their macro invocations expanded (:mod:`apxtui.index.macros`).
+
+Expansion reads other files: a C/C++ file's invocations use the ``#define``s of the files it
+includes (transitively), a Rust item-level invocation the ``macro_rules!`` of the checkout.
+So an expanded record cannot be keyed on the file's own content: its key is the file's
+parse key, ``+``, a hash of what the expansion read (:func:`macro_signature`: the
+function-like ``#define``s of the include closure, in order, with their lines and
+conditions; or every ``macro_rules!`` of the checkout).  The expanded record replaces the
+extracted one for everything after parsing (symbol tables, linking, the facts an
+:class:`~apxtui.index.build.Index` shows); the extracted one stays in the parse cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+from apxtui.facts import FileFacts
+from apxtui.index.factstore import Record, load_facts, make_record
+from apxtui.index.macros import _Visible, expand_macros
+from apxtui.index.rust_macros import RustMacros
+
+
+def base_key(key: str) -> str:
+    """The parse key of a (possibly expanded) record key."""
+    return key.split("+", 1)[0]
+
+
+def macro_signature(rel: str, lang: str, vis: _Visible) -> str:
+    """A hash of every definition expanding ``rel``'s invocations can read."""
+    h = hashlib.blake2b(digest_size=12)
+    if lang == "rust":
+        if vis._rust is None:
+            vis._rust = RustMacros(vis.facts)
+        for name, cands in sorted(vis._rust._table().items()):
+            h.update(repr((name, cands)).encode())
+    else:
+        for inc in vis.closure(rel):
+            f = vis.facts.get(inc)
+            rows = [(i.alias, i.path, i.line, tuple(i.cfg)) for i in f.imports if i.kind == "macro"] if f else []
+            h.update(repr((inc, rows)).encode())
+    return h.hexdigest()
+
+
+def expanded_key(rel: str, key: str, lang: str, vis: _Visible) -> str:
+    return f"{base_key(key)}+{macro_signature(rel, lang, vis)}"
+
+
+def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str], ifaces: Mapping[str, FileFacts],
+                   all_files: set[str], vendored: set[str], workers: int = 1,
+                   lean: bool = False) -> dict[str, Record]:
+    """Expanded records of the ``todo`` files (their records in ``recs``), read from the parse
+    cache when stored under the same expanded key, else expanded now.  ``ifaces``: every indexed
+    file's interface (what expansion reads of the other files)."""
+    vis = _Visible(ifaces, all_files)
+    keys = {rel: expanded_key(rel, recs[rel][1], ifaces[rel].lang, vis) for rel in todo}
+    out: dict[str, Record] = {}
+    missing = []
+    for rel in todo:
+        row = db_conn.execute("SELECT facts, iface, contrib, words FROM facts WHERE rel=? AND key=?",  # type: ignore[attr-defined]
+                              (rel, keys[rel])).fetchone()
+        if row is not None:
+            out[rel] = (rel, keys[rel], *row)
+        else:
+            missing.append(rel)
+    if missing:
+        full = {rel: load_facts(recs[rel][2]) for rel in missing}
+        done = expand_macros({**ifaces, **full}, all_files, vendored, only=set(missing), workers=workers)
+        for rel in missing:
+            out[rel] = make_record(done[rel], keys[rel], lean).to_tuple()
+    return out
+
+
+__all__ = ["base_key", "expand_records", "expanded_key", "macro_signature"]
