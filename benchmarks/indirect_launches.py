@@ -52,7 +52,7 @@ t0 = time.perf_counter()
 from apxtui.index.build import build_index
 from apxtui.analysis.checkout import kernels_report
 idx = build_index(root)
-g = idx.graph
+g = idx.full_graph() if hasattr(idx, "full_graph") else idx.graph  # a networkx graph
 CALLS = ("call", "launch", "vendor", "ffi")
 def reaches_device(n, depth=8):
     seen, q = {n}, deque([(n, 0)])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -241,3 +242,108 @@ def test_rust_indexes_patched_by_a_relink_equal_a_full_builds(tmp_path, indexed_
     monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path / "fresh-cache"))
     build_index(root, workers=1)
     assert patched == _rust_indexes(root)
+
+
+# -- macro expansion and C++ bindings in the stored index (issue 13 on the per-file store) ------------------
+
+PAGED_H = r'''
+template <typename T, int BS> __global__ void attn_kernel(T* o) {}
+template <typename T, int BS> void launcher(void* o, cudaStream_t s) { attn_kernel<T, BS><<<1, 128, 0, s>>>((T*)o); }
+#define CALL_LAUNCHER(T, BS) launcher<T, BS>(out, stream);
+#define CALL_BLOCK_SIZE(T) \
+  switch (block_size) {    \
+  case 8: CALL_LAUNCHER(T, 8); break; \
+  case 16: CALL_LAUNCHER(T, 16); break; \
+  default: break; }
+'''
+PAGED_CU = r'''#include "paged.cuh"
+extern "C" void paged_bf16(void* out, int block_size, cudaStream_t stream) {
+  CALL_BLOCK_SIZE(__nv_bfloat16);
+}
+'''
+
+
+def _paged_checkout(tmp_path):
+    root = tmp_path / "paged"
+    (root / "k").mkdir(parents=True)
+    (root / "k/paged.cuh").write_text(PAGED_H)
+    (root / "k/paged_bf16.cu").write_text(PAGED_CU)
+    return root
+
+
+def _launcher_sizes(g):
+    return sorted(d["template_args"][-1] for u, v, d in g.edges(data=True)
+                  if g.nodes[v].get("qualname") == "launcher" and g.nodes[u].get("qualname") == "paged_bf16")
+
+
+def test_a_relinked_file_has_its_statement_macros_expanded(tmp_path):
+    root = _paged_checkout(tmp_path)
+    assert _launcher_sizes(build_index(root, workers=1).graph) == ["16", "8"]
+    p = root / "k/paged_bf16.cu"
+    p.write_text("// shifted\n" + p.read_text())
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == ["k/paged_bf16.cu"]
+    assert _launcher_sizes(inc.graph) == ["16", "8"]
+    assert {c.attrs.get("macro_at") for c in inc.facts["k/paged_bf16.cu"].calls if c.callee == "launcher"} == {
+        "k/paged_bf16.cu:4"}  # the facts shown are the expanded ones too
+    assert _shape(inc.graph) == _shape(_full(root).graph)
+
+
+def test_an_edited_header_macro_re_expands_the_files_including_it(tmp_path):
+    """The expanded facts of a file are keyed on its include closure's #defines, not its own content."""
+    import sqlite3
+
+    root = _paged_checkout(tmp_path)
+    build_index(root, workers=1)
+    with sqlite3.connect(db_path(root.resolve())) as c:
+        key0 = c.execute("SELECT key FROM files WHERE rel='k/paged_bf16.cu'").fetchone()[0]
+    h = root / "k/paged.cuh"
+    case32 = "case 32: CALL_LAUNCHER(T, 32); break; \\\n  default: break;"
+    h.write_text(h.read_text().replace("default: break;", case32))
+    idx = build_index(root, workers=1)
+    assert _launcher_sizes(idx.graph) == ["16", "32", "8"]
+    assert _shape(idx.graph) == _shape(_full(root).graph)
+    with sqlite3.connect(db_path(root.resolve())) as c:
+        key1 = c.execute("SELECT key FROM files WHERE rel='k/paged_bf16.cu'").fetchone()[0]
+    assert key0.split("+")[0] == key1.split("+")[0] and key0 != key1  # same parse, another expansion
+
+
+TORCH_EXT = Path(__file__).parent / "fixtures" / "torch_ext"
+
+
+@pytest.mark.parametrize("rel, edit", [
+    ("vllm_like/_custom_ops.py", lambda s: "\n\n" + s),
+    ("csrc/layernorm_kernels.cu", lambda s: "// shifted\n" + s),
+])
+def test_python_calls_to_torch_ops_stay_linked_across_files_after_a_relink(tmp_path, rel, edit):
+    root = tmp_path / "ext"
+    shutil.copytree(TORCH_EXT, root)
+    build_index(root, workers=1)
+    p = root / rel
+    p.write_text(edit(p.read_text()))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == [rel]
+    g = inc.graph
+    binding = [(v, d["resolution"]) for u, v, d in g.edges(data=True)
+               if g.nodes[u].get("qualname", "").endswith("_custom_ops.rms_norm")]
+    assert binding == [("pytorch:torch.ops.TORCH_EXTENSION_NAME.rms_norm", "heuristic")]  # namespace: the build's
+    assert g.nodes["pytorch:torch.ops.TORCH_EXTENSION_NAME.rms_norm"]["kind"] == "cpp_binding"
+    launches = {d["attrs"].get("macro") for u, v, d in g.edges(data=True)
+                if g.nodes[v].get("qualname") == "vllm::rms_norm_kernel" and d["kind"] == "launch"}
+    assert launches == {"VLLM_DISPATCH_FLOATING_TYPES"}  # the host function's dispatch macro, expanded
+    assert _shape(g) == _shape(_full(root).graph)
+
+
+def test_a_full_relink_reads_the_stored_expansion_when_the_closure_is_unchanged(tmp_path, monkeypatch):
+    from apxtui.index import expanded
+
+    root = _paged_checkout(tmp_path)
+    build_index(root, workers=1)
+    (root / "k/other.cu").write_text("void other() {}\n")  # a new file: everything is linked again
+
+    def refuse(*a, **k):
+        raise AssertionError("expanded again although its include closure's definitions are unchanged")
+
+    monkeypatch.setattr(expanded, "expand_macros", refuse)
+    idx = build_index(root, workers=1)
+    assert "incremental" not in idx.timings and _launcher_sizes(idx.graph) == ["16", "8"]

@@ -17,8 +17,7 @@ from collections.abc import Mapping
 
 from apxtui.facts import FileFacts
 from apxtui.index.factstore import Record, load_facts, make_record
-from apxtui.index.macros import _Visible, expand_macros
-from apxtui.index.rust_macros import RustMacros
+from apxtui.index.macros import Visible, expand_macros
 
 
 def base_key(key: str) -> str:
@@ -26,13 +25,11 @@ def base_key(key: str) -> str:
     return key.split("+", 1)[0]
 
 
-def macro_signature(rel: str, lang: str, vis: _Visible) -> str:
+def macro_signature(rel: str, lang: str, vis: Visible) -> str:
     """A hash of every definition expanding ``rel``'s invocations can read."""
     h = hashlib.blake2b(digest_size=12)
     if lang == "rust":
-        if vis._rust is None:
-            vis._rust = RustMacros(vis.facts)
-        for name, cands in sorted(vis._rust._table().items()):
+        for name, cands in sorted(vis.rust_macros().table().items()):
             h.update(repr((name, cands)).encode())
     else:
         for inc in vis.closure(rel):
@@ -42,7 +39,7 @@ def macro_signature(rel: str, lang: str, vis: _Visible) -> str:
     return h.hexdigest()
 
 
-def expanded_key(rel: str, key: str, lang: str, vis: _Visible) -> str:
+def expanded_key(rel: str, key: str, lang: str, vis: Visible) -> str:
     return f"{base_key(key)}+{macro_signature(rel, lang, vis)}"
 
 
@@ -52,7 +49,7 @@ def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str],
     """Expanded records of the ``todo`` files (their records in ``recs``), read from the parse
     cache when stored under the same expanded key, else expanded now.  ``ifaces``: every indexed
     file's interface (what expansion reads of the other files)."""
-    vis = _Visible(ifaces, all_files)
+    vis = Visible(ifaces, all_files)
     keys = {rel: expanded_key(rel, recs[rel][1], ifaces[rel].lang, vis) for rel in todo}
     out: dict[str, Record] = {}
     missing = []

@@ -321,8 +321,8 @@ def _apply(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], ch
 
 def _macro_rows(f: FileFacts) -> list[tuple[str, str, str, int, tuple[str, ...]]]:
     """What other files' macro expansion reads of ``f``: its macro definitions and its includes."""
-    return [(i.kind, i.alias, i.path, i.line, tuple(i.cfg)) for i in f.imports
-            if i.kind in ("macro", "macro_rules", "include")]
+    return [(i.kind, i.alias, i.path, 0 if i.kind == "include" else i.line, tuple(i.cfg)) for i in f.imports
+            if i.kind in ("macro", "macro_rules", "include")]  # a definition's line is cited by the expansions
 
 
 class _StoredIfaces(Mapping[str, FileFacts]):

@@ -1,7 +1,8 @@
 """A file's *interface*: what other files' linking can see of it.
 
 Its definitions (names, kinds, containers, signatures, fields, cfg — not line numbers or
-bodies), its imports and its PyO3 bindings.  When only bodies changed, other files'
+bodies), its imports, its PyO3 bindings and the calls of its registration blocks
+(``TORCH_LIBRARY``, ``PYBIND11_MODULE``).  When only bodies changed, other files'
 links into it are still right (up to renumbered node ids).  Also the plain, marshal-able
 form the index stores it in.
 """

@@ -75,10 +75,14 @@ class _Visible:
     def expand(self, f: FileFacts) -> FileFacts:
         """``f`` with its C macro invocations or Rust item-level ``macro_rules!`` invocations expanded."""
         if f.lang == "rust":
-            if self._rust is None:
-                self._rust = RustMacros(self.facts)
-            return expand_rust_file(f, self._rust)
+            return expand_rust_file(f, self.rust_macros())
         return expand_file(f, self)
+
+    def rust_macros(self) -> RustMacros:
+        """The checkout's ``macro_rules!`` (made on first use)."""
+        if self._rust is None:
+            self._rust = RustMacros(self.facts)
+        return self._rust
 
     def defs(self, file: str) -> dict[str, list[MacroDef]]:
         got = self._defs.get(file)
@@ -331,19 +335,4 @@ def _expand_parallel(facts: Mapping[str, FileFacts], all_files: set[str], work: 
     return out
 
 
-class LazyExpansion:
-    """Expands files one at a time on first use (warm starts read facts lazily): ``facts`` is the
-    unexpanded mapping, results are memoised."""
-
-    def __init__(self, facts: Mapping[str, FileFacts], all_files: set[str], vendored: set[str]):
-        self.vis = _Visible(facts, all_files)
-        self.vendored = vendored
-        self._done: dict[str, FileFacts] = {}
-
-    def __call__(self, f: FileFacts) -> FileFacts:
-        if f.lang not in ("cuda", "rust") or f.file in self.vendored:
-            return f
-        got = self._done.get(f.file)
-        if got is None or got.sha != f.sha:
-            got = self._done[f.file] = self.vis.expand(f)
-        return got
+Visible = _Visible  # the definitions visible from each file (what expansion reads of other files)

@@ -31,6 +31,10 @@ class RustMacros:
         self.facts = facts
         self._by_name: dict[str, list[tuple[str, str, int, str]]] | None = None  # name → (file, crate, line, text)
 
+    def table(self) -> dict[str, list[tuple[str, str, int, str]]]:
+        """Name → (file, crate, line, text) of every module-level ``macro_rules!``."""
+        return self._table()
+
     def _table(self) -> dict[str, list[tuple[str, str, int, str]]]:
         if self._by_name is None:
             self._by_name = defaultdict(list)
