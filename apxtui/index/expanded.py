@@ -63,8 +63,9 @@ def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str],
     if missing:
         full = {rel: load_facts(recs[rel][2]) for rel in missing}
         done = expand_macros({**ifaces, **full}, all_files, vendored, only=set(missing), workers=workers)
-        for rel in missing:
-            out[rel] = make_record(done[rel], keys[rel], lean).to_tuple()
+        for rel in missing:  # unchanged by expansion (the same object): the parse record's bytes, re-keyed
+            out[rel] = (rel, keys[rel], *recs[rel][2:]) if done[rel] is full[rel] else \
+                make_record(done[rel], keys[rel], lean).to_tuple()
     return out
 
 

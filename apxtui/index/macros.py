@@ -288,7 +288,7 @@ def expand_macros(facts: Mapping[str, FileFacts], all_files: set[str], vendored:
     """``facts`` with every project C/C++ file's macro invocations expanded (a new dict; files
     without invocations keep their object).  ``only``: expand just these files.  With
     ``workers`` > 1 and enough files, the files are shared out over forked worker processes
-    (they inherit ``facts``; only the expanded files come back)."""
+    (they inherit ``facts``; only the files expansion changed come back)."""
     out = dict(facts)
     work = [rel for rel, f in facts.items()
             if f.lang in ("cuda", "rust") and rel not in vendored and (only is None or rel in only)
@@ -312,8 +312,8 @@ def _expand_chunk(rels: list[str]) -> list[FileFacts]:
     assert _SHARED is not None
     facts, all_files = _SHARED
     vis = _Visible(facts, all_files)
-    with gc_paused():
-        return [vis.expand(facts[r]) for r in rels]
+    with gc_paused():  # only the files expansion changed go back to the parent
+        return [g for r in rels if (g := vis.expand(facts[r])) is not facts[r]]
 
 
 def _expand_parallel(facts: Mapping[str, FileFacts], all_files: set[str], work: list[str],
