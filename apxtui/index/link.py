@@ -220,6 +220,12 @@ class Linker:
                                 resolution=res.status, how=res.how, conditions=[], loops=[], callee=b.rust_qualname)
         return out
 
+    def _wants_bindings(self) -> bool:
+        """Do the linked files call Python bindings or register C++ functions?  (Else the
+        registrations of every file need not be read.)"""
+        return any(f.lang == "python" or any(d.attrs.get("macro_like") for d in f.defs)
+                   for f in self.facts.values() if self._mine(f.file))
+
     def _cpp_bindings(self, cuda: CudaResolver) -> PythonOps:
         """Binding nodes of C++ functions registered for Python (TORCH_LIBRARY, PYBIND11_MODULE;
         queries/frameworks/pytorch.toml, pybind11.toml), one ``exposes`` edge per registered
@@ -318,7 +324,7 @@ class Linker:
         rust = RustResolver(self.t, self.packages, self.facts)
         cuda = CudaResolver(self.t, cast("dict[str, set[str]]", self.includes), self.vendored)
         py = PythonResolver(self.t, pyo3, self.packages)
-        pyops = self._cpp_bindings(cuda)
+        pyops = self._cpp_bindings(cuda) if self._wants_bindings() else PythonOps({}, {}, {})
         fnptr = FnPointers(self.t, rust, cuda)
         fw = Frameworks(self.t, rust)
         index: dict[tuple[str, str], list[str]] = defaultdict(list)

@@ -64,12 +64,16 @@ class FnPointers:
         self.rust = rust
         self.cuda = cuda
         # only extern functions are followed when passed as arguments: other names are skipped unresolved
-        self.ffi_names: set[str] = getattr(t, "_ffi_names", None) or {d.name for d in t.defs.values()
-                                                                        if d.kind == "ffi_decl"}
-        try:  # once per tables object (shared by the per-file links)
-            t._ffi_names = self.ffi_names  # type: ignore[attr-defined]
-        except AttributeError:
-            pass
+        self._ffi: dict[str, bool] = {}
+
+    def is_ffi_name(self, name: str) -> bool:
+        """Does an ``extern`` block declare a function of this name?  (Looked up by name: the
+        tables may be the stored ones, read key by key.)"""
+        hit = self._ffi.get(name)
+        if hit is None:
+            ids = self.t.by_name.get(("rust", name), ())
+            hit = self._ffi[name] = any(self.t.defs[i].kind == "ffi_decl" for i in ids)
+        return hit
 
     # -- Rust ----------------------------------------------------------------------------
 
@@ -141,7 +145,7 @@ class FnPointers:
                     prefixes.setdefault(i, []).append(prefix)
         for i, a in enumerate(call.args):
             a = a.strip()
-            if not _PATH_ARG_RE.fullmatch(a) or a.rsplit("::", 1)[-1] not in self.ffi_names:
+            if not _PATH_ARG_RE.fullmatch(a) or not self.is_ffi_name(a.rsplit("::", 1)[-1]):
                 continue
             for p in prefixes.get(i, []):
                 fake = CallSite("call", p + a, (p + a).split("::"), call.caller, call.file, call.line, call.col)

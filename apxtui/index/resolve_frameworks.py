@@ -336,13 +336,15 @@ def registrations(t: Tables) -> list[Registration]:
     py_blocks = {b: e for e in fm.entries("pybind11") for b in e.get("blocks", [])}
     out: list[Registration] = []
     blocks: dict[tuple[str, str], tuple[Definition, dict[str, Any], str]] = {}
-    for d in t.defs.values():
-        if d.lang != "cuda" or not d.attrs.get("macro_like"):
-            continue
-        if d.name in torch_blocks:
-            blocks[(d.file, d.qualname)] = (d, torch_blocks[d.name], "pytorch")
-        elif d.name in py_blocks:
-            blocks[(d.file, d.qualname)] = (d, py_blocks[d.name], "pybind11")
+    found = []  # looked up by the blocks' names (the tables may be the stored ones, read key by key)
+    for names, framework in ((torch_blocks, "pytorch"), (py_blocks, "pybind11")):
+        for name in sorted(names):
+            for nid in t.by_name.get(("cuda", name), ()):
+                d = t.defs[nid]
+                if d.attrs.get("macro_like"):
+                    found.append((d, names[name], framework))
+    for d, rule_, framework in sorted(found, key=lambda x: (x[0].file, x[0].line)):
+        blocks.setdefault((d.file, d.qualname), (d, rule_, framework))
     if not blocks:
         return out
     for (file, qual), (d, rule, framework) in blocks.items():
