@@ -19,8 +19,9 @@ sys.path.insert(0, str(ROOT))
 
 
 async def settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    from apxtui.tui.drive import settle as wait_idle
+
+    await wait_idle(app, pilot)
     app.clear_notifications()
     await pilot.pause()
 
@@ -28,10 +29,10 @@ async def settle(app, pilot) -> None:
 async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
     from apxtui.tui.app import ApxApp
-    from apxtui.tui.config import ExplorerConfig
+    from apxtui.tui.config import ExplorerConfig, Settings
     from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, follow
 
-    app = ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT))
+    app = ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT), settings=Settings())
     written: list[Path] = []
 
     def save(name: str) -> None:
@@ -75,6 +76,16 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.press("1", "question_mark")
         await settle(app, pilot)
         save("help")
+    # a narrow terminal (80×24): the tree over one pane, w switches it
+    app = ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT), settings=Settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await follow(pilot, app.screen.query_one("#tree"), DEMO_TO_RMS_NORM_KERNEL)
+        await settle(app, pilot)
+        save("1-explorer-80x24")
+        await pilot.press("w")
+        await settle(app, pilot)
+        save("1-explorer-80x24-details")
     return written
 
 

@@ -10,7 +10,8 @@ import pytest
 from apxtui.demo import DEMO_CHECKPOINT
 from apxtui.tui.app import ApxApp
 from apxtui.tui.config import ExplorerConfig
-from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, seek
+from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, seek, settle
+from apxtui.tui.rows import ArmRow, StageRow
 
 # Rows from the Python entry down to the BF16 RMSNorm kernel; stage rows on the way are expanded with `l`.
 TO_RMS_NORM_KERNEL = DEMO_TO_RMS_NORM_KERNEL
@@ -21,9 +22,7 @@ def _cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
-async def ready(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+ready = settle
 
 
 async def to_kernel(app, pilot, steps: list[str] = TO_RMS_NORM_KERNEL):
@@ -71,14 +70,14 @@ async def test_arm_change_at_a_dtype_match(tmp_path: Path, demo_app):
         await ready(app, pilot)
         tree = await to_kernel(app, pilot, TO_RMS_NORM_KERNEL[:12])  # down to the BF16 arm
         row = tree.cursor_node
-        assert row.data.kind == "arm" and row.label.plain == "◦ DType::BF16"
+        assert isinstance(row.data, ArmRow) and row.label.plain == "◦ DType::BF16"
         await pilot.press("right_square_bracket")  # no choice yet: ] chooses the first arm
         await ready(app, pilot)
         assert tree.cursor_node.label.plain == "● DType::BF16"
         await pilot.press("right_square_bracket")
         await ready(app, pilot)
         row = tree.cursor_node
-        assert row.data.kind == "arm" and row.label.plain == "● DType::F16"
+        assert isinstance(row.data, ArmRow) and row.label.plain == "● DType::F16"
         labels = [c.label.plain for c in row.parent.children]
         assert labels[:3] == ["○ DType::BF16", "● DType::F16", "○ DType::F32"]
         assert [c.label.plain for c in row.children][0].startswith("FFI apxinf_rms_norm_f16")
@@ -244,7 +243,7 @@ async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back(demo_app):
             await pilot.press("n")
             await pilot.pause()
             row = tree.cursor_node
-            assert row.data.kind == "stage" and row.data.obj.kind in ("kernel", "vendor_api"), row.label.plain
+            assert isinstance(row.data, StageRow) and row.data.stage.kind in ("kernel", "vendor_api"), row.label.plain
             seen.append((tree.cursor_line, row.label.plain))
         more = []
         for _ in range(8):  # on into the GEMMs: cuBLASLt setup calls (…Create, …SetAttribute) are not stops

@@ -1,8 +1,9 @@
 """What the details pane says about a tree item, as plain (title, rows) sections (no Textual).
 
-Each section is one function ``(session, stage) -> Section | None`` listed in
-:data:`STAGE_SECTIONS`; analyses that land later (dtypes, launches, capture, checkpoint
-join) replace their placeholder function here and nothing else changes.
+Each section is one function ``(session, stage, annotations, pending) -> Section | None``
+listed in :data:`STAGE_SECTIONS`.  ``annotations`` is the stage's record from the background
+analysis (None when there is none to show); ``pending`` says why (still analysing, failed,
+not on the chosen path).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ KIND_LABEL = {
 }
 
 
-def identity(session: Session, st: Stage) -> Section:
+def identity(session: Session, st: Stage, ann: dict | None = None, pending: str = "") -> Section:
     d = session.index.graph.nodes.get(st.node, {})
     rows: list[Row] = [("kind", KIND_LABEL.get(st.kind, st.kind)), ("name", st.qualname or st.name)]
     rows.append(("defined", f"{st.file}:{st.line}" if st.file else "no definition in the checkout"))
@@ -49,7 +50,7 @@ def identity(session: Session, st: Stage) -> Section:
     return "Symbol", rows
 
 
-def call_site(session: Session, st: Stage) -> Section | None:
+def call_site(session: Session, st: Stage, ann: dict | None = None, pending: str = "") -> Section | None:
     v = st.via
     if not v:
         return "Call site", [("", "entry point of this trace")]
@@ -86,19 +87,10 @@ def _vals(v) -> str:
     return str(v)
 
 
-def _pending(session: Session) -> str:
-    a = session.analysis
-    if a is None:
-        return "analysing…"
-    if a.error:
-        return f"{NOT_ANALYSED} (analysis failed: {a.error})"
-    return "not on the chosen path (choose its arm with [ / ])"
-
-
-def dtypes(session: Session, st: Stage, ann: dict | None) -> Section:
+def dtypes(session: Session, st: Stage, ann: dict | None, pending: str) -> Section:
     title = "Dtypes"
     if ann is None:
-        return title, [("", _pending(session))]
+        return title, [("", pending)]
     d = ann.get("dtypes")
     if not d:
         return title, [("", "no device work here (dtypes are read at kernels and library calls)")]
@@ -118,10 +110,10 @@ def dtypes(session: Session, st: Stage, ann: dict | None) -> Section:
     return title, rows or [("", "no dtype facts")]
 
 
-def launches(session: Session, st: Stage, ann: dict | None) -> Section:
+def launches(session: Session, st: Stage, ann: dict | None, pending: str) -> Section:
     title = "Launches"
     if ann is None:
-        return title, [("", _pending(session))]
+        return title, [("", pending)]
     la = ann.get("launches") or {}
     rows: list[Row] = []
     if la.get("self"):
@@ -145,10 +137,10 @@ def launches(session: Session, st: Stage, ann: dict | None) -> Section:
     return title, rows or [("", "no launches below this stage")]
 
 
-def capture(session: Session, st: Stage, ann: dict | None) -> Section:
+def capture(session: Session, st: Stage, ann: dict | None, pending: str) -> Section:
     title = "Capture role"
     if ann is None:
-        return title, [("", _pending(session))]
+        return title, [("", pending)]
     c = ann.get("capture")
     if not c:
         return title, [("", "outside any CUDA-graph capture region")]
@@ -157,32 +149,32 @@ def capture(session: Session, st: Stage, ann: dict | None) -> Section:
     return title, [("", _vals(c))]
 
 
-def checkpoint(session: Session, st: Stage, ann: dict | None) -> Section:
+def checkpoint(session: Session, st: Stage, ann: dict | None, pending: str, weights_note: str = "") -> Section:
     """Stored weights (checkpoint) of the stage and, as separate rows, the compute dtypes below it."""
     title = "Checkpoint weights (stored dtype ≠ compute dtype: two facts)"
     if not session.checkpoint:
         return title, [("", "no checkpoint given (--checkpoint PATH)")]
-    a = session.analysis
     if ann is None:
-        return title, [("", _pending(session))]
-    if a is not None and a.weights_note:
-        return title, [("", a.weights_note)]
+        return title, [("", pending)]
+    if weights_note:
+        return title, [("", weights_note)]
     rows = stage_weight_rows(ann)
     if rows:
         return title, rows
     return title, [("", "no argument here names a weight the loader reads (screen 4 lists the join)")]
 
 
-STAGE_SECTIONS: list[Callable[[Session, Stage, dict | None], Section | None]] = [
-    lambda s, st, a: identity(s, st), lambda s, st, a: call_site(s, st), dtypes, launches, capture, checkpoint,
+STAGE_SECTIONS: list[Callable[[Session, Stage, dict | None, str], Section | None]] = [
+    identity, call_site, dtypes, launches, capture,
 ]
 
 
-def stage_details(session: Session, st: Stage, key: tuple = ()) -> list[Section]:
-    """Sections for ``st``; ``key`` (its stage-key chain) finds its annotations in ``session.analysis``."""
-    a = session.analysis
-    ann = a.per_stage.get(key) if a is not None and not a.error else None
-    return [s for f in STAGE_SECTIONS if (s := f(session, st, ann))]
+def stage_details(session: Session, st: Stage, ann: dict | None = None, pending: str = "analysing…",
+                  weights_note: str = "") -> list[Section]:
+    """Sections for ``st`` with its annotations ``ann`` (None: ``pending`` says why there are none)."""
+    out = [s for f in STAGE_SECTIONS if (s := f(session, st, ann, pending))]
+    out.append(checkpoint(session, st, ann, pending, weights_note))
+    return out
 
 
 def dispatch_details(disp: Dispatch, arm: Arm | None = None) -> list[Section]:

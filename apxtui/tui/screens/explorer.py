@@ -1,35 +1,57 @@
 """Screen 1: entry points → execution tree → source → details, with a breadcrumb.
 
-The screen mediates: panes post messages up, the screen updates the others.
+The screen mediates: panes post messages up, the screen updates the others.  It watches the
+app's ``session``, ``index_state``, ``profile_version`` and ``analysis``; it tells the app
+when the traced path changed (``path_changed``), and the app re-analyses it in the background.
 """
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
+from textual.reactive import var
 from textual.widgets import Footer, Input, Label, ProgressBar, Tree
 from textual.widgets.tree import TreeNode
 
+from apxtui.analysis.launches import own_kind
+from apxtui.textsafe import one_line
+from apxtui.trace import Stage
+from apxtui.tui.background import report_text, write_report
 from apxtui.tui.commands import ExplorerCommands, SymbolCommands
 from apxtui.tui.details import dispatch_details, stage_details
 from apxtui.tui.entries import default_entry, entry_points
+from apxtui.tui.path_analysis import PathAnalysis
+from apxtui.tui.positions import Pos, positions_after, stage_keys
+from apxtui.tui.rows import ArmRow, DispatchRow, MoreRow, Row, StageRow
+from apxtui.tui.screens.base import ApxScreen
 from apxtui.tui.screens.problems import ProblemsScreen
 from apxtui.tui.session import Session
-from apxtui.tui.text import one_line
+from apxtui.tui.text import label
 from apxtui.tui.widgets.breadcrumb import Breadcrumb
-from apxtui.tui.widgets.call_tree import CallTree, Item, row_key
+from apxtui.tui.widgets.call_tree import CallTree
 from apxtui.tui.widgets.details_pane import DetailsPane
 from apxtui.tui.widgets.entry_list import EntryList
 from apxtui.tui.widgets.profile_bar import ProfileBar
 from apxtui.tui.widgets.source_view import SourceView
 
 HISTORY = 100
+PREFETCH_ROWS = 60  # rows above and below the cursor whose analysis is fetched with the cursor's
+SLICE = 0.008  # seconds of searching (n/N before the analysis is ready) between repaints
+SEARCH_ROWS = 50_000  # rows `n` looks through before it stops and says so …
+SEARCH_BUILDS = 2_000  # … or stages whose calls it had to trace (one level each)
 
 
-class ExplorerScreen(Screen):
+def is_device(st: Stage, session: Session) -> bool:
+    """A kernel launch or a library call that does work (setup calls such as ``cublasLtCreate`` are not)."""
+    return own_kind(st, session.index.graph) in ("device", "library")
+
+
+class ExplorerScreen(ApxScreen):
     AUTO_FOCUS = "#tree"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     COMMANDS = {ExplorerCommands, SymbolCommands}
@@ -58,18 +80,26 @@ class ExplorerScreen(Screen):
                 tooltip="Focus the details pane"),
         Binding("o", "focus_pane('entries')", "Entries", show=False, id="explorer.focus_entries",
                 tooltip="Focus the entry points (open another entry)"),
+        Binding("w,f6", "cycle_pane", "Pane", key_display="w", id="explorer.cycle_pane",
+                tooltip="Narrow terminal (< 100 columns): the next pane under the tree (source → details → entries)"),
     ]
+
+    #: Under the tree in a narrow terminal: one of these at a time (``w`` cycles).
+    NARROW_PANES = ("source", "details", "entries")
+    narrow_pane: var[str] = var("source")
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.session: Session | None = None
-        self.history: list[tuple] = []
+        self.history: list[Pos] = []
+        self.entries: list = []
+        self._pending_highlight: TreeNode[Row] | None = None
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="crumb")
         yield ProfileBar(id="profile-bar")
         with Vertical(id="loading"):
-            yield Label("indexing: scanning the checkout…", id="progress-label")
+            yield Label("indexing: scanning the checkout…", id="progress-label", markup=False)
             yield ProgressBar(id="progress", show_eta=False)
         with Horizontal(id="main"):
             with Vertical(id="left"):
@@ -90,25 +120,36 @@ class ExplorerScreen(Screen):
         for pane in ("#entries", "#tree"):
             self.query_one(pane).loading = True
         self.query_one("#tree", CallTree).focus()
-        self.app.register_listener(self)  # type: ignore[attr-defined]
+        self.watch_narrow_pane(self.narrow_pane)
+        self.watch(self.app, "index_state", self._index_state)
+        self.watch(self.app, "session", self._session_ready)
+        self.watch(self.app, "profile_version", self._profile_changed, init=False)
+        self.watch(self.app, "analysis", self._analysis_changed, init=False)
 
     # -- loading -------------------------------------------------------------------------
 
-    def index_progress(self, done: int, total: int, current: str, label: str = "") -> None:
+    def _index_state(self, st) -> None:
+        if st.ready:
+            return
+        label = self.query_one("#progress-label", Label)
+        if st.error:
+            label.update(f"indexing failed: {one_line(st.error, 300)}")
+            for pane in ("#entries", "#tree"):
+                self.query_one(pane).loading = False
+            return
         bar = self.query_one("#progress", ProgressBar)
-        bar.update(total=max(total, 1), progress=done)
-        if not label and done >= total:
-            label = f"indexing: parsed {total:,} files; linking the graph…"
-        elif not label:
-            label = f"indexing: parsed {done:,} of {total:,} files" + (f" · {one_line(current, 80)}" if current else "")
-        self.query_one("#progress-label", Label).update(label)
+        bar.update(total=max(st.total, 1), progress=st.done)
+        text = st.label
+        if not text and st.total and st.done >= st.total:
+            text = f"indexing: parsed {st.total:,} files; linking the graph…"
+        elif not text and st.total:
+            text = f"indexing: parsed {st.done:,} of {st.total:,} files" + (
+                f" · {one_line(st.current, 80)}" if st.current else "")
+        label.update(text or "indexing: scanning the checkout…")
 
-    def index_failed(self, error: str) -> None:
-        self.query_one("#progress-label", Label).update(f"indexing failed: {one_line(error, 300)}")
-        for pane in ("#entries", "#tree"):
-            self.query_one(pane).loading = False
-
-    def session_ready(self, session: Session) -> None:
+    def _session_ready(self, session: Session | None) -> None:
+        if session is None or self.session is session:
+            return
         self.session = session
         self._show_profile()
         self.query_one("#loading").add_class("-done")
@@ -118,11 +159,11 @@ class ExplorerScreen(Screen):
             self.query_one("#tree", CallTree).focus()
         self.call_after_refresh(self.refresh_bindings)  # the Footer missed the tree's keys while it was loading
         self.query_one("#source", SourceView).root = session.index.root
-        entries = entry_points(session.index.graph)
-        first = default_entry(entries, session.index.graph)
-        self.query_one("#entries", EntryList).set_entries(entries, first.node if first else None)
-        crumb = self.query_one("#crumb", Breadcrumb)
+        self.entries = entry_points(session.index.graph)
+        first = default_entry(self.entries, session.index.graph)
+        self.query_one("#entries", EntryList).set_entries(self.entries, first.node if first else None)
         if first is None:
+            crumb = self.query_one("#crumb", Breadcrumb)
             crumb.set_path([], "no entry points found: use ctrl+p to trace from any symbol")
             return
         self.set_entry(first.node)
@@ -134,7 +175,7 @@ class ExplorerScreen(Screen):
             self.query_one("#profile-bar", ProfileBar).set_profile(self.session.profile_text(),
                                                                    self.session.resolved is not None)
 
-    def profile_changed(self) -> None:
+    def _profile_changed(self) -> None:
         """The session's profile changed (screen 5): re-trace, keeping the open rows and the cursor."""
         self._show_profile()
         if self.session is not None and self.session.entry is not None:
@@ -149,70 +190,90 @@ class ExplorerScreen(Screen):
         entries.apply_filter(entries.filter_text)
         tree = self.query_one("#tree", CallTree)
         tree.show_trace(self.session, root)
-        tree.border_title = f"Call tree · {one_line(root.qualname, 60)}"
+        tree.border_title = label(f"Call tree · {one_line(root.qualname, 60)}")
         self._update_for(tree.cursor_node)
-        self._analyse()
+        self.apx.path_changed()
 
-    @work(thread=True, exclusive=True, group="analysis", exit_on_error=False)
-    def _analyse(self) -> None:
+    def _retrace(self, cursor: Pos | None = None) -> None:
+        """Trace the current entry again (profile change); open rows and the cursor survive."""
         assert self.session is not None
-        result = self.session.analyse()
-        self.app.call_from_thread(self._analysed, result)
-        if self.session.checkpoint is not None and not result.error:
-            self.app.call_from_thread(self._analysed, self.session.add_weights(result))  # stored weights per stage
-
-    def _analysed(self, result) -> None:
-        if self.session is None or result.generation != self.session.generation:
-            return  # the entry or an arm changed meanwhile
-        self.session.analysis = result
-        self._update_for(self.query_one("#tree", CallTree).cursor_node)
-        self.app.analysis_updated()  # type: ignore[attr-defined]
-
-    def jump_to(self, node: str) -> None:
-        """Move to ``node`` in the built tree, or trace from it when it is not there."""
         tree = self.query_one("#tree", CallTree)
-        row = tree.find_stage(node)
-        if row is None:
-            self.set_entry(node)
-        else:
-            self._remember()
-            tree.move_cursor(row)
-            tree.scroll_to_node(row)
-        tree.focus()
+        expanded = tree.expanded_positions()
+        root = self.session.retrace()
+        tree.show_trace(self.session, root, expanded, cursor or tree.cursor_pos)
+        self._update_for(tree.cursor_node)
+        self.apx.path_changed()
 
-    def _remember(self) -> None:
+    def _analysis_changed(self, analysis: PathAnalysis | None) -> None:
+        """The background analysis moved on (progress, ready, failed): the highlighted row's details follow."""
         tree = self.query_one("#tree", CallTree)
-        if tree.cursor_node is not None:
-            self.history.append(row_key(tree.cursor_node))
-            del self.history[:-HISTORY]
+        if isinstance(tree.cursor_node is not None and tree.cursor_node.data, StageRow):
+            self._details(tree.cursor_node)  # type: ignore[arg-type]
 
-    def _update_for(self, node: TreeNode[Item] | None) -> None:
+    # -- the panes follow the cursor -----------------------------------------------------
+
+    def _update_for(self, node: TreeNode[Row] | None) -> None:
         if self.session is None or node is None or node.data is None:
             return
-        item = node.data
+        row = node.data
         source = self.query_one("#source", SourceView)
         details = self.query_one("#details", DetailsPane)
-        crumb = self.query_one("#crumb", Breadcrumb)
-        stages = CallTree.stage_path(node)
         note = ""
-        if item.kind == "stage":
-            st = item.obj
-            v = st.via or {}  # type: ignore[union-attr]
+        if isinstance(row, StageRow):
+            st = row.stage
+            v = st.via or {}
             if v.get("file"):
-                source.show(v["file"], int(v.get("line") or 0), f"call site of {one_line(st.name, 40)}")  # type: ignore[union-attr]
+                source.show(v["file"], int(v.get("line") or 0), f"call site of {one_line(st.name, 40)}")
             else:
-                source.show(st.file, st.line, "definition")  # type: ignore[union-attr]
-            details.show(stage_details(self.session, st, item.key))  # type: ignore[arg-type]
-        elif item.kind in ("dispatch", "arm"):
-            disp = item.obj if item.kind == "dispatch" else item.dispatch
-            source.show(disp.file, disp.line, f"{disp.construct} dispatch point")  # type: ignore[union-attr]
-            details.show(dispatch_details(disp, item.obj if item.kind == "arm" else None))  # type: ignore[arg-type]
-            note = f"at ◆ {disp.construct} {one_line(disp.subject, 40)}"  # type: ignore[union-attr]
-        crumb.set_path(stages, note)
+                source.show(st.file, st.line, "definition")
+            self._details(node)
+        elif isinstance(row, DispatchRow | ArmRow):
+            disp = row.dispatch
+            source.show(disp.file, disp.line, f"{one_line(disp.construct, 20)} dispatch point")
+            details.show(dispatch_details(disp, row.arm if isinstance(row, ArmRow) else None))
+            chosen = next((a.label for a in disp.arms if a.selected), "")
+            note = f"at ◆ {one_line(disp.construct, 20)} {one_line(disp.subject, 40)}" + (
+                f" · ● {one_line(chosen, 50)}" if chosen else "")
+        elif isinstance(row, MoreRow):
+            details.show([("More rows", [("", f"{len(row.rest):,} more items at this level: enter shows them")])])
+        self.query_one("#crumb", Breadcrumb).set_path(CallTree.stage_path(node), note)
+
+    def _details(self, node: TreeNode[Row]) -> None:
+        """Stage details now from what is known; the analysis of the row is fetched when it is not."""
+        row = node.data
+        assert isinstance(row, StageRow) and self.session is not None
+        analysis: PathAnalysis | None = self.apx.analysis
+        ann, pending, note = None, "analysing…", ""
+        if analysis is not None and analysis.generation == self.session.generation:
+            known, ann = analysis.cached(row.pos)
+            pending = analysis.pending()
+            note = analysis.summary.weights_note if analysis.summary is not None else ""
+            if not known and analysis.ready:
+                pending = "fetching the analysis of this row…"
+                self._fetch(analysis, row.pos)
+                return  # shown when it arrives (a moment): one repaint, not two
+        self.query_one("#details", DetailsPane).show(stage_details(self.session, row.stage, ann, pending, note))
+
+    @work(exclusive=True, group="details", exit_on_error=False)
+    async def _fetch(self, analysis: PathAnalysis, pos: Pos) -> None:
+        """The highlighted row's analysis, with the rows around it (so moving on finds them cached)."""
+        tree = self.query_one("#tree", CallTree)
+        await analysis.prefetch([pos, *tree.stage_positions_near(PREFETCH_ROWS)])
+        if tree.cursor_pos == pos and self.apx.analysis is analysis:
+            self._details(tree.cursor_node)  # type: ignore[arg-type]
 
     @on(Tree.NodeHighlighted, "#tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
-        self._update_for(event.node)
+        """The panes follow the cursor once the highlights already queued are through (held keys: the last)."""
+        pending = self._pending_highlight is not None
+        self._pending_highlight = event.node
+        if not pending:
+            self.call_next(self._apply_highlight)
+
+    def _apply_highlight(self) -> None:
+        node, self._pending_highlight = self._pending_highlight, None
+        if node is not None and node.tree is not None:
+            self._update_for(node)
 
     @on(CallTree.Follow)
     def _follow(self, event: CallTree.Follow) -> None:
@@ -221,17 +282,22 @@ class ExplorerScreen(Screen):
         self._remember()
         tree.ensure_populated(node)
         node.expand()
-        st = node.data.obj  # type: ignore[union-attr]
+        assert isinstance(node.data, StageRow)
+        st = node.data.stage
         source = self.query_one("#source", SourceView)
-        if st.file:  # type: ignore[union-attr]
-            source.show(st.file, st.line, f"definition of {one_line(st.name, 40)}")  # type: ignore[union-attr]
+        if st.file:
+            source.show(st.file, st.line, f"definition of {one_line(st.name, 40)}")
         else:
-            self.notify(f"{st.qualname} has no definition in the checkout", severity="warning")  # type: ignore[union-attr]
+            self.notify(f"{one_line(st.qualname, 120)} has no definition in the checkout", severity="warning")
+
+    # -- entries -------------------------------------------------------------------------
 
     @on(EntryList.Chosen)
     def _entry_chosen(self, event: EntryList.Chosen) -> None:
         self.set_entry(event.node)
         self.query_one("#tree", CallTree).focus()
+        if self.narrow_pane == "entries":
+            self.narrow_pane = "source"
 
     @on(Input.Changed, "#entry-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -255,49 +321,32 @@ class ExplorerScreen(Screen):
         box.disabled = True
         self.query_one("#entries", EntryList).focus()
 
-    # -- actions -------------------------------------------------------------------------
+    def action_filter(self) -> None:
+        self.narrow_pane = "entries"
+        box = self.query_one("#entry-filter", Input)
+        box.disabled = False
+        box.add_class("-show")
+        box.focus()
 
-    def _dispatch_row(self, node: TreeNode[Item] | None) -> TreeNode[Item] | None:
-        """The dispatch for ``[``/``]``: the ◆ row itself, an arm's, or the one a stage directly sits in."""
-        if node is None or node.data is None:
-            return None
-        if node.data.kind == "stage":
-            node = node.parent
-        while node is not None and node.data is not None and node.data.kind in ("arm", "dispatch"):
-            if node.data.kind == "dispatch":
-                return node
-            node = node.parent
-        return None
+    # -- jumps ---------------------------------------------------------------------------
 
-    def action_arm(self, step: int) -> None:
-        if self.session is None:
-            return
+    def jump_to(self, node: str) -> None:
+        """Move to ``node`` in the built tree, or trace from it when it is not there."""
         tree = self.query_one("#tree", CallTree)
-        row = self._dispatch_row(tree.cursor_node)
+        row = tree.find_stage(node)
         if row is None:
-            self.notify("Not at a dispatch point: move to a ◆ row or one of its arms (J/K jump between them).",
-                        severity="warning", timeout=4)
-            return
-        disp = row.data.obj  # type: ignore[union-attr]
-        chosen = self.session.choose(disp, step)  # type: ignore[arg-type]
-        key = row_key(row)
-        on_arm = tree.cursor_node is not row
-        self._retrace((*key, f"a:{chosen}") if on_arm else key)
-        label = next(a.label for a in disp.arms if a.index == chosen)  # type: ignore[union-attr]
-        self.notify(f"● {one_line(label, 80)}", title=f"{disp.construct} {one_line(disp.subject, 40)}",  # type: ignore[union-attr]
-                    timeout=3)
+            self.set_entry(node)
+        else:
+            self._remember()
+            tree.move_cursor(row)
+            tree.scroll_to_node(row)
+        tree.focus()
 
-    def _retrace(self, cursor: tuple | None = None) -> None:
-        """Trace the current entry again (arm or profile change); open rows and the cursor survive."""
-        assert self.session is not None
-        tree = self.query_one("#tree", CallTree)
-        expanded = tree.expanded_keys()
-        if cursor is None and tree.cursor_node is not None:
-            cursor = row_key(tree.cursor_node)
-        root = self.session.retrace()
-        tree.show_trace(self.session, root, expanded, cursor)
-        self._update_for(tree.cursor_node)
-        self._analyse()
+    def _remember(self) -> None:
+        pos = self.query_one("#tree", CallTree).cursor_pos
+        if pos:
+            self.history.append(pos)
+            del self.history[:-HISTORY]
 
     def action_back(self) -> None:
         tree = self.query_one("#tree", CallTree)
@@ -310,11 +359,114 @@ class ExplorerScreen(Screen):
                 return
         self.notify("Nothing to go back to.", timeout=2)
 
-    def action_filter(self) -> None:
-        box = self.query_one("#entry-filter", Input)
-        box.disabled = False
-        box.add_class("-show")
-        box.focus()
+    @on(CallTree.FindDevice)
+    def _find_device(self, event: CallTree.FindDevice) -> None:
+        self._search_device(event.pos, event.step)
+
+    @work(exclusive=True, group="find-device", exit_on_error=False)
+    async def _search_device(self, pos: Pos, step: int) -> None:
+        """``n``/``N``: ask the analysis (it has the whole path); before it is ready, search the trace in slices."""
+        if self.session is None or not pos:
+            return
+        tree = self.query_one("#tree", CallTree)
+        analysis: PathAnalysis | None = self.apx.analysis
+        if analysis is not None and analysis.generation == self.session.generation and analysis.ready:
+            found = await analysis.device(pos, step)
+            if found is not None:
+                if found == ():
+                    self.notify(f"No kernel launch or library call {'after' if step > 0 else 'before'} this row "
+                                "on the chosen arms.", timeout=3)
+                elif tree.reveal(found) is None:
+                    self.notify("That kernel is not reachable in the tree (trace budget).", timeout=3)
+                return
+        if step < 0:
+            self._previous_built(pos)
+        else:
+            await self._next_in_slices(pos)
+
+    async def _next_in_slices(self, pos: Pos) -> None:
+        assert self.session is not None
+        tree = self.query_one("#tree", CallTree)
+        builds = [0]
+        session = self.session
+
+        def expand(stage, path):
+            if not stage.expanded:
+                builds[0] += 1
+            return session.expand(stage, path)
+
+        assert session.root is not None
+        t0 = time.perf_counter()
+        last: Pos = pos
+        for i, (p, item) in enumerate(positions_after(session.root, pos, expand)):
+            last = p
+            if isinstance(item, Stage) and is_device(item, session):
+                tree.reveal(p)
+                return
+            if i >= SEARCH_ROWS or builds[0] >= SEARCH_BUILDS:
+                self.notify(f"No kernel or library call in the next {i:,} rows; press n again to go on.", timeout=4)
+                tree.reveal(last)
+                return
+            if time.perf_counter() - t0 > SLICE:
+                await asyncio.sleep(0)  # let keys and repaints through
+                t0 = time.perf_counter()
+        self.notify("No kernel launch or library call after this row on the chosen arms.", timeout=3)
+
+    def _previous_built(self, pos: Pos) -> None:
+        tree = self.query_one("#tree", CallTree)
+        assert self.session is not None
+        prev = None
+        stack = [tree.root]
+        while stack:
+            n = stack.pop()
+            if tree.pos_of(n) == pos:
+                break
+            if isinstance(n.data, StageRow) and is_device(n.data.stage, self.session):
+                prev = n
+            if not (isinstance(n.data, ArmRow) and n.data.arm.selected is False):
+                stack.extend(reversed(n.children))
+        if prev is None:
+            self.notify("No kernel launch or library call before this row.", timeout=3)
+        else:
+            tree.reveal(tree.pos_of(prev))
+
+    # -- arms ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _dispatch_row(node: TreeNode[Row] | None) -> TreeNode[Row] | None:
+        """The dispatch for ``[``/``]``: the ◆ row itself, an arm's, or the one a stage directly sits in."""
+        if node is not None and isinstance(node.data, StageRow):
+            node = node.parent
+        while node is not None and isinstance(node.data, ArmRow | DispatchRow):
+            if isinstance(node.data, DispatchRow):
+                return node
+            node = node.parent
+        return None
+
+    def action_arm(self, step: int) -> None:
+        """Choose the next/previous arm at once: rows change in place (no re-trace); the analysis follows."""
+        if self.session is None:
+            return
+        tree = self.query_one("#tree", CallTree)
+        row = self._dispatch_row(tree.cursor_node)
+        if row is None:
+            self.notify("Not at a dispatch point: move to a ◆ row or one of its arms (J/K jump between them).",
+                        severity="warning", timeout=4)
+            return
+        assert isinstance(row.data, DispatchRow)
+        disp = row.data.dispatch
+        on_arm = tree.cursor_node is not row
+        changed = self.session.choose(disp, step)
+        tree.refresh_dispatches(changed)
+        chosen = self.session.choices[disp.key]
+        if on_arm:
+            arm_row = tree.find((*row.data.pos, f"a:{chosen}"))
+            if arm_row is not None:
+                tree._settle(arm_row)
+        self._update_for(tree.cursor_node)  # the details and the breadcrumb name the chosen arm (no toast: cheap)
+        self.apx.path_changed()
+
+    # -- other actions -------------------------------------------------------------------
 
     def action_problems(self) -> None:
         if self.session is None:
@@ -327,7 +479,25 @@ class ExplorerScreen(Screen):
         elif self.focused is not None:
             self.maximize(self.focused)
 
+    def watch_narrow_pane(self, pane: str) -> None:
+        for p in self.NARROW_PANES:
+            self.set_class(p == pane, f"-pane-{p}")
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "cycle_pane":  # only a narrow layout has panes to cycle (the footer shows it there)
+            return self.has_class("-narrow")
+        return True
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.refresh_bindings)  # the breakpoint class may have changed
+
+    def action_cycle_pane(self) -> None:
+        panes = self.NARROW_PANES
+        self.narrow_pane = panes[(panes.index(self.narrow_pane) + 1) % len(panes)]
+
     def action_focus_pane(self, pane: str) -> None:
+        if pane in self.NARROW_PANES:
+            self.narrow_pane = pane
         self.query_one(f"#{pane}").focus()
 
     def action_export(self) -> None:
@@ -336,15 +506,13 @@ class ExplorerScreen(Screen):
             return
         self._export()
 
-    @work(thread=True, exclusive=True, group="report", exit_on_error=False)
-    def _export(self) -> None:
+    @work(exclusive=True, group="export", exit_on_error=False)
+    async def _export(self) -> None:
         assert self.session is not None
-        try:
-            path = self.session.write_report(demo=getattr(self.app, "demo", False))
-        except OSError as e:
-            self.app.call_from_thread(self.notify, f"Export failed: {e}", severity="error", timeout=8)
-            return
-        self.app.call_from_thread(self.notify, str(path), title="Report written", timeout=8)
+        t0 = time.perf_counter()
+        row = stage_keys(self.query_one("#tree", CallTree).cursor_pos) or None  # the report's Path: follows the cursor
+        path = await self.apx.run_job("export", write_report, self.session, bool(self.apx.demo), row)
+        self.notify(str(path), title=f"Report written ({time.perf_counter() - t0:.1f} s)", timeout=8)
 
     def action_copy(self) -> None:
         if self.session is None or self.session.entry is None:
@@ -352,12 +520,12 @@ class ExplorerScreen(Screen):
             return
         self._copy()
 
-    @work(thread=True, exclusive=True, group="report", exit_on_error=False)
-    def _copy(self) -> None:
+    @work(exclusive=True, group="copy", exit_on_error=False)
+    async def _copy(self) -> None:
         assert self.session is not None
-        text = self.session.report()
-        self.app.call_from_thread(self.app.copy_to_clipboard, text)
+        row = stage_keys(self.query_one("#tree", CallTree).cursor_pos) or None
+        text = await self.apx.run_job("copy", report_text, self.session, row)
+        self.app.copy_to_clipboard(text)
         size = len(text.encode())
         warn = " (large: some terminals cap OSC 52; `e` writes a file)" if size > 74_000 else ""
-        self.app.call_from_thread(self.notify, f"Copied {size / 1024:.0f} KB of Markdown{warn}",
-                                  title="Report copied (OSC 52)", timeout=5)
+        self.notify(f"Copied {size / 1024:.0f} KB of Markdown{warn}", title="Report copied (OSC 52)", timeout=5)

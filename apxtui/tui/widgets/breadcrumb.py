@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+from apxtui.textsafe import one_line
 from apxtui.trace import Stage
-from apxtui.tui.text import one_line
 from apxtui.tui.widgets.labels import tag
 from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
 
