@@ -25,11 +25,11 @@ def endless_analysis(session):
         time.sleep(0.05)
 
 
-def slow_report(session, demo):
+def slow_report(session, demo, row):
     yield Progress("export: tracing and analysing the path…")
     time.sleep(0.5)
     yield Progress("export: rendering…")
-    yield from background.write_report(session, demo)
+    yield from background.write_report(session, demo, row)
 
 
 async def test_q_during_analysis_kills_it_and_quits(demo_app, monkeypatch):
@@ -131,7 +131,7 @@ async def test_user_keymap_rebinds_by_id(demo_index, tmp_path):
 
 
 async def test_a_failing_worker_is_a_notification_not_silence(demo_app, monkeypatch):
-    def broken(session):
+    def broken(session, row):
         yield Progress("copy: rendering…")
         raise RuntimeError("renderer [bold]broke[/]")
 
@@ -186,3 +186,21 @@ async def test_a_profile_change_retraces_keeping_open_rows_and_the_cursor(demo_a
         reopened = {n.data.pos for n in tree._by_pos.values() if n.is_expanded and isinstance(n.data, StageRow)}
         assert opened <= reopened
         assert app.analysis.generation == app.session.generation and app.analysis.ready
+
+
+@pytest.mark.slow
+async def test_the_exported_path_follows_the_cursor(demo_app, tmp_path):
+    from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL
+
+    app = demo_app(export_dir=str(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e")  # at the entry: the report's default path (its first device work)
+        await settle(app, pilot)
+        await follow(pilot, app.screen.query_one("#tree"), DEMO_TO_RMS_NORM_KERNEL)
+        await pilot.press("e")  # at the BF16 RMSNorm kernel
+        await settle(app, pilot)
+    first, second = sorted(tmp_path.glob("*.md"))
+    path_of = {f: next(ln for ln in f.read_text().splitlines() if ln.startswith("**Path:**")) for f in (first, second)}
+    assert "rms_norm_kernel" in path_of[second] and "apxinf_rms_norm_bf16" in path_of[second]
+    assert path_of[first] != path_of[second]
