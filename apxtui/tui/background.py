@@ -217,6 +217,13 @@ def _render(session: Session, row: tuple[str, ...] | None) -> Generator[Any, Non
     return render_map_markdown(rep)
 
 
+def execution_map(session: Session) -> Iterator[Any]:
+    """The execution map of the current path (the explorer's map view)."""
+    session = _own(session)
+    yield Progress("map: building the execution map…")
+    yield session.execution_map()
+
+
 def sol_server(session: Session) -> Iterator[Any]:
     """The current path's trace document with stored weights, then priced per request (a ``SolRequest``)."""
     session = _own(session)

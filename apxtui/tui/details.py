@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from apxtui.checkpoint.view import stage_weight_rows
+from apxtui.map.model import Call, ExecutionMap, Frame, PhaseTable, Repeat, Work
+from apxtui.map.model import Row as MapRow
 from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.tui.session import Session
+from apxtui.vocab import CallClass
 
 Row = tuple[str, str]
 Section = tuple[str, list[Row]]
@@ -186,4 +189,90 @@ def dispatch_details(disp: Dispatch, arm: Arm | None = None) -> list[Section]:
     if arm is not None:
         out.insert(0, ("Arm", [("label", arm.label), ("kind", arm.kind), ("state", marks[arm.selected])]
                        + [("env", e) for e in arm.env]))
+    return out
+
+
+# -- the map view ----------------------------------------------------------------------------
+
+
+def _repeat_rows(repeats: list[Repeat]) -> list[Row]:
+    rows: list[Row] = []
+    for r in repeats:
+        rows.append(("× loop", f"{r.label}  ({r.status.value}{': ' + r.reason if r.reason else ''}) @ {r.site}"))
+        if r.last_differs:
+            rows.append(("  last iteration", r.last_differs))
+    return rows
+
+
+def _work_rows(work: list[Work], indent: str = "") -> list[Row]:
+    rows: list[Row] = []
+    for w in work:
+        if isinstance(w, Call):
+            what = "kernel" if w.kind == CallClass.DEVICE else "library"
+            rows.append((f"{indent}{what}", f"{w.name}" + (f"<{', '.join(w.template_args)}>" if w.template_args else "")
+                         + f"  @ {w.site}" + (f"  dtypes {w.dtypes}" if w.dtypes else "")))
+            rows += [(f"{indent}  × loop", r.label) for r in w.repeat]
+            rows += [(f"{indent}  if", str(c)) for c in w.guard]
+        else:
+            rows.append((f"{indent}◆ {w.construct}", f"{w.subject or '—'}  @ {w.site}  ({w.launches} per call)"))
+            for a in w.alternatives:
+                mark = {True: "●", False: "○", None: "◦"}[a.chosen]
+                rows.append((f"{indent}  {mark} arm {a.arm}", f"{a.name}  when {a.condition}"))
+                rows += _work_rows(a.work, indent + "    ")
+    return rows
+
+
+def map_row_details(row: MapRow) -> list[Section]:
+    """A map row: the operation, its device work (alternatives with their conditions), loops, other calls."""
+    c = row.counts
+    counts = f"device {c.device}, library {c.library}" + (" (exact)" if c.exact else
+                                                          f" (a range: arms at {', '.join(c.arms)})")
+    op: list[Row] = [("operation", row.op), ("function", row.target), ("call site", str(row.site)),
+                     ("phase", f"{row.phase.value} — {row.frequency}"), ("counts", counts + ", static, one execution")]
+    if row.model_phase:
+        op.append(("model phase", row.model_phase))
+    if row.adapter:
+        op.append(("adapter", ", ".join(row.adapter)))
+    op += [("if", str(cnd)) for cnd in row.condition]
+    op += _repeat_rows(row.repeat)
+    if row.note:
+        op.append(("note", row.note))
+    out: list[Section] = [("Map row  (enter: in the call tree · [ / ]: the first alternative)", op)]
+    out.append(("Device work", _work_rows(row.work) or [("", "none: this operation reaches no kernel or library "
+                                                              "compute call under the current choices")]))
+    if row.other:
+        by: dict[str, int] = {}
+        for o in row.other:
+            by[o.cls.value] = by.get(o.cls.value, 0) + o.count
+        other: list[Row] = [("calls", ", ".join(f"{n} {k}" for k, n in sorted(by.items())))]
+        other += [(o.cls.value, f"{o.name}  @ {o.site}" + (f"  (first call: {o.guard})" if o.first_call else ""))
+                  for o in row.other[:12]]
+        if len(row.other) > 12:
+            other.append(("", f"+{len(row.other) - 12} more (in the report)"))
+        out.append(("Other calls (not device work)", other))
+    if row.context:
+        out.append(("Inside", [("", f"{f.name}  @ {f.site}") for f in row.context]))
+    return out
+
+
+def map_frame_details(f: Frame) -> list[Section]:
+    rows: list[Row] = [("call", f.name), ("function", f.qualname), ("call site", str(f.site))]
+    rows += [("if", str(c)) for c in f.condition]
+    rows += _repeat_rows(f.repeat)
+    return [("Model-level block", rows)]
+
+
+def map_phase_details(t: PhaseTable, m: ExecutionMap) -> list[Section]:
+    tot = t.totals
+    rows: list[Row] = [("phase", t.phase.value), ("frequency", t.frequency), ("rows", str(len(t.rows))),
+                       ("device launches", tot.device), ("library calls", tot.library),
+                       ("exact", "yes" if tot.exact else f"no: a range over the arms at {', '.join(tot.arms)}")]
+    out: list[Section] = [("Phase table", rows)]
+    if m.lead:
+        out.append(("Main implementation choices", [("", x) for x in m.lead]))
+    if m.choices:
+        out.append(("Choices made", [(c.by, f"{c.subject or c.construct} @ {c.site} → {', '.join(c.chosen)}")
+                                     for c in m.choices]))
+    if m.cuts:
+        out.append(("Not followed", [(c.reason, f"{c.name} @ {c.site}") for c in m.cuts[:10]]))
     return out

@@ -9,6 +9,7 @@ call sites, dispatch keys and arm indices are stable), so the tree, the backgrou
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 
 from apxtui.trace import Arm, Dispatch, Stage, stage_key
@@ -119,3 +120,28 @@ def positions_after(root: Stage, pos: Pos, expand: Expand) -> Iterator[tuple[Pos
         for c in sibs[idx + 1:]:
             cpath = (*ppath, c.node) if isinstance(c, Stage) else ppath
             yield from subtree((*pos[:depth], part(c)), c, cpath, include_self=True)
+
+
+def find_keys(root: Stage, keys: tuple[str, ...], expand: Expand) -> Pos | None:
+    """The position of the stage whose :func:`~apxtui.trace.stage_key` chain from the entry is ``keys`` (an
+    execution-map row's key), searching through dispatch points and arms between stages; None when absent."""
+    if not keys or keys[0] != stage_key(root):
+        return None
+    pos: Pos = (stage_part(root),)
+    item: Item = root
+    path: tuple[str, ...] = (root.node,)
+    for k in keys[1:]:
+        found = None
+        queue = deque((pos, c, path) for c in children(item, path, expand))
+        while queue and found is None:
+            ppos, it, pa = queue.popleft()
+            here = (*ppos, part(it))
+            if isinstance(it, Stage):
+                if stage_key(it) == k:
+                    found = (here, it, (*pa, it.node))
+            else:
+                queue.extend((here, c, pa) for c in children(it, pa, expand))
+        if found is None:
+            return None
+        pos, item, path = found
+    return pos

@@ -16,6 +16,7 @@ from typing import Any
 from apxtui.checkpoint.join import join_index
 from apxtui.checkpoint.reader import read_checkpoint
 from apxtui.index.build import Index
+from apxtui.map.model import ExecutionMap
 from apxtui.profile.bind import resolve
 from apxtui.profile.model import Profile, Resolved
 from apxtui.profile.space import discover
@@ -133,15 +134,20 @@ class Session:
     def choose(self, disp: Dispatch, step: int) -> list[Dispatch]:
         """Move the choice at ``disp`` by ``step`` arms (wrapping).  A choice applies to every occurrence
         of the dispatch point: the built ones change in place (nothing is re-traced) and are returned."""
-        arms = [a.index for a in disp.arms]
-        cur = self.choices.get(disp.key)
+        selected = next((a.index for a in disp.arms if a.selected), None)
+        return self.step_choice(disp.key, [a.index for a in disp.arms], step, selected)
+
+    def step_choice(self, key: str, arms: list[int], step: int, selected: int | None = None) -> list[Dispatch]:
+        """Move the choice at dispatch point ``key`` (arm indices ``arms``, in order) by ``step`` (wrapping);
+        with no choice yet, ``]`` takes the first arm and ``[`` the last.  See :meth:`set_choice`."""
+        cur = self.choices.get(key)
         if cur not in arms:
-            cur = next((a.index for a in disp.arms if a.selected), None)
+            cur = selected if selected in arms else None
         if cur is None:
             pos = 0 if step > 0 else len(arms) - 1
         else:
             pos = (arms.index(cur) + step) % len(arms)
-        return self.set_choice(disp.key, arms[pos])
+        return self.set_choice(key, arms[pos])
 
     def set_choice(self, key: str, arm: int) -> list[Dispatch]:
         """Choose arm ``arm`` at dispatch point ``key`` everywhere; returns the built occurrences changed."""
@@ -228,6 +234,20 @@ class Session:
             if self._ckpt is None:
                 self._ckpt = read_checkpoint(self.checkpoint)
             return self._ckpt
+
+    def execution_map(self) -> ExecutionMap:
+        """The execution map of the current entry under the choices and profile (a background job), loops
+        bound to the checkpoint's config when one is open."""
+        from apxtui.checkpoint.ontrace import loop_binder  # lazy: first paint
+        from apxtui.map import build_map  # lazy: first paint
+
+        assert self.entry is not None
+        try:
+            ckpt = self.read_checkpoint()
+        except Exception:  # noqa: BLE001 - CheckpointError: the loops stay symbolic (screen 4 says why)
+            ckpt = None
+        return build_map(self.index, self.entry, choices=dict(self.choices), profile=self.resolved,
+                         loop_bind=loop_binder(ckpt) if ckpt is not None else None)
 
     def map_report(self, path: tuple[str, ...] | None = None):
         """The execution map of the current entry and choices with its report header (worker thread);

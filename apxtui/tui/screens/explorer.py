@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,14 +20,21 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Tree
 from textual.widgets.tree import TreeNode
 
 from apxtui.analysis.launches import own_kind
+from apxtui.map.model import Choice, ExecutionMap
 from apxtui.textsafe import one_line
 from apxtui.trace import Stage
-from apxtui.tui.background import report_text, write_report
+from apxtui.tui.background import execution_map, report_text, write_report
 from apxtui.tui.commands import ExplorerCommands, SymbolCommands
-from apxtui.tui.details import dispatch_details, stage_details
+from apxtui.tui.details import (
+    dispatch_details,
+    map_frame_details,
+    map_phase_details,
+    map_row_details,
+    stage_details,
+)
 from apxtui.tui.entries import default_entry, entry_points
 from apxtui.tui.path_analysis import PathAnalysis
-from apxtui.tui.positions import Pos, positions_after, stage_keys
+from apxtui.tui.positions import Pos, find_keys, positions_after, stage_keys
 from apxtui.tui.rows import ArmRow, DispatchRow, MoreRow, Row, StageRow
 from apxtui.tui.screens.base import ApxScreen
 from apxtui.tui.screens.problems import ProblemsScreen
@@ -36,10 +44,12 @@ from apxtui.tui.widgets.breadcrumb import Breadcrumb
 from apxtui.tui.widgets.call_tree import CallTree
 from apxtui.tui.widgets.details_pane import DetailsPane
 from apxtui.tui.widgets.entry_list import EntryList
+from apxtui.tui.widgets.map_view import FrameItem, MapItem, MapView, PhaseItem, RefItem, RowItem, first_choice
 from apxtui.tui.widgets.profile_bar import ProfileBar
 from apxtui.tui.widgets.source_view import SourceView
 
 HISTORY = 100
+ANALYSE_AFTER = 0.15  # arm presses closer together than this rebuild the map once
 PREFETCH_ROWS = 60  # rows above and below the cursor whose analysis is fetched with the cursor's
 SLICE = 0.008  # seconds of searching (n/N before the analysis is ready) between repaints
 SEARCH_ROWS = 50_000  # rows `n` looks through before it stops and says so …
@@ -80,6 +90,9 @@ class ExplorerScreen(ApxScreen):
                 tooltip="Focus the details pane"),
         Binding("o", "focus_pane('entries')", "Entries", show=False, id="explorer.focus_entries",
                 tooltip="Focus the entry points (open another entry)"),
+        Binding("m", "toggle_map", "Map", id="explorer.map",
+                tooltip="The execution map of this entry (phases, folded blocks, one row per operation) "
+                        "in the call tree's place; again for the tree"),
         Binding("w,f6", "cycle_pane", "Pane", key_display="w", id="explorer.cycle_pane",
                 tooltip="Narrow terminal (< 100 columns): the next pane under the tree (source → details → entries)"),
     ]
@@ -87,6 +100,8 @@ class ExplorerScreen(ApxScreen):
     #: Under the tree in a narrow terminal: one of these at a time (``w`` cycles).
     NARROW_PANES = ("source", "details", "entries")
     narrow_pane: var[str] = var("source")
+    #: The execution map in the call tree's place (``m``).
+    map_shown: var[bool] = var(False)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -94,6 +109,9 @@ class ExplorerScreen(ApxScreen):
         self.history: list[Pos] = []
         self.entries: list = []
         self._pending_highlight: TreeNode[Row] | None = None
+        self._map: tuple[int, ExecutionMap] | None = None  # (session generation, map) shown in the map view
+        self._map_timer: Any = None
+        self._row_choices: dict[tuple[str, ...], Choice] = {}  # map row key → the choice [ / ] cycles there
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="crumb")
@@ -107,6 +125,7 @@ class ExplorerScreen(ApxScreen):
                             disabled=True)
                 yield EntryList(id="entries")
                 yield CallTree(id="tree")
+                yield MapView(id="map")
             with Vertical(id="right"):
                 yield SourceView(id="source")
                 yield DetailsPane(id="details")
@@ -115,6 +134,7 @@ class ExplorerScreen(ApxScreen):
     def on_mount(self) -> None:
         self.query_one("#entries", EntryList).border_title = "Entries"
         self.query_one("#tree", CallTree).border_title = "Call tree"
+        self.query_one("#map", MapView).border_title = "Execution map"
         self.query_one("#source", SourceView).border_title = "Source"
         self.query_one("#details", DetailsPane).border_title = "Details"
         for pane in ("#entries", "#tree"):
@@ -125,6 +145,7 @@ class ExplorerScreen(ApxScreen):
         self.watch(self.app, "session", self._session_ready)
         self.watch(self.app, "profile_version", self._profile_changed, init=False)
         self.watch(self.app, "analysis", self._analysis_changed, init=False)
+        self.watch(self.app, "path_version", self._path_version, init=False)
 
     # -- loading -------------------------------------------------------------------------
 
@@ -206,6 +227,8 @@ class ExplorerScreen(ApxScreen):
 
     def _analysis_changed(self, analysis: PathAnalysis | None) -> None:
         """The background analysis moved on (progress, ready, failed): the highlighted row's details follow."""
+        if self.map_shown:
+            return  # the map view's details do not come from the analysis
         tree = self.query_one("#tree", CallTree)
         if isinstance(tree.cursor_node is not None and tree.cursor_node.data, StageRow):
             self._details(tree.cursor_node)  # type: ignore[arg-type]
@@ -447,6 +470,9 @@ class ExplorerScreen(ApxScreen):
         """Choose the next/previous arm at once: rows change in place (no re-trace); the analysis follows."""
         if self.session is None:
             return
+        if self.map_shown:
+            self._map_arm(step)
+            return
         tree = self.query_one("#tree", CallTree)
         row = self._dispatch_row(tree.cursor_node)
         if row is None:
@@ -465,6 +491,137 @@ class ExplorerScreen(ApxScreen):
                 tree._settle(arm_row)
         self._update_for(tree.cursor_node)  # the details and the breadcrumb name the chosen arm (no toast: cheap)
         self.apx.path_changed()
+
+    # -- the map view --------------------------------------------------------------------
+
+    def action_toggle_map(self) -> None:
+        self.map_shown = not self.map_shown
+
+    def watch_map_shown(self, shown: bool) -> None:
+        self.set_class(shown, "-map")
+        self.call_after_refresh(self.refresh_bindings)
+        view = self.query_one("#map", MapView)
+        tree = self.query_one("#tree", CallTree)
+        if shown:
+            self.call_after_refresh(view.focus)  # shown once the class applies
+            if self.session is not None and (self._map is None or self._map[0] != self.session.generation):
+                self._schedule_map(0.0)
+            elif view.cursor_node is not None:
+                self._update_for_map(view.cursor_node)
+        else:
+            self.call_after_refresh(tree.focus)
+            self._update_for(tree.cursor_node)
+
+    def _path_version(self) -> None:
+        """The traced path changed (entry, arm, profile): the map follows when it is shown."""
+        if self.map_shown:
+            self._schedule_map(ANALYSE_AFTER)
+
+    def _schedule_map(self, delay: float) -> None:
+        if self._map_timer is not None:
+            self._map_timer.stop()
+        self.query_one("#map", MapView).loading = self._map is None
+        self._map_timer = self.set_timer(delay, self._build_map) if delay else None
+        if not delay:
+            self._build_map()
+
+    @work(exclusive=True, group="map", exit_on_error=False)
+    async def _build_map(self) -> None:
+        self._map_timer = None
+        if self.session is None or self.session.entry is None:
+            return
+        gen = self.session.generation
+        view = self.query_one("#map", MapView)
+        keep = view.cursor_row.key if view.cursor_row is not None else None
+        try:
+            m = await self.apx.run_job("map", execution_map, self.session)
+        finally:
+            view.loading = False
+        if self.session.generation != gen:
+            return  # a newer path is being mapped
+        self._map = (gen, m)
+        view.show_map(m, keep)
+        view.border_title = label(f"Execution map · {one_line(m.entry, 60)}")
+        if self.map_shown and not isinstance(self.focused, Input):
+            view.focus()
+        self.call_after_refresh(self._map_cursor_changed)
+
+    def _map_cursor_changed(self) -> None:
+        view = self.query_one("#map", MapView)
+        if self.map_shown and view.cursor_node is not None:
+            self._update_for_map(view.cursor_node)
+
+    @on(Tree.NodeHighlighted, "#map")
+    def _map_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        self._update_for_map(event.node)
+
+    def _update_for_map(self, node: TreeNode[MapItem]) -> None:
+        if self.session is None or node.data is None:
+            return
+        item = node.data
+        source = self.query_one("#source", SourceView)
+        details = self.query_one("#details", DetailsPane)
+        crumb = self.query_one("#crumb", Breadcrumb)
+        if isinstance(item, RowItem):
+            row = item.row
+            source.show(row.site.file, row.site.line, f"call site of {one_line(row.op, 40)}")
+            details.show(map_row_details(row))
+            inside = " › ".join(one_line(f.name, 30) for f in row.context[-3:])
+            crumb.set_path([], f"map · {row.phase.value} › {inside + ' › ' if inside else ''}{one_line(row.op, 50)}")
+        elif isinstance(item, FrameItem):
+            source.show(item.frame.site.file, item.frame.site.line, f"call of {one_line(item.frame.name, 40)}")
+            details.show(map_frame_details(item.frame))
+            crumb.set_path([], f"map · {one_line(item.frame.qualname, 80)}")
+        elif isinstance(item, PhaseItem) and self._map is not None:
+            details.show(map_phase_details(item.table, self._map[1]))
+            crumb.set_path([], f"map · {item.table.phase.value}: {one_line(item.table.frequency, 80)}")
+        elif isinstance(item, RefItem):
+            details.show([("Folded block", [("call", item.ref.frame.name), ("site", str(item.ref.frame.site)),
+                                            ("same as", item.ref.same_as), ("rows", str(len(item.ref.rows)))])])
+
+    @on(MapView.Jump)
+    def _map_jump(self, event: MapView.Jump) -> None:
+        """``enter`` on a map row: its call site in the call tree (rows opened down to it)."""
+        assert self.session is not None and self.session.root is not None
+        pos = find_keys(self.session.root, event.row.key, self.session.expand)
+        if pos is None:
+            self.notify(f"{one_line(event.row.op, 60)}: not in the call tree under the current choices "
+                        "(a cut, or the map followed an arm the tree has not opened).", severity="warning", timeout=5)
+            return
+        self.map_shown = False
+        tree = self.query_one("#tree", CallTree)
+        self._remember()
+        tree.reveal(pos)
+        tree.focus()
+
+    def _map_arm(self, step: int) -> None:
+        """``[``/``]`` on a map row: the next / previous alternative of its first choice."""
+        assert self.session is not None
+        row = self.query_one("#map", MapView).cursor_row
+        choice = first_choice(row) if row is not None else None
+        if row is not None and choice is not None:
+            self._row_choices[row.key] = choice  # a choice made here folds the row to one arm: cycle on from it
+        elif row is not None:
+            choice = self._row_choices.get(row.key)
+        if choice is None:
+            self.notify("No alternatives on this row: move to a row marked ◆ (its device work has alternatives).",
+                        severity="warning", timeout=4)
+            return
+        arms = [a.arm for a in choice.alternatives]
+        selected = next((a.arm for a in choice.alternatives if a.chosen), None)
+        changed = self.session.step_choice(choice.dispatch, arms, step, selected)
+        self.query_one("#tree", CallTree).refresh_dispatches(changed)
+        self.apx.path_changed()
+        chosen = next(a for a in choice.alternatives if a.arm == self.session.choices[choice.dispatch])
+        self.notify(f"● {one_line(chosen.name, 60)} when {one_line(chosen.condition, 60)}",
+                    title=f"{one_line(choice.construct, 20)} {one_line(choice.subject, 40)}", timeout=3)
+
+    def _cursor_keys(self) -> tuple[str, ...] | None:
+        """The stage-key chain the report's ``Path:`` follows: the map row, or the tree row, under the cursor."""
+        if self.map_shown:
+            row = self.query_one("#map", MapView).cursor_row
+            return row.key if row is not None else None
+        return stage_keys(self.query_one("#tree", CallTree).cursor_pos) or None
 
     # -- other actions -------------------------------------------------------------------
 
@@ -496,6 +653,8 @@ class ExplorerScreen(ApxScreen):
         self.narrow_pane = panes[(panes.index(self.narrow_pane) + 1) % len(panes)]
 
     def action_focus_pane(self, pane: str) -> None:
+        if pane == "tree" and self.map_shown:
+            self.map_shown = False
         if pane in self.NARROW_PANES:
             self.narrow_pane = pane
         self.query_one(f"#{pane}").focus()
@@ -510,7 +669,7 @@ class ExplorerScreen(ApxScreen):
     async def _export(self) -> None:
         assert self.session is not None
         t0 = time.perf_counter()
-        row = stage_keys(self.query_one("#tree", CallTree).cursor_pos) or None  # the report's Path: follows the cursor
+        row = self._cursor_keys()  # the report's Path: follows the cursor
         path = await self.apx.run_job("export", write_report, self.session, bool(self.apx.demo), row)
         self.notify(str(path), title=f"Report written ({time.perf_counter() - t0:.1f} s)", timeout=8)
 
@@ -523,7 +682,7 @@ class ExplorerScreen(ApxScreen):
     @work(exclusive=True, group="copy", exit_on_error=False)
     async def _copy(self) -> None:
         assert self.session is not None
-        row = stage_keys(self.query_one("#tree", CallTree).cursor_pos) or None
+        row = self._cursor_keys()
         text = await self.apx.run_job("copy", report_text, self.session, row)
         self.app.copy_to_clipboard(text)
         size = len(text.encode())

@@ -1,0 +1,255 @@
+"""The map view: the execution map of the current entry — phases, folded model-level blocks, one row per
+operation — in the call tree's place (``m`` switches).  It shows what the screen hands it (an
+:class:`~apxtui.map.model.ExecutionMap`, built in a background job) and posts :class:`MapView.Jump` on
+``enter``; ``[``/``]`` and export are the screen's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets._tree import TOGGLE_STYLE
+from textual.widgets.tree import TreeNode
+
+from apxtui.map.fold import BlockRef, Heading, fold_blocks
+from apxtui.map.model import Choice, ExecutionMap, Frame, PhaseTable, Row, iter_calls, work_text
+from apxtui.textsafe import one_line
+from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
+
+PHASE_TITLE = {"eager": "Steady state", "captured": "Captured (recorded once per graph key, replayed)",
+               "prepare": "Preparation and first call", "capture": "Capture", "load": "Load"}
+
+
+@dataclass(frozen=True)
+class PhaseItem:
+    table: PhaseTable
+
+
+@dataclass(frozen=True)
+class FrameItem:
+    frame: Frame
+
+
+@dataclass(frozen=True)
+class RefItem:
+    ref: BlockRef
+
+
+@dataclass(frozen=True)
+class RowItem:
+    row: Row
+    number: int  # row number in its phase table (1-based)
+
+
+MapItem = PhaseItem | FrameItem | RefItem | RowItem
+
+
+def has_work(row: Row) -> bool:
+    """A row that reaches device work (a kernel launch or a library compute call), not only setup."""
+    return any(True for _ in iter_calls(row.work))
+
+
+def first_choice(row: Row) -> Choice | None:
+    """The row's first set of alternatives (what ``[``/``]`` on the row changes)."""
+    return next((w for w in row.work if isinstance(w, Choice)), None)
+
+
+def row_label(row: Row, number: int, inherited: int = 0) -> Text:
+    """``inherited``: conditions the enclosing block already shows (not repeated on the row)."""
+    t = Text(f"{number:>3} ", style="dim")
+    t.append(one_line(row.op, 60), style="bold")
+    work = work_text(row.work)
+    t.append("  → ", style="dim")
+    t.append(one_line(work, 90) if work else "no device work", style="bold ct-kernel" if work else "dim")
+    choice = first_choice(row)
+    if choice is not None:
+        t.append(f"  ◆ {len(choice.alternatives)} alternatives", style="ct-dispatch")
+        chosen = next((a for a in choice.alternatives if a.chosen), None)
+        if chosen is not None:
+            t.append(f" ● {one_line(chosen.name, 40)}", style="bold ct-chosen")
+    own = row.condition[inherited:]
+    if own:
+        t.append("  if " + one_line(" && ".join(str(c) for c in own), 50), style="italic")
+    if row.note:
+        t.append(f"  {one_line(row.note, 50)}", style="dim")
+    return t
+
+
+def frame_label(f: Frame, inherited: int = 0) -> Text:
+    t = Text(one_line(f.name, 60), style="bold")
+    for r in f.repeat:
+        t.append(f"  {one_line(r.label, 50)}", style="bold ct-loop")
+    own = f.condition[inherited:]
+    if own:
+        t.append("  if " + one_line(" && ".join(str(c) for c in own), 50), style="italic")
+    return t
+
+
+def _shown_conditions(node: TreeNode[MapItem] | None) -> int:
+    """How many conditions the block ``node`` (and so everything under it) already shows."""
+    return len(node.data.frame.condition) if node is not None and isinstance(node.data, FrameItem) else 0
+
+
+def phase_label(t: PhaseTable) -> Text:
+    out = Text(PHASE_TITLE.get(t.phase.value, t.phase.value), style="bold underline")
+    out.append(f"  {one_line(t.frequency, 60)} · {len(t.rows)} rows · device {t.totals.device}, "
+               f"library {t.totals.library}" + ("" if t.totals.exact else " (range: alternatives)"), style="dim")
+    return out
+
+
+class MapView(Tree[MapItem]):
+    """Phase tables as top-level rows, model-level blocks (loops, calls) folded under their heading."""
+
+    COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | ROLE_CLASSES
+    DEFAULT_CSS = role_css("MapView")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "jump", "To tree", id="map.jump", tooltip="This row's call site in the call tree"),
+        Binding("j", "cursor_down", "Down", show=False, id="map.down", tooltip="Next row"),
+        Binding("k", "cursor_up", "Up", show=False, id="map.up", tooltip="Previous row"),
+        Binding("l,right", "expand", "Expand", show=False, id="map.expand", tooltip="Open the block"),
+        Binding("h,left", "collapse", "Collapse", show=False, id="map.collapse",
+                tooltip="Fold the block, or go to the enclosing one"),
+        Binding("g,home", "first", "Top", show=False, id="map.top", tooltip="First row"),
+        Binding("G,end", "last", "Bottom", show=False, id="map.bottom", tooltip="Last row"),
+        Binding("n", "work(1)", "Next work", id="map.next_work",
+                tooltip="Next row with device work (kernels, library compute calls; setup-only rows skipped)"),
+        Binding("N", "work(-1)", "Previous work", show=False, id="map.prev_work",
+                tooltip="Previous row with device work"),
+    ]
+
+    class Jump(Message):
+        """``enter`` on a row: show its call site in the call tree."""
+
+        def __init__(self, row: Row) -> None:
+            super().__init__()
+            self.row = row
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(Text("execution map"), **kwargs)
+        self.show_root = False
+        self.guide_depth = 2
+        self.auto_expand = False
+        self.map: ExecutionMap | None = None
+
+    def render_label(self, node: TreeNode[MapItem], base_style: Style, style: Style) -> Text:
+        label = themed(node._label, self) if self.is_mounted else node._label.copy()
+        label.stylize(style)
+        if node._allow_expand:
+            prefix = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE, base_style + TOGGLE_STYLE)
+        else:
+            prefix = ("", base_style)
+        return Text.assemble(prefix, label)
+
+    def show_map(self, m: ExecutionMap, keep: tuple[str, ...] | None = None) -> None:
+        """Show ``m``; the cursor goes back to the row with key ``keep`` (else the first row with work)."""
+        self.map = m
+        self.clear()
+        lines = fold_blocks(m)
+        target: TreeNode[MapItem] | None = None
+        first_work: TreeNode[MapItem] | None = None
+        for t in m.phases:
+            if not t.rows:
+                continue
+            pnode = self.root.add(phase_label(t), PhaseItem(t), expand=True)
+            stack: list[TreeNode[MapItem]] = []
+            n = 0
+            for line in lines.get(t.phase.value, []):
+                if isinstance(line, Heading):
+                    del stack[line.depth:]
+                    for f in line.frames:
+                        parent = stack[-1] if stack else pnode
+                        label = frame_label(f, _shown_conditions(stack[-1] if stack else None))
+                        stack.append(parent.add(label, FrameItem(f), expand=True))
+                    continue
+                parent = stack[-1] if stack else pnode
+                if isinstance(line, BlockRef):
+                    times = f" ×{len(line.frames)}" if len(line.frames) > 1 else ""
+                    label = Text(f"↺ {one_line(line.frame.name, 60)}{times}: ", style="bold")
+                    label.append(f"same as {one_line(line.same_as, 80)}", style="dim")
+                    parent.add_leaf(label, RefItem(line))
+                    n += len(line.rows)
+                    continue
+                n += 1
+                node = parent.add_leaf(row_label(line, n, _shown_conditions(stack[-1] if stack else None)),
+                                       RowItem(line, n))
+                if keep and line.key == keep and target is None:
+                    target = node
+                if first_work is None and has_work(line):
+                    first_work = node
+        if not m.phases or not any(t.rows for t in m.phases):
+            self.root.add_leaf(Text("No operation reaches device work from this entry under the current "
+                                    "choices (see the call tree).", style="dim italic"))
+        self.root.expand()
+        goal = target or first_work
+        if goal is not None:
+            self.call_after_refresh(self._settle, goal)
+
+    def _settle(self, node: TreeNode[MapItem]) -> None:
+        self.move_cursor(node)
+        self.scroll_to_node(node, animate=False)
+
+    @property
+    def cursor_row(self) -> Row | None:
+        node = self.cursor_node
+        return node.data.row if node is not None and isinstance(node.data, RowItem) else None
+
+    def _rows(self) -> list[TreeNode[MapItem]]:
+        out: list[TreeNode[MapItem]] = []
+        stack = list(reversed(self.root.children))
+        while stack:
+            n = stack.pop()
+            out.append(n)
+            stack.extend(reversed(n.children))
+        return out
+
+    def action_work(self, step: int) -> None:
+        """The next / previous row with device work (blocks folded away are opened on the way)."""
+        nodes = self._rows()
+        cur = self.cursor_node
+        i = nodes.index(cur) if cur in nodes else -1
+        order = range(i + 1, len(nodes)) if step > 0 else range(i - 1, -1, -1)
+        for j in order:
+            d = nodes[j].data
+            if isinstance(d, RowItem) and has_work(d.row):
+                p = nodes[j].parent
+                while p is not None:
+                    p.expand()
+                    p = p.parent
+                self.call_after_refresh(self._settle, nodes[j])
+                return
+        self.notify(f"No row with device work {'after' if step > 0 else 'before'} this one.", timeout=3)
+
+    def action_jump(self) -> None:
+        row = self.cursor_row
+        if row is not None:
+            self.post_message(self.Jump(row))
+        elif self.cursor_node is not None:
+            self.cursor_node.toggle()
+
+    def action_expand(self) -> None:
+        node = self.cursor_node
+        if node is not None and node.allow_expand and not node.is_expanded:
+            node.expand()
+        elif node is not None and node.children:
+            self.move_cursor(node.children[0])
+
+    def action_collapse(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.is_expanded and node.children:
+            node.collapse()
+        elif node.parent is not None and node.parent is not self.root:
+            self.move_cursor(node.parent)
+
+    def action_first(self) -> None:
+        self.move_cursor_to_line(0)
+
+    def action_last(self) -> None:
+        self.move_cursor_to_line(max(0, self.last_line))
