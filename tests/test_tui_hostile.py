@@ -100,6 +100,10 @@ async def test_every_screen_shows_hostile_names_literally(hostile_app, tmp_path)
         assert '[bold]red[/] [@click=app.quit]' in shown
         # every title on the explorer kept its brackets
         assert any("[red]esc_mod" in t for t in titles(app.screen))
+        await pilot.press("m")  # the execution map: its title and rows
+        await alive(app, pilot)
+        assert "[red]esc_mod" in app.screen.query_one("#map")._border_title.plain
+        await pilot.press("m")
         # the other screens, each tab of the checkpoint screen, the problems list and the help
         for key in ("2", "3", "5"):
             await pilot.press(key)

@@ -281,3 +281,48 @@ async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back(demo_app):
             await pilot.pause()
             labels.append(tree.cursor_node.label.plain)
         assert labels[0] == "kernel rms_norm_kernel<__half, float>", labels
+
+
+@pytest.mark.slow
+async def test_map_view_moves_by_device_work_into_the_tree_and_back(demo_app):
+    from apxtui.tui.positions import stage_keys
+    from apxtui.tui.widgets.map_view import first_choice, has_work
+
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        screen = app.screen
+        await pilot.press("m")
+        await ready(app, pilot)
+        view, tree = screen.query_one("#map"), screen.query_one("#tree")
+        assert screen.map_shown and view.display and not tree.display and app.focused is view
+        footer = {b.binding.description for b in screen.active_bindings.values() if b.binding.show and b.enabled}
+        assert {"To tree", "Next", "Arm", "Map"} <= footer and "Back" not in footer, footer
+        numbers = [view.cursor_node.data.number]
+        for _ in range(4):  # n: only rows with device work, in execution order (setup-only rows skipped)
+            await pilot.press("n")
+            assert has_work(view.cursor_row), view.cursor_node.label.plain
+            numbers.append(view.cursor_node.data.number)
+        assert numbers == sorted(numbers) and len(set(numbers)) == 5
+        assert numbers[-1] - numbers[0] > 4  # rows without device work lay between
+        row = view.cursor_row
+        assert screen.query_one("#source").border_title == str(row.site)
+        await pilot.press("enter")  # to the row's call site in the call tree
+        await ready(app, pilot)
+        assert not screen.map_shown and app.focused is tree
+        assert stage_keys(tree.cursor_pos) == row.key
+        await pilot.press("backspace")  # back to the map row left with enter
+        await ready(app, pilot)
+        assert screen.map_shown and view.cursor_row.key == row.key
+        while first_choice(view.cursor_row) is None:
+            await pilot.press("n")
+        row = view.cursor_row
+        choice = first_choice(row)
+        await pilot.press("right_square_bracket")  # the first alternative of the row's choice, everywhere
+        await ready(app, pilot)
+        assert app.session.choices[choice.dispatch] == choice.alternatives[0].arm
+        assert view.cursor_row.key == row.key and " ● " in view.cursor_node.label.plain  # rebuilt, cursor kept
+        await pilot.press("y")  # the copied report's Path: leads to this row's operation
+        await ready(app, pilot)
+        path = next(ln for ln in app.clipboard.splitlines() if ln.startswith("**Path:**"))
+        assert path.rstrip("` ").endswith(row.target.rsplit("::", 1)[-1]), (path, row.target)

@@ -67,6 +67,12 @@ def test_arm_change(snap_compare, size, demo_index):
     assert snap_compare(demo_app(demo_index), run_before=run, terminal_size=size)
 
 
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_map_view(snap_compare, size, demo_index):
+    """The execution map in the tree's place, the cursor on the third row with device work."""
+    assert snap_compare(demo_app(demo_index), run_before=screen_keys("m"), press=["n", "n"], terminal_size=size)
+
+
 def test_light_theme_and_help(snap_compare, demo_index):
     assert snap_compare(demo_app(demo_index, "textual-light"), run_before=screen_keys("question_mark"),
                         terminal_size=(120, 40))

@@ -237,7 +237,7 @@ def map_row_details(row: MapRow) -> list[Section]:
     op += _repeat_rows(row.repeat)
     if row.note:
         op.append(("note", row.note))
-    out: list[Section] = [("Map row  (enter: in the call tree · [ / ]: the first alternative)", op)]
+    out: list[Section] = [("Map row  (enter: call tree · [ ]: arm)", op)]
     out.append(("Device work", _work_rows(row.work) or [("", "none: this operation reaches no kernel or library "
                                                               "compute call under the current choices")]))
     if row.other:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on, work
@@ -20,7 +21,7 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Tree
 from textual.widgets.tree import TreeNode
 
 from apxtui.analysis.launches import own_kind
-from apxtui.map.model import Choice, ExecutionMap
+from apxtui.map.model import Choice, ExecutionMap, KeyChain
 from apxtui.textsafe import one_line
 from apxtui.trace import Stage
 from apxtui.tui.background import execution_map, report_text, write_report
@@ -44,7 +45,16 @@ from apxtui.tui.widgets.breadcrumb import Breadcrumb
 from apxtui.tui.widgets.call_tree import CallTree
 from apxtui.tui.widgets.details_pane import DetailsPane
 from apxtui.tui.widgets.entry_list import EntryList
-from apxtui.tui.widgets.map_view import FrameItem, MapItem, MapView, PhaseItem, RefItem, RowItem, first_choice
+from apxtui.tui.widgets.map_view import (
+    FrameItem,
+    MapItem,
+    MapView,
+    PhaseItem,
+    RefItem,
+    RowItem,
+    arm_cycle,
+    first_choice,
+)
 from apxtui.tui.widgets.profile_bar import ProfileBar
 from apxtui.tui.widgets.source_view import SourceView
 
@@ -54,6 +64,13 @@ PREFETCH_ROWS = 60  # rows above and below the cursor whose analysis is fetched 
 SLICE = 0.008  # seconds of searching (n/N before the analysis is ready) between repaints
 SEARCH_ROWS = 50_000  # rows `n` looks through before it stops and says so …
 SEARCH_BUILDS = 2_000  # … or stages whose calls it had to trace (one level each)
+
+
+@dataclass(frozen=True)
+class MapMark:
+    """A place in the back history: the map row (its key) the user left with ``enter``."""
+
+    key: KeyChain
 
 
 def is_device(st: Stage, session: Session) -> bool:
@@ -106,12 +123,14 @@ class ExplorerScreen(ApxScreen):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.session: Session | None = None
-        self.history: list[Pos] = []
+        self.history: list[Pos | MapMark] = []  # ⌫ goes back: tree rows, and map rows left with enter
         self.entries: list = []
         self._pending_highlight: TreeNode[Row] | None = None
         self._map: tuple[int, ExecutionMap] | None = None  # (session generation, map) shown in the map view
         self._map_timer: Any = None
-        self._row_choices: dict[tuple[str, ...], Choice] = {}  # map row key → the choice [ / ] cycles there
+        self._row_choices: dict[KeyChain, Choice] = {}  # map row key → the choice [ / ] cycles there
+        self._map_goal: KeyChain | None = None  # where the map's cursor goes when it is shown next
+        self._tree_left_at: KeyChain = ()  # the tree's position when the map was last hidden
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="crumb")
@@ -374,7 +393,12 @@ class ExplorerScreen(ApxScreen):
     def action_back(self) -> None:
         tree = self.query_one("#tree", CallTree)
         while self.history:
-            row = tree.find(self.history.pop())
+            mark = self.history.pop()
+            if isinstance(mark, MapMark):
+                self._map_goal = mark.key
+                self.map_shown = True
+                return
+            row = tree.find(mark)
             if row is not None:
                 tree.move_cursor(row)
                 tree.scroll_to_node(row)
@@ -504,11 +528,19 @@ class ExplorerScreen(ApxScreen):
         tree = self.query_one("#tree", CallTree)
         if shown:
             self.call_after_refresh(view.focus)  # shown once the class applies
+            at = stage_keys(tree.cursor_pos)
+            if self._map_goal is None and at and at != self._tree_left_at:
+                self._map_goal = at  # the tree moved since: the map follows it (its operation's row)
             if self.session is not None and (self._map is None or self._map[0] != self.session.generation):
                 self._schedule_map(0.0)
-            elif view.cursor_node is not None:
-                self._update_for_map(view.cursor_node)
+            else:
+                goal, self._map_goal = self._map_goal, None
+                if goal is not None:
+                    view.select_key(goal)
+                if view.cursor_node is not None:
+                    self._update_for_map(view.cursor_node)
         else:
+            self._tree_left_at = stage_keys(tree.cursor_pos)
             self.call_after_refresh(tree.focus)
             self._update_for(tree.cursor_node)
 
@@ -532,7 +564,6 @@ class ExplorerScreen(ApxScreen):
             return
         gen = self.session.generation
         view = self.query_one("#map", MapView)
-        keep = view.cursor_row.key if view.cursor_row is not None else None
         try:
             m = await self.apx.run_job("map", execution_map, self.session)
         finally:
@@ -540,11 +571,27 @@ class ExplorerScreen(ApxScreen):
         if self.session.generation != gen:
             return  # a newer path is being mapped
         self._map = (gen, m)
-        view.show_map(m, keep)
+        keep, self._map_goal = self._map_goal, None
+        if keep is None and view.cursor_row is not None:
+            keep = view.cursor_row.key
+        view.show_map(m, keep, self._chosen_rows())
         view.border_title = label(f"Execution map · {one_line(m.entry, 60)}")
         if self.map_shown and not isinstance(self.focused, Input):
             view.focus()
         self.call_after_refresh(self._map_cursor_changed)
+
+    def _chosen_rows(self) -> dict[KeyChain, str]:
+        """Map row key → the arm chosen there with ``[``/``]`` (its condition), for the rows' marks."""
+        out: dict[KeyChain, str] = {}
+        if self.session is None:
+            return out
+        for key, choice in self._row_choices.items():
+            dispatch, alts = arm_cycle(choice)
+            arm = self.session.choices.get(dispatch)
+            alt = next((a for a in alts if a.arm == arm), None)
+            if alt is not None:
+                out[key] = alt.condition
+        return out
 
     def _map_cursor_changed(self) -> None:
         view = self.query_one("#map", MapView)
@@ -588,14 +635,15 @@ class ExplorerScreen(ApxScreen):
             self.notify(f"{one_line(event.row.op, 60)}: not in the call tree under the current choices "
                         "(a cut, or the map followed an arm the tree has not opened).", severity="warning", timeout=5)
             return
+        self.history.append(MapMark(event.row.key))
+        del self.history[:-HISTORY]
         self.map_shown = False
         tree = self.query_one("#tree", CallTree)
-        self._remember()
         tree.reveal(pos)
         tree.focus()
 
     def _map_arm(self, step: int) -> None:
-        """``[``/``]`` on a map row: the next / previous alternative of its first choice."""
+        """``[``/``]`` on a map row: the next / previous alternative of its first choice (:func:`arm_cycle`)."""
         assert self.session is not None
         row = self.query_one("#map", MapView).cursor_row
         choice = first_choice(row) if row is not None else None
@@ -607,13 +655,13 @@ class ExplorerScreen(ApxScreen):
             self.notify("No alternatives on this row: move to a row marked ◆ (its device work has alternatives).",
                         severity="warning", timeout=4)
             return
-        arms = [a.arm for a in choice.alternatives]
-        selected = next((a.arm for a in choice.alternatives if a.chosen), None)
-        changed = self.session.step_choice(choice.dispatch, arms, step, selected)
+        dispatch, alts = arm_cycle(choice)
+        selected = next((a.arm for a in alts if a.chosen), None)
+        changed = self.session.step_choice(dispatch, [a.arm for a in alts], step, selected)
         self.query_one("#tree", CallTree).refresh_dispatches(changed)
         self.apx.path_changed()
-        chosen = next(a for a in choice.alternatives if a.arm == self.session.choices[choice.dispatch])
-        self.notify(f"● {one_line(chosen.name, 60)} when {one_line(chosen.condition, 60)}",
+        chosen = next(a for a in alts if a.arm == self.session.choices[dispatch])
+        self.notify(f"● {one_line(chosen.condition, 60)} → {one_line(chosen.name, 60)}",
                     title=f"{one_line(choice.construct, 20)} {one_line(choice.subject, 40)}", timeout=3)
 
     def _cursor_keys(self) -> tuple[str, ...] | None:
@@ -643,6 +691,8 @@ class ExplorerScreen(ApxScreen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "cycle_pane":  # only a narrow layout has panes to cycle (the footer shows it there)
             return self.has_class("-narrow")
+        if action == "back":  # the map's own moves are enter and n/N; ⌫ leads back from the tree
+            return not self.map_shown
         return True
 
     def on_resize(self) -> None:
@@ -653,8 +703,8 @@ class ExplorerScreen(ApxScreen):
         self.narrow_pane = panes[(panes.index(self.narrow_pane) + 1) % len(panes)]
 
     def action_focus_pane(self, pane: str) -> None:
-        if pane == "tree" and self.map_shown:
-            self.map_shown = False
+        if self.map_shown and (pane == "tree" or pane == "entries" and self.has_class("-wide")):
+            self.map_shown = False  # the wide map takes the entries' place too
         if pane in self.NARROW_PANES:
             self.narrow_pane = pane
         self.query_one(f"#{pane}").focus()

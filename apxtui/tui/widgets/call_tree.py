@@ -62,7 +62,7 @@ class CallTree(QuietVirtualSize, Tree[Row]):
                 tooltip="Next dispatch point (expanded rows)"),
         Binding("K", "previous_dispatch", "Previous dispatch", show=False, id="tree.prev_dispatch",
                 tooltip="Previous dispatch point (expanded rows)"),
-        Binding("n", "find_device(1)", "Next kernel", id="tree.next_device",
+        Binding("n", "find_device(1)", "Next", id="tree.next_device",
                 tooltip="Next kernel launch or library call in execution order (opens rows as needed; ○ arms skipped)"),
         Binding("N", "find_device(-1)", "Previous kernel", show=False, id="tree.prev_device",
                 tooltip="Previous kernel launch or library call in execution order"),

@@ -6,6 +6,7 @@ operation — in the call tree's place (``m`` switches).  It shows what the scre
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -18,7 +19,7 @@ from textual.widgets._tree import TOGGLE_STYLE
 from textual.widgets.tree import TreeNode
 
 from apxtui.map.fold import BlockRef, Heading, fold_blocks
-from apxtui.map.model import Choice, ExecutionMap, Frame, PhaseTable, Row, iter_calls, work_text
+from apxtui.map.model import Alternative, Choice, ExecutionMap, Frame, KeyChain, PhaseTable, Row, iter_calls, work_text
 from apxtui.textsafe import one_line
 from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
 
@@ -60,19 +61,60 @@ def first_choice(row: Row) -> Choice | None:
     return next((w for w in row.work if isinstance(w, Choice)), None)
 
 
-def row_label(row: Row, number: int, inherited: int = 0) -> Text:
-    """``inherited``: conditions the enclosing block already shows (not repeated on the row)."""
+def arm_cycle(choice: Choice) -> tuple[str, list[Alternative]]:
+    """The dispatch point ``[``/``]`` changes on a row with ``choice``, and its alternatives in order.
+
+    A choice whose arms each hold one inner choice lists the inner alternatives (flattened, each
+    keeping its own dispatch key): then the cycle is over the first dispatch point listed, so one key
+    press never mixes arm indices of two dispatch points."""
+    by: dict[str, list[Alternative]] = {}
+    for a in choice.alternatives:
+        by.setdefault(a.dispatch, []).append(a)
+    key = choice.dispatch if choice.dispatch in by else next(iter(by), choice.dispatch)
+    return key, by.get(key, [])
+
+
+def nearest_row(rows: Sequence[Row], keys: KeyChain) -> int | None:
+    """Index of the row of ``rows`` (display order) that best stands for the call-tree position ``keys``
+    (its stage-key chain): the row with exactly that key; else the deepest row at or above it (the
+    operation a kernel belongs to); else the first row below it with device work, else the first below
+    it; None when no row is on that path."""
+    if not keys:
+        return None
+    best, depth = None, 0
+    below: list[int] = []
+    for i, r in enumerate(rows):
+        k = r.key
+        if k == keys:
+            return i
+        if len(k) < len(keys) and keys[:len(k)] == k and len(k) > depth:
+            best, depth = i, len(k)
+        elif len(k) > len(keys) and k[:len(keys)] == keys:
+            below.append(i)
+    if best is not None:
+        return best
+    return next((i for i in below if has_work(rows[i])), below[0] if below else None)
+
+
+def row_label(row: Row, number: int, inherited: int = 0, chosen: str = "") -> Text:
+    """``123 op ◆N → work  if cond``: the operation first, then a mark when its work has alternatives
+    (◆ and how many; ● when one was chosen, ``chosen``: the arm taken with ``[``/``]`` here, whose work
+    alone is then shown), the device work, and conditions the enclosing block (``inherited`` of them) does
+    not already show."""
     t = Text(f"{number:>3} ", style="dim")
     t.append(one_line(row.op, 60), style="bold")
+    choice = first_choice(row)
+    picked = next((a for a in choice.alternatives if a.chosen), None) if choice is not None else None
+    if choice is not None:
+        t.append(f" ◆{len(choice.alternatives)}", style="ct-dispatch")
+    if picked is not None or chosen:
+        t.append(" ●", style="bold ct-chosen")
     work = work_text(row.work)
     t.append("  → ", style="dim")
     t.append(one_line(work, 90) if work else "no device work", style="bold ct-kernel" if work else "dim")
-    choice = first_choice(row)
-    if choice is not None:
-        t.append(f"  ◆ {len(choice.alternatives)} alternatives", style="ct-dispatch")
-        chosen = next((a for a in choice.alternatives if a.chosen), None)
-        if chosen is not None:
-            t.append(f" ● {one_line(chosen.name, 40)}", style="bold ct-chosen")
+    if picked is not None or chosen:
+        arm = chosen or (picked.condition if picked is not None else "")
+        t.append(f"  ● {one_line(arm, 50)}", style="ct-chosen")
     own = row.condition[inherited:]
     if own:
         t.append("  if " + one_line(" && ".join(str(c) for c in own), 50), style="italic")
@@ -117,7 +159,7 @@ class MapView(Tree[MapItem]):
                 tooltip="Fold the block, or go to the enclosing one"),
         Binding("g,home", "first", "Top", show=False, id="map.top", tooltip="First row"),
         Binding("G,end", "last", "Bottom", show=False, id="map.bottom", tooltip="Last row"),
-        Binding("n", "work(1)", "Next work", id="map.next_work",
+        Binding("n", "work(1)", "Next", id="map.next_work",
                 tooltip="Next row with device work (kernels, library compute calls; setup-only rows skipped)"),
         Binding("N", "work(-1)", "Previous work", show=False, id="map.prev_work",
                 tooltip="Previous row with device work"),
@@ -146,12 +188,16 @@ class MapView(Tree[MapItem]):
             prefix = ("", base_style)
         return Text.assemble(prefix, label)
 
-    def show_map(self, m: ExecutionMap, keep: tuple[str, ...] | None = None) -> None:
-        """Show ``m``; the cursor goes back to the row with key ``keep`` (else the first row with work)."""
+    def show_map(self, m: ExecutionMap, keep: KeyChain | None = None,
+                 chosen: Mapping[KeyChain, str] | None = None) -> None:
+        """Show ``m``; the cursor goes to the row :func:`nearest_row` finds for ``keep`` (a stage-key chain),
+        else to the first row with device work.  ``chosen``: row key → the arm chosen on that row with
+        ``[``/``]`` (shown on the row)."""
+        chosen = chosen or {}
         self.map = m
         self.clear()
         lines = fold_blocks(m)
-        target: TreeNode[MapItem] | None = None
+        shown: list[TreeNode[MapItem]] = []  # row nodes in display order
         first_work: TreeNode[MapItem] | None = None
         for t in m.phases:
             if not t.rows:
@@ -176,23 +222,48 @@ class MapView(Tree[MapItem]):
                     n += len(line.rows)
                     continue
                 n += 1
-                node = parent.add_leaf(row_label(line, n, _shown_conditions(stack[-1] if stack else None)),
-                                       RowItem(line, n))
-                if keep and line.key == keep and target is None:
-                    target = node
+                node = parent.add_leaf(row_label(line, n, _shown_conditions(stack[-1] if stack else None),
+                                                 chosen.get(line.key, "")), RowItem(line, n))
+                shown.append(node)
                 if first_work is None and has_work(line):
                     first_work = node
         if not m.phases or not any(t.rows for t in m.phases):
             self.root.add_leaf(Text("No operation reaches device work from this entry under the current "
                                     "choices (see the call tree).", style="dim italic"))
         self.root.expand()
-        goal = target or first_work
+        at = nearest_row([n.data.row for n in shown if isinstance(n.data, RowItem)], keep) if keep else None
+        goal = shown[at] if at is not None else first_work
         if goal is not None:
             self.call_after_refresh(self._settle, goal)
 
     def _settle(self, node: TreeNode[MapItem]) -> None:
         self.move_cursor(node)
         self.scroll_to_node(node, animate=False)
+
+    def select_key(self, key: KeyChain) -> bool:
+        """Put the cursor on the row :func:`nearest_row` finds for ``key`` (its blocks opened); False when
+        no shown row is on that path (not mapped, or inside a block folded as "same as")."""
+        nodes = [n for n in self._rows() if isinstance(n.data, RowItem)]
+        at = nearest_row([n.data.row for n in nodes if isinstance(n.data, RowItem)], key)
+        if at is None:
+            return False
+        self._go(nodes[at])
+        return True
+
+    def _go(self, node: TreeNode[MapItem]) -> None:
+        """Cursor to ``node`` now (blocks above it opened), so a key pressed next starts from it."""
+        p = node.parent
+        while p is not None:
+            if not p.is_expanded:
+                p.expand()
+            p = p.parent
+        _ = self.last_line  # lay the lines out again (gives ``node`` its line) before moving
+        self._settle(node)
+
+    def on_resize(self) -> None:
+        """The cursor row stays in view when the pane changes size (80×24 ↔ wide, maximize)."""
+        if self.cursor_node is not None:
+            self.call_after_refresh(self.scroll_to_node, self.cursor_node, animate=False)
 
     @property
     def cursor_row(self) -> Row | None:
@@ -217,11 +288,7 @@ class MapView(Tree[MapItem]):
         for j in order:
             d = nodes[j].data
             if isinstance(d, RowItem) and has_work(d.row):
-                p = nodes[j].parent
-                while p is not None:
-                    p.expand()
-                    p = p.parent
-                self.call_after_refresh(self._settle, nodes[j])
+                self._go(nodes[j])
                 return
         self.notify(f"No row with device work {'after' if step > 0 else 'before'} this one.", timeout=3)
 
