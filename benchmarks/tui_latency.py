@@ -10,7 +10,8 @@ nothing left to repaint; the latency is key → the last repaint before that (ea
 update is also encoded to terminal output, as a real terminal would get it).  "busy" rows
 press while the background analysis of the path is running (it is re-started whenever it
 finishes); "idle" rows after it is done.  Also: the command
-palette's first results, an arm change, ``n``, and export of the whole path.  Prints
+palette's first results, an arm change, ``n``, export of the whole path, and with ``--map`` the
+execution map view (key → map built, ``j``/``n`` in it, ``enter`` into the tree, ``]`` → map rebuilt).  Prints
 min / median / p95 / max in milliseconds and the main process's CPU per key.  Not a
 test: nothing asserts.
 """
@@ -138,6 +139,55 @@ async def grow(tree, pilot, rows: int) -> int:
     return tree.last_line + 1
 
 
+async def until(cond, limit: float = 120.0) -> float:
+    """Seconds until ``cond()`` holds (polled every 5 ms; gives up after ``limit``)."""
+    t0 = time.perf_counter()
+    while not cond() and time.perf_counter() - t0 < limit:
+        await asyncio.sleep(0.005)
+    return time.perf_counter() - t0
+
+
+async def measure_map(app, rep: Repaints, pilot, out, timed) -> None:
+    """The execution map (``m``): key → map shown (built in a background job), keys in it, ``enter`` into
+    the tree, and ``]`` on a row with alternatives → the map rebuilt for the new arm."""
+    from textual import events
+
+    from apxtui.tui.widgets.map_view import first_choice
+
+    screen = app.screen
+    view = screen.query_one("#map")
+
+    def fresh() -> bool:
+        return screen._map is not None and screen._map[0] == app.session.generation and not view.loading
+
+    await wait_ready(app, pilot)
+    app.post_message(events.Key("m", "m"))
+    built = await until(fresh)
+    await quiet(rep)
+    rows = sum(len(t.rows) for t in screen._map[1].phases)
+    out.append((f"m → map built and shown ({rows:,} rows)", [built * 1000], [0.0]))
+    print(f"  map built in {built:.2f} s, {rows:,} rows, {view.last_line + 1:,} lines", flush=True)
+    await timed("j in the map", ["j"] * 50)
+    await timed("n next device-work row in the map", ["n"] * 10)
+    await timed("enter map row → call tree (⌫ back)", ["enter"] * 5, reset="backspace")
+    await press(app, rep, "g")
+    for _ in range(200):  # a row with alternatives
+        if view.cursor_row is not None and first_choice(view.cursor_row) is not None:
+            break
+        await press(app, rep, "n")
+    if view.cursor_row is None or first_choice(view.cursor_row) is None:
+        print("  no map row with alternatives reached by n", flush=True)
+    else:
+        lat = []
+        for _ in range(4):
+            t0 = time.perf_counter()
+            await press(app, rep, "right_square_bracket")
+            await until(fresh)
+            lat.append((time.perf_counter() - t0) * 1000)
+        out.append(("] on a map row → map rebuilt", lat, [0.0] * len(lat)))
+    await press(app, rep, "m")  # back to the tree
+
+
 async def run(args, size: tuple[int, int]) -> list[tuple[str, list[float], list[float]]]:
     from apxtui.tui.app import ApxApp
     from apxtui.tui.config import ExplorerConfig, Settings
@@ -203,6 +253,9 @@ async def run(args, size: tuple[int, int]) -> list[tuple[str, list[float], list[
             await timed("] arm change at a dispatch point", ["right_square_bracket"] * 6)
         await wait_ready(app, pilot)
 
+        if args.map:
+            await measure_map(app, rep, pilot, out, timed)
+
         # the command palette: first results after typing a query
         from textual import events
         from textual.command import CommandPalette
@@ -250,6 +303,7 @@ def main() -> int:
     p.add_argument("--rows", type=int, default=7000, help="open rows until the tree has this many (default 7000)")
     p.add_argument("--exports", type=int, default=2)
     p.add_argument("--checkout", help="a real checkout (default: the synthetic one of tests/test_tui_large.py)")
+    p.add_argument("--map", action="store_true", help="also the execution map view (m): build, j, n, enter, ]")
     args = p.parse_args()
     w, h = (int(x) for x in args.size.lower().split("x"))
     if not args.checkout:

@@ -126,6 +126,7 @@ class ExplorerScreen(ApxScreen):
         self.history: list[Pos | MapMark] = []  # ⌫ goes back: tree rows, and map rows left with enter
         self.entries: list = []
         self._pending_highlight: TreeNode[Row] | None = None
+        self._pending_map: TreeNode[MapItem] | None = None
         self._map: tuple[int, ExecutionMap] | None = None  # (session generation, map) shown in the map view
         self._map_timer: Any = None
         self._row_choices: dict[KeyChain, Choice] = {}  # map row key → the choice [ / ] cycles there
@@ -552,7 +553,10 @@ class ExplorerScreen(ApxScreen):
     def _schedule_map(self, delay: float) -> None:
         if self._map_timer is not None:
             self._map_timer.stop()
-        self.query_one("#map", MapView).loading = self._map is None
+        view = self.query_one("#map", MapView)
+        view.loading = self._map is None
+        if self._map is not None:  # the rows stay (keys keep working) until the new map arrives
+            view.border_subtitle = label("updating for the new choices…")
         self._map_timer = self.set_timer(delay, self._build_map) if delay else None
         if not delay:
             self._build_map()
@@ -576,6 +580,7 @@ class ExplorerScreen(ApxScreen):
             keep = view.cursor_row.key
         view.show_map(m, keep, self._chosen_rows())
         view.border_title = label(f"Execution map · {one_line(m.entry, 60)}")
+        view.border_subtitle = label(f"{sum(len(t.rows) for t in m.phases)} rows · m: tree")
         if self.map_shown and not isinstance(self.focused, Input):
             view.focus()
         self.call_after_refresh(self._map_cursor_changed)
@@ -600,7 +605,16 @@ class ExplorerScreen(ApxScreen):
 
     @on(Tree.NodeHighlighted, "#map")
     def _map_highlighted(self, event: Tree.NodeHighlighted) -> None:
-        self._update_for_map(event.node)
+        """Source, details and breadcrumb follow the map's cursor (highlights queued by held keys: the last)."""
+        pending = self._pending_map is not None
+        self._pending_map = event.node
+        if not pending:
+            self.call_next(self._apply_map_highlight)
+
+    def _apply_map_highlight(self) -> None:
+        node, self._pending_map = self._pending_map, None
+        if node is not None and node.tree is not None:
+            self._update_for_map(node)
 
     def _update_for_map(self, node: TreeNode[MapItem]) -> None:
         if self.session is None or node.data is None:
@@ -661,6 +675,7 @@ class ExplorerScreen(ApxScreen):
         self.query_one("#tree", CallTree).refresh_dispatches(changed)
         self.apx.path_changed()
         chosen = next(a for a in alts if a.arm == self.session.choices[dispatch])
+        self.query_one("#map", MapView).mark_cursor(chosen.condition)  # at once; the rebuilt map follows
         self.notify(f"● {one_line(chosen.condition, 60)} → {one_line(chosen.name, 60)}",
                     title=f"{one_line(choice.construct, 20)} {one_line(choice.subject, 40)}", timeout=3)
 

@@ -234,11 +234,17 @@ class MapView(Tree[MapItem]):
         at = nearest_row([n.data.row for n in shown if isinstance(n.data, RowItem)], keep) if keep else None
         goal = shown[at] if at is not None else first_work
         if goal is not None:
-            self.call_after_refresh(self._settle, goal)
+            self.call_after_refresh(self._go, goal)
 
     def _settle(self, node: TreeNode[MapItem]) -> None:
         self.move_cursor(node)
         self.scroll_to_node(node, animate=False)
+
+    def mark_cursor(self, chosen: str) -> None:
+        """The cursor row's label says the arm just chosen on it (before the map is rebuilt for it)."""
+        node = self.cursor_node
+        if node is not None and isinstance(node.data, RowItem):
+            node.set_label(row_label(node.data.row, node.data.number, _shown_conditions(node.parent), chosen))
 
     def select_key(self, key: KeyChain) -> bool:
         """Put the cursor on the row :func:`nearest_row` finds for ``key`` (its blocks opened); False when
