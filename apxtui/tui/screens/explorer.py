@@ -523,7 +523,7 @@ class ExplorerScreen(ApxScreen):
         self.map_shown = not self.map_shown
 
     def watch_map_shown(self, shown: bool) -> None:
-        self.set_class(shown, "-map")
+        self.query_one("#left").set_class(shown, "-map")
         self.call_after_refresh(self.refresh_bindings)
         view = self.query_one("#map", MapView)
         tree = self.query_one("#tree", CallTree)
