@@ -51,6 +51,11 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.press("right_square_bracket", "right_square_bracket")
         await settle(app, pilot)
         save("1-explorer-arm-change")
+        await pilot.press("m")  # the execution map, its cursor on the operation holding the tree's row
+        await settle(app, pilot)
+        save("1-explorer-map")
+        await pilot.press("m")
+        await settle(app, pilot)
         for key, name in (("2", "2-kernels"), ("3", "3-capture"), ("4", "4-checkpoint"), ("5", "5-profile")):
             await pilot.press(key)
             await settle(app, pilot)
@@ -86,6 +91,9 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.press("w")
         await settle(app, pilot)
         save("1-explorer-80x24-details")
+        await pilot.press("m")
+        await settle(app, pilot)
+        save("1-explorer-80x24-map")
     return written
 
 
