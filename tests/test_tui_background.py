@@ -204,3 +204,25 @@ async def test_the_exported_path_follows_the_cursor(demo_app, tmp_path):
     path_of = {f: next(ln for ln in f.read_text().splitlines() if ln.startswith("**Path:**")) for f in (first, second)}
     assert "rms_norm_kernel" in path_of[second] and "apxinf_rms_norm_bf16" in path_of[second]
     assert path_of[first] != path_of[second]
+
+
+def test_trace_budget_setting_reaches_the_whole_path_trace(demo_index, tmp_path):
+    """``[trace] budget = N`` in tui.toml: the whole-path trace (analysis, export) stops at N stages and
+    lists its cuts; bad values are problems, not silently used."""
+    from apxtui.trace import cuts, find_symbol
+    from apxtui.tui.session import Session
+
+    cfg = tmp_path / "tui.toml"
+    cfg.write_text("[trace]\nbudget = 12\n")
+    assert load_settings(cfg).budget == 12 and not load_settings(cfg).problems
+    for bad in ("budget = 0", 'budget = "12"', "budget = true", "depth = 3"):
+        cfg.write_text(f"[trace]\n{bad}\n")
+        loaded = load_settings(cfg)
+        assert loaded.budget is None and loaded.problems and "[trace]" in loaded.problems[0], bad
+    s = Session(demo_index)
+    s.set_entry(find_symbol(demo_index.graph, "Pi05Policy.infer"))
+    full = s.tracer().trace(s.entry)
+    assert not [st for st, _ in cuts(full) if st.cut == "budget"]
+    s.budget = 12
+    cut = [st for st, _ in cuts(s.tracer().trace(s.entry)) if st.cut == "budget"]
+    assert cut, "a 12-stage budget cuts the demo's path, and says where"

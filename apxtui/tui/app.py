@@ -183,6 +183,8 @@ class ApxApp(App):
     def _session(self, idx: Index) -> tuple[Session, Resolved | None]:
         session = Session(idx, checkpoint=self.checkpoint, checkpoint_label=self.checkpoint_label(),
                           export_dir=self.export_dir)
+        if self.settings.budget is not None:
+            session.budget = self.settings.budget
         rp = None
         if self.profile is not None:
             self.post_message(IndexProgress(1, 1, "", "indexing: evaluating the profile…"))

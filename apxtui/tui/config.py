@@ -44,6 +44,7 @@ class ExplorerConfig:
 @dataclass
 class Settings:
     keymap: dict[str, str] = field(default_factory=dict)
+    budget: int | None = None  # ``[trace] budget``: stages of a whole-path trace (analysis, export); None: default
     path: Path | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -84,6 +85,14 @@ def load_settings(path: Path | None = None, known_ids: set[str] | Callable[[], s
             cfg.problems.append(f"{path}: keymap {bid!r}: no such binding id (the help screen, ?, lists them)")
         else:
             cfg.keymap[bid] = ",".join(k.strip() for k in keys.split(",") if k.strip())
-    for other in sorted(set(data) - {"keymap"}):
+    trace = data.get("trace", {})
+    budget = trace.get("budget") if isinstance(trace, dict) else None
+    if not isinstance(trace, dict) or set(trace) - {"budget"}:
+        cfg.problems.append(f"{path}: [trace] takes one key, budget = N (stages of a whole-path trace)")
+    elif budget is not None and (type(budget) is not int or budget < 1):
+        cfg.problems.append(f"{path}: [trace] budget: expected a positive integer, got {budget!r}; ignored")
+    else:
+        cfg.budget = budget
+    for other in sorted(set(data) - {"keymap", "trace"}):
         cfg.problems.append(f"{path}: unknown section or key {other!r}; ignored")
     return cfg

@@ -20,7 +20,7 @@ from apxtui.map.model import ExecutionMap
 from apxtui.profile.bind import resolve
 from apxtui.profile.model import Profile, Resolved
 from apxtui.profile.space import discover
-from apxtui.trace import Dispatch, Stage, Tracer, stage_key
+from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, stage_key
 from apxtui.vocab import CALL_EDGE_KINDS
 
 TRACE_DEPTH = 40
@@ -42,6 +42,7 @@ class Session:
     generation: int = 0  # bumped on every entry, arm or profile change; older results are dropped
     profile: Profile | None = None  # None: no profile, every configuration shown
     resolved: Resolved | None = None  # ``profile`` bound to the checkout's configuration space
+    budget: int = DEFAULT_BUDGET  # stages a whole-path trace may create (tui.toml ``[trace] budget``)
     _space: Any = field(default=None, repr=False)
     _ckpt: Any = field(default=None, repr=False)
     _join: Any = field(default=None, repr=False)
@@ -90,7 +91,8 @@ class Session:
         return self.resolved.describe() if self.resolved is not None else NO_PROFILE
 
     def tracer(self, depth: int = TRACE_DEPTH) -> Tracer:
-        return Tracer(self.index.graph, choices=dict(self.choices), depth=depth, profile=self.resolved)
+        return Tracer(self.index.graph, choices=dict(self.choices), depth=depth, profile=self.resolved,
+                      budget=self.budget)
 
     # -- the tree ------------------------------------------------------------------------
 
