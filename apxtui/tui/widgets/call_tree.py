@@ -12,13 +12,12 @@ import time
 from collections import deque
 from typing import Protocol
 
-from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.widgets import Tree
-from textual.widgets._tree import TOGGLE_STYLE, _TreeLine
+from textual.widgets._tree import _TreeLine
 from textual.widgets.tree import TreeNode
 
 from apxtui.trace import Dispatch, Stage
@@ -26,7 +25,8 @@ from apxtui.tui.positions import MORE, Pos, arm_part, dispatch_part, stage_part
 from apxtui.tui.rows import ArmRow, DispatchRow, MoreRow, Row, StageRow
 from apxtui.tui.widgets.labels import arm_label, dispatch_label, stage_label
 from apxtui.tui.widgets.quiet import QuietVirtualSize
-from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
+from apxtui.tui.widgets.roles import role_css
+from apxtui.tui.widgets.vim_tree import VimTree, vim_bindings
 
 CHUNK = 250  # children shown before a "+N more…" row
 REOPEN_SLICE = 0.008  # seconds of re-opening rows (after a re-trace) between keys and repaints
@@ -40,24 +40,15 @@ class TraceSource(Protocol):
     def has_calls(self, stage: Stage) -> bool: ...
 
 
-class CallTree(QuietVirtualSize, Tree[Row]):
+class CallTree(QuietVirtualSize, VimTree[Row]):
     """Stages, dispatch points and arms; the screen handles ``[``/``]`` and ``n``/``N``."""
 
-    COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | ROLE_CLASSES
+    COMPONENT_CLASSES = VimTree.COMPONENT_CLASSES  # not the ScrollView's: QuietVirtualSize comes first in the bases
     DEFAULT_CSS = role_css("CallTree")
 
     BINDINGS = [
         Binding("enter", "follow", "Follow", id="tree.follow", tooltip="Open the callee's definition and expand it"),
-        Binding("j", "cursor_down", "Down", show=False, id="tree.down", tooltip="Next row"),
-        Binding("k", "cursor_up", "Up", show=False, id="tree.up", tooltip="Previous row"),
-        Binding("l,right", "expand", "Expand", show=False, id="tree.expand", tooltip="Expand the row"),
-        Binding("h,left", "collapse", "Collapse", show=False, id="tree.collapse",
-                tooltip="Collapse the row, or go to its parent"),
-        Binding("g,home", "first", "Top", show=False, id="tree.top", tooltip="First row"),
-        Binding("G,end", "last", "Bottom", show=False, id="tree.bottom", tooltip="Last row"),
-        Binding("ctrl+d", "half_page(1)", "Half page down", show=False, id="tree.half_down",
-                tooltip="Half a page down"),
-        Binding("ctrl+u", "half_page(-1)", "Half page up", show=False, id="tree.half_up", tooltip="Half a page up"),
+        *vim_bindings("tree", "Expand the row", "Collapse the row, or go to its parent"),
         Binding("J", "next_dispatch", "Next dispatch", show=False, id="tree.next_dispatch",
                 tooltip="Next dispatch point (expanded rows)"),
         Binding("K", "previous_dispatch", "Previous dispatch", show=False, id="tree.prev_dispatch",
@@ -90,16 +81,6 @@ class CallTree(QuietVirtualSize, Tree[Row]):
         self.guide_depth = 2
         self.auto_expand = False
         self._by_pos: dict[Pos, TreeNode[Row]] = {}
-
-    def render_label(self, node: TreeNode[Row], base_style: Style, style: Style) -> Text:
-        """As Tree's, with the label's role words in theme colours (re-done after a theme change)."""
-        label = themed(node._label, self) if self.is_mounted else node._label.copy()
-        label.stylize(style)
-        if node._allow_expand:
-            prefix = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE, base_style + TOGGLE_STYLE)
-        else:
-            prefix = ("", base_style)
-        return Text.assemble(prefix, label)
 
     def get_label_width(self, node: TreeNode[Row]) -> int:
         """Cheap (Tree asks for every row's width after each expand): roles do not change widths."""
@@ -348,34 +329,8 @@ class CallTree(QuietVirtualSize, Tree[Row]):
         else:
             node.toggle()
 
-    def action_expand(self) -> None:
-        node = self.cursor_node
-        if node is None:
-            return
-        if node.allow_expand and not node.is_expanded:
-            self._populate(node)
-            node.expand()
-        elif node.children:
-            self.move_cursor(node.children[0])
-
-    def action_collapse(self) -> None:
-        node = self.cursor_node
-        if node is None:
-            return
-        if node.is_expanded and node.children:
-            node.collapse()
-        elif node.parent is not None:
-            self.move_cursor(node.parent)
-
-    def action_first(self) -> None:
-        self.move_cursor_to_line(0)
-
-    def action_last(self) -> None:
-        self.move_cursor_to_line(max(0, self.last_line))
-
-    def action_half_page(self, step: int) -> None:
-        half = max(1, self.scrollable_content_region.height // 2)
-        self.move_cursor_to_line(max(0, min(self.last_line, self.cursor_line + step * half)))
+    def ensure_children(self, node: TreeNode[Row]) -> None:
+        self._populate(node)
 
     def _jump_dispatch(self, step: int) -> None:
         line = self.cursor_line + step

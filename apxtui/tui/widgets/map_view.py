@@ -10,18 +10,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.widgets import Tree
-from textual.widgets._tree import TOGGLE_STYLE
 from textual.widgets.tree import TreeNode
 
 from apxtui.map.fold import BlockRef, Heading, fold_blocks
 from apxtui.map.model import Alternative, Choice, ExecutionMap, Frame, KeyChain, PhaseTable, Row, iter_calls, work_text
 from apxtui.textsafe import one_line
-from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
+from apxtui.tui.widgets.roles import role_css
+from apxtui.tui.widgets.vim_tree import VimTree, vim_bindings
 
 PHASE_TITLE = {"eager": "Steady state", "captured": "Captured (recorded once per graph key, replayed)",
                "prepare": "Preparation and first call", "capture": "Capture", "load": "Load"}
@@ -145,20 +143,13 @@ def phase_label(t: PhaseTable) -> Text:
     return out
 
 
-class MapView(Tree[MapItem]):
+class MapView(VimTree[MapItem]):
     """Phase tables as top-level rows, model-level blocks (loops, calls) folded under their heading."""
 
-    COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | ROLE_CLASSES
     DEFAULT_CSS = role_css("MapView")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "jump", "To tree", id="map.jump", tooltip="This row's call site in the call tree"),
-        Binding("j", "cursor_down", "Down", show=False, id="map.down", tooltip="Next row"),
-        Binding("k", "cursor_up", "Up", show=False, id="map.up", tooltip="Previous row"),
-        Binding("l,right", "expand", "Expand", show=False, id="map.expand", tooltip="Open the block"),
-        Binding("h,left", "collapse", "Collapse", show=False, id="map.collapse",
-                tooltip="Fold the block, or go to the enclosing one"),
-        Binding("g,home", "first", "Top", show=False, id="map.top", tooltip="First row"),
-        Binding("G,end", "last", "Bottom", show=False, id="map.bottom", tooltip="Last row"),
+        *vim_bindings("map", "Open the block", "Fold the block, or go to the enclosing one"),
         Binding("n", "work(1)", "Next", id="map.next_work",
                 tooltip="Next row with device work (kernels, library compute calls; setup-only rows skipped)"),
         Binding("N", "work(-1)", "Previous work", show=False, id="map.prev_work",
@@ -178,15 +169,6 @@ class MapView(Tree[MapItem]):
         self.guide_depth = 2
         self.auto_expand = False
         self.map: ExecutionMap | None = None
-
-    def render_label(self, node: TreeNode[MapItem], base_style: Style, style: Style) -> Text:
-        label = themed(node._label, self) if self.is_mounted else node._label.copy()
-        label.stylize(style)
-        if node._allow_expand:
-            prefix = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE, base_style + TOGGLE_STYLE)
-        else:
-            prefix = ("", base_style)
-        return Text.assemble(prefix, label)
 
     def show_map(self, m: ExecutionMap, keep: KeyChain | None = None,
                  chosen: Mapping[KeyChain, str] | None = None) -> None:
@@ -304,25 +286,3 @@ class MapView(Tree[MapItem]):
             self.post_message(self.Jump(row))
         elif self.cursor_node is not None:
             self.cursor_node.toggle()
-
-    def action_expand(self) -> None:
-        node = self.cursor_node
-        if node is not None and node.allow_expand and not node.is_expanded:
-            node.expand()
-        elif node is not None and node.children:
-            self.move_cursor(node.children[0])
-
-    def action_collapse(self) -> None:
-        node = self.cursor_node
-        if node is None:
-            return
-        if node.is_expanded and node.children:
-            node.collapse()
-        elif node.parent is not None and node.parent is not self.root:
-            self.move_cursor(node.parent)
-
-    def action_first(self) -> None:
-        self.move_cursor_to_line(0)
-
-    def action_last(self) -> None:
-        self.move_cursor_to_line(max(0, self.last_line))
