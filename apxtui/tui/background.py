@@ -97,10 +97,9 @@ def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
 
 def _flat_stage(st: Stage, depth: int) -> dict[str, Any]:
     """A stage as the report's flat stage dict (without its subtree; linear, unlike ``stage_dict``)."""
-    from apxtui.report.model import via_dict  # lazy: first paint (runs in a background job)
+    from apxtui.report.model import stage_head  # lazy: first paint (runs in a background job)
 
-    return {"node": st.node, "kind": st.kind, "name": st.name, "qualname": st.qualname, "lang": st.lang,
-            "file": st.file, "line": st.line, "via": via_dict(st.via), "cut": st.cut, "depth": depth}
+    return {**stage_head(st), "depth": depth}
 
 
 class PathServer:
