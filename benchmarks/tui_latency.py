@@ -1,17 +1,26 @@
-"""Explorer keypress latency on a 5,000+-row call tree (the synthetic checkout of tests/test_tui_large.py).
+"""Explorer keypress latency: key → screen repainted, idle and while the background analysis runs.
 
-    python benchmarks/tui_latency.py [--size 120x40] [--presses 200]
+    python benchmarks/tui_latency.py [--size 120x40] [--presses 100]            # synthetic 7,000+-row tree
+    python benchmarks/tui_latency.py --checkout /work/real/ApxInf [--rows 7000]  # a real checkout
 
-Runs the app headless (Textual's test driver), opens every row two levels down
-(~7,300 rows), then times key → screen settled (``pilot.press`` + ``pilot.pause``)
-for movement, expand/collapse, page/end jumps, `n` (next kernel) and an arm-free
-re-trace.  Prints median / p95 / max per key in milliseconds.  Not a test: nothing asserts.
+Runs the app headless (Textual's test driver).  For each key it posts the key event and
+waits until every widget has handled what the key queued (twice over, for follow-up
+messages), the workers the key started (details, ``n``) are done and the screen has
+nothing left to repaint; the latency is key → the last repaint before that (each screen
+update is also encoded to terminal output, as a real terminal would get it).  "busy" rows
+press while the background analysis of the path is running (it is re-started whenever it
+finishes); "idle" rows after it is done.  Also: the command
+palette's first results, an arm change, ``n``, export of the whole path, and with ``--map`` the
+execution map view (key → map built, ``j``/``n`` in it, ``enter`` into the tree, ``]`` → map rebuilt).  Prints
+min / median / p95 / max in milliseconds and the main process's CPU per key.  Not a
+test: nothing asserts.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import os
 import statistics
 import sys
@@ -22,59 +31,290 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+QUIET = 0.08  # seconds without a repaint before a key is pressed
+FRAME = 1 / 30  # longer than Textual's frame interval (60 fps)
 
-async def run(size: tuple[int, int], presses: int) -> list[tuple[str, list[float], int]]:
+
+class Repaints:
+    """Timestamps of screen updates (wraps ``App._display``; encodes each update as a terminal would)."""
+
+    def __init__(self, app) -> None:
+        from rich.console import Console
+
+        self.last = 0.0
+        self.count = 0
+        self.console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor", width=400)
+        orig = app._display
+
+        def display(screen, renderable) -> None:
+            orig(screen, renderable)
+            if renderable is not None:
+                if hasattr(renderable, "render_segments"):
+                    renderable.render_segments(self.console)
+                self.last = time.perf_counter()
+                self.count += 1
+
+        app._display = display
+
+
+async def quiet(rep: Repaints, limit: float = 5.0) -> None:
+    start = time.perf_counter()
+    while time.perf_counter() - max(rep.last, start) < QUIET and time.perf_counter() - start < limit:
+        await asyncio.sleep(0.005)
+
+
+KEY_WORKERS = {"details", "find-device"}
+
+
+def settled(app) -> bool:
+    from textual.worker import WorkerState
+
+    screen = app.screen
+    if screen._dirty_widgets or screen._layout_required or screen._repaint_required:
+        return False
+    return not any(w.group in KEY_WORKERS and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                   for w in app.workers)
+
+
+async def press(app, rep: Repaints, key: str, pilot=None) -> tuple[float, float]:
+    """(ms from the key to its last repaint, ms of main-process CPU) for one key."""
+    from textual import events
+
+    await quiet(rep)
+    t0, c0 = time.perf_counter(), time.process_time()
+    char = key if len(key) == 1 else None
+    app.post_message(events.Key(key, char))
+    while time.perf_counter() - t0 < 30:
+        await app._pilot._wait_for_screen()
+        await app._pilot._wait_for_screen()
+        if not settled(app):
+            await asyncio.sleep(0.001)
+            continue
+        n = rep.count
+        await asyncio.sleep(FRAME)  # a repaint still scheduled would land within a frame
+        if rep.count == n and settled(app):
+            break
+    return (max(rep.last, t0) - t0) * 1000, (time.process_time() - c0) * 1000
+
+
+def analysing(app) -> bool:
+    a = app.analysis
+    return a is not None and a.status == "running"
+
+
+async def keep_busy(app) -> None:
+    """Re-start the path analysis when it has finished (the 'busy' measurements need it running)."""
+    if not analysing(app):
+        app.path_changed()
+        app._start_analysis()
+    while app.analysis is not None and app.analysis.job is None:
+        await asyncio.sleep(0.01)
+
+
+async def wait_ready(app, pilot, limit: float = 600) -> None:
+    from apxtui.tui.drive import settle
+
+    await settle(app, pilot, limit)
+
+
+async def grow(tree, pilot, rows: int) -> int:
+    """Open stage rows breadth-first until the tree has ``rows`` rows (as ``l`` would, row by row)."""
+    from apxtui.tui.rows import StageRow
+
+    queue = [tree.root]
+    opened = 0
+    while queue:
+        node = queue.pop(0)
+        if isinstance(node.data, StageRow) and node.allow_expand and not node.is_expanded:
+            tree.ensure_populated(node)
+            node.expand()
+            opened += 1
+            if opened % 50 == 0:
+                tree.lines_now()
+                if tree.last_line + 1 >= rows:
+                    break
+        queue.extend(node.children)
+    tree.lines_now()
+    await pilot.pause()
+    return tree.last_line + 1
+
+
+async def until(cond, limit: float = 120.0) -> float:
+    """Seconds until ``cond()`` holds (polled every 5 ms; gives up after ``limit``)."""
+    t0 = time.perf_counter()
+    while not cond() and time.perf_counter() - t0 < limit:
+        await asyncio.sleep(0.005)
+    return time.perf_counter() - t0
+
+
+async def measure_map(app, rep: Repaints, pilot, out, timed) -> None:
+    """The execution map (``m``): key → map shown (built in a background job), keys in it, ``enter`` into
+    the tree, and ``]`` on a row with alternatives → the map rebuilt for the new arm."""
+    from textual import events
+
+    from apxtui.tui.widgets.map_view import first_choice
+
+    screen = app.screen
+    view = screen.query_one("#map")
+
+    def fresh() -> bool:
+        return screen._map is not None and screen._map[0] == app.session.generation and not view.loading
+
+    await wait_ready(app, pilot)
+    app.post_message(events.Key("m", "m"))
+    built = await until(fresh)
+    await quiet(rep)
+    rows = sum(len(t.rows) for t in screen._map[1].phases)
+    out.append((f"m → map built and shown ({rows:,} rows)", [built * 1000], [0.0]))
+    print(f"  map built in {built:.2f} s, {rows:,} rows, {view.last_line + 1:,} lines", flush=True)
+    await timed("j in the map", ["j"] * 50)
+    await timed("n next device-work row in the map", ["n"] * 10)
+    await timed("enter map row → call tree (⌫ back)", ["enter"] * 5, reset="backspace")
+    await press(app, rep, "g")
+    for _ in range(200):  # a row with alternatives
+        if view.cursor_row is not None and first_choice(view.cursor_row) is not None:
+            break
+        await press(app, rep, "n")
+    if view.cursor_row is None or first_choice(view.cursor_row) is None:
+        print("  no map row with alternatives reached by n", flush=True)
+    else:
+        lat = []
+        for _ in range(4):
+            t0 = time.perf_counter()
+            await press(app, rep, "right_square_bracket")
+            await until(fresh)
+            lat.append((time.perf_counter() - t0) * 1000)
+        out.append(("] on a map row → map rebuilt", lat, [0.0] * len(lat)))
+    await press(app, rep, "m")  # back to the tree
+
+
+async def run(args, size: tuple[int, int]) -> list[tuple[str, list[float], list[float]]]:
     from apxtui.tui.app import ApxApp
-    from apxtui.tui.config import ExplorerConfig
-    from tests.test_tui_large import expand_two_levels, make_wide_deep_checkout, open_entry, ready
+    from apxtui.tui.config import ExplorerConfig, Settings
 
-    out: list[tuple[str, list[float], int]] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        root = make_wide_deep_checkout(Path(tmp) / "synth")
-        app = ApxApp(ExplorerConfig(root))
-        async with app.run_test(size=size) as pilot:
-            await ready(app, pilot)
-            tree = await open_entry(app, pilot)
-            await expand_two_levels(tree, pilot)
-            rows = tree.last_line + 1
+    out: list[tuple[str, list[float], list[float]]] = []
+    tmp = tempfile.TemporaryDirectory()
+    if args.checkout:
+        root = Path(args.checkout)
+    else:
+        from tests.test_tui_large import make_wide_deep_checkout
 
-            async def timed(label: str, keys: list[str], reset: str | None = None) -> None:
-                times = []
-                for k in keys:
-                    if reset:
-                        await pilot.press(reset)
-                        await pilot.pause()
-                    t0 = time.perf_counter()
-                    await pilot.press(k)
-                    await pilot.pause()
-                    times.append((time.perf_counter() - t0) * 1000)
-                out.append((label, times, rows))
+        root = make_wide_deep_checkout(Path(tmp.name) / "synth")
+    app = ApxApp(ExplorerConfig(root, export_dir=str(Path(tmp.name) / "reports")), settings=Settings())
+    rep = Repaints(app)
+    t_start = time.perf_counter()
+    async with app.run_test(size=size) as pilot:
+        app._pilot = pilot
+        await wait_ready(app, pilot)
+        print(f"ready (index + first analysis) in {time.perf_counter() - t_start:.1f} s", flush=True)
+        screen = app.screen
+        tree = screen.query_one("#tree")
+        if not args.checkout:
+            node = next(n for n, d in app.session.index.graph.nodes(data=True) if d.get("qualname") == "synth::entry")
+            screen.set_entry(node)
+            await wait_ready(app, pilot)
+        rows = await grow(tree, pilot, args.rows)
+        await wait_ready(app, pilot)
+        tree.focus()
+        print(f"call tree rows built: {rows:,}   terminal {size[0]}x{size[1]}", flush=True)
 
-            await timed("j (down)", ["j"] * presses)
-            await timed("k (up)", ["k"] * (presses // 2))
-            await timed("pagedown", ["pagedown"] * 20)
-            await timed("G (last row)", ["G"] * 10, reset="g")
-            await timed("g (first row)", ["g"] * 10, reset="G")
-            await timed("h/l collapse/expand", ["h", "l"] * 20)
-            await timed("n (next kernel, from the top)", ["n"] * 5, reset="g")
+        async def timed(label: str, keys: list[str], reset: str | None = None, busy: bool = False) -> None:
+            lat, cpu, during = [], [], 0
+            await press(app, rep, "g")  # each block starts at the top (j at the last row would do nothing)
+            for k in keys:
+                if reset:
+                    await press(app, rep, reset)
+                if busy:
+                    await keep_busy(app)
+                    during += analysing(app)
+                ms, c = await press(app, rep, k)
+                lat.append(ms)
+                cpu.append(c)
+            tag = f" (busy {during}/{len(keys)})" if busy else ""
+            out.append((label + tag, lat, cpu))
+            print(f"  measured {label}{tag}", flush=True)
+
+        for busy in (False, True):
+            mode = "busy" if busy else "idle"
+            await timed(f"j ({mode})", ["j"] * args.presses, busy=busy)
+            await timed(f"k ({mode})", ["k"] * (args.presses // 2), busy=busy)
+            await timed(f"pagedown ({mode})", ["pagedown"] * 20, busy=busy)
+            await timed(f"G last row ({mode})", ["G"] * 8, reset="g", busy=busy)
+            await timed(f"h/l collapse/expand ({mode})", ["h", "l"] * 10, busy=busy)
+            await timed(f"n next kernel from top ({mode})", ["n"] * 5, reset="g", busy=busy)
+            if not busy:
+                await wait_ready(app, pilot)
+
+        # an arm change: the first dispatch point from the top (J), then ] several times
+        await wait_ready(app, pilot)
+        await press(app, rep, "g")
+        await press(app, rep, "J")
+        if type(tree.cursor_node.data).__name__ == "DispatchRow":
+            await timed("] arm change at a dispatch point", ["right_square_bracket"] * 6)
+        await wait_ready(app, pilot)
+
+        if args.map:
+            await measure_map(app, rep, pilot, out, timed)
+
+        # the command palette: first results after typing a query
+        from textual import events
+        from textual.command import CommandPalette
+
+        lat = []
+        for query in ("rms", "forward", "kernel", "infer", "norm"):
+            await press(app, rep, "ctrl+p")
+            palette = app.screen
+            t0 = time.perf_counter()
+            for ch in query:
+                app.post_message(events.Key(ch, ch))
+            first = None
+            while time.perf_counter() - t0 < 10:
+                await asyncio.sleep(0.002)
+                if isinstance(palette, CommandPalette) and palette._list_visible and palette.query_one(
+                        "CommandList").option_count:
+                    first = time.perf_counter()
+                    break
+            lat.append(((first or time.perf_counter()) - t0) * 1000)
+            await press(app, rep, "escape")
+        out.append(("ctrl+p + query → first results", lat, [0.0] * len(lat)))
+
+        # export of the whole path (e): key → "Report written"
+        times = []
+        for _ in range(args.exports):
+            app.clear_notifications()
+            t0 = time.perf_counter()
+            await press(app, rep, "e")
+            while not any("Report written" in (n.title or "") for n in app._notifications):
+                await asyncio.sleep(0.01)
+                if time.perf_counter() - t0 > 600:
+                    break
+            times.append((time.perf_counter() - t0) * 1000)
+        reports = sorted((Path(tmp.name) / "reports").glob("*.md"))
+        size_note = f", {reports[-1].stat().st_size / 1e6:.2f} MB" if reports else ""
+        out.append((f"e export whole path{size_note}", times, [0.0] * len(times)))
+    tmp.cleanup()
     return out
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", default="120x40")
-    p.add_argument("--presses", type=int, default=200)
+    p.add_argument("--presses", type=int, default=100)
+    p.add_argument("--rows", type=int, default=7000, help="open rows until the tree has this many (default 7000)")
+    p.add_argument("--exports", type=int, default=2)
+    p.add_argument("--checkout", help="a real checkout (default: the synthetic one of tests/test_tui_large.py)")
+    p.add_argument("--map", action="store_true", help="also the execution map view (m): build, j, n, enter, ]")
     args = p.parse_args()
     w, h = (int(x) for x in args.size.lower().split("x"))
-    with tempfile.TemporaryDirectory() as cache:
-        os.environ["APXTUI_CACHE_DIR"] = cache
-        results = asyncio.run(run((w, h), args.presses))
-    print(f"call tree rows built: {results[0][2]:,}   terminal {w}x{h}   (ms, key → screen settled)")
-    print(f"{'key':34} {'n':>4} {'median':>8} {'p95':>8} {'max':>8}")
-    for label, t, _ in results:
-        t = sorted(t)
-        p95 = t[min(len(t) - 1, int(len(t) * 0.95))]
-        print(f"{label:34} {len(t):>4} {statistics.median(t):8.1f} {p95:8.1f} {t[-1]:8.1f}")
+    if not args.checkout:
+        os.environ["APXTUI_CACHE_DIR"] = tempfile.mkdtemp(prefix="apxtui-bench-")
+    results = asyncio.run(run(args, (w, h)))
+    print(f"\n{'ms, key → last repaint':44} {'n':>4} {'min':>7} {'median':>7} {'p95':>7} {'max':>7}  {'cpu med':>7}")
+    for label, t, cpu in results:
+        s = sorted(t)
+        p95 = s[min(len(s) - 1, int(len(s) * 0.95))]
+        print(f"{label:44} {len(s):>4} {s[0]:7.1f} {statistics.median(s):7.1f} {p95:7.1f} {s[-1]:7.1f}  "
+              f"{statistics.median(cpu):7.1f}")
     return 0
 
 

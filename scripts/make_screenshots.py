@@ -19,8 +19,9 @@ sys.path.insert(0, str(ROOT))
 
 
 async def settle(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    from apxtui.tui.drive import settle as wait_idle
+
+    await wait_idle(app, pilot)
     app.clear_notifications()
     await pilot.pause()
 
@@ -28,10 +29,10 @@ async def settle(app, pilot) -> None:
 async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
     from apxtui.tui.app import ApxApp
-    from apxtui.tui.config import ExplorerConfig
+    from apxtui.tui.config import ExplorerConfig, Settings
     from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, follow
 
-    app = ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT))
+    app = ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT), settings=Settings())
     written: list[Path] = []
 
     def save(name: str) -> None:
@@ -50,6 +51,11 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.press("right_square_bracket", "right_square_bracket")
         await settle(app, pilot)
         save("1-explorer-arm-change")
+        await pilot.press("m")  # the execution map, its cursor on the operation holding the tree's row
+        await settle(app, pilot)
+        save("1-explorer-map")
+        await pilot.press("m")
+        await settle(app, pilot)
         for key, name in (("2", "2-kernels"), ("3", "3-capture"), ("4", "4-checkpoint"), ("5", "5-profile")):
             await pilot.press(key)
             await settle(app, pilot)
@@ -75,6 +81,19 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.press("1", "question_mark")
         await settle(app, pilot)
         save("help")
+    # a narrow terminal (80×24): the tree over one pane, w switches it
+    app = ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT), settings=Settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await follow(pilot, app.screen.query_one("#tree"), DEMO_TO_RMS_NORM_KERNEL)
+        await settle(app, pilot)
+        save("1-explorer-80x24")
+        await pilot.press("w")
+        await settle(app, pilot)
+        save("1-explorer-80x24-details")
+        await pilot.press("m")
+        await settle(app, pilot)
+        save("1-explorer-80x24-map")
     return written
 
 

@@ -22,6 +22,7 @@ def pytest_collection_modifyitems(config, items):
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Every test gets its own fact cache directory: the user's cache is never touched."""
     monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("apxtui-cache")))
+    monkeypatch.setenv("APXTUI_TUI_CONFIG", str(tmp_path_factory.getbasetemp() / "no-user-settings.toml"))
 
 
 @pytest.fixture(scope="session")

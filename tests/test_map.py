@@ -345,7 +345,7 @@ def test_per_stage_frequency_labels_first_call_and_graph_key(demo_index):
 def test_capture_lists_if_else_launches_as_one_with_alternatives(demo_index):
     from apxtui.analysis.annotate import annotate
     from apxtui.trace import Tracer
-    from apxtui.tui.screens.others import capture_rows
+    from apxtui.tui.background import capture_rows
 
     g = demo_index.graph
     root = Tracer(g, select=[*SELECT, "None"]).trace(find_symbol(g, "Pi05ModelRunner::infer"))

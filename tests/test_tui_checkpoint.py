@@ -10,7 +10,7 @@ from apxtui.checkpoint.sol import IE
 from apxtui.checkpoint.synth import write_safetensors
 from apxtui.tui.app import ApxApp
 from apxtui.tui.config import ExplorerConfig
-from apxtui.tui.drive import seek
+from apxtui.tui.drive import seek, settle
 
 TO_Q_PROJ = [r"^PyO3 infer$", r"^Rust infer_py$", r"^Rust infer$", r"^Rust infer",
              r"^Rust forward$", r"^Rust forward ×for layer", r"ambiguous B::linear", r"CudaBackend::linear @",
@@ -28,12 +28,6 @@ fn load(st: &St, i: usize) {
 @pytest.fixture(autouse=True)
 def _cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):  # workers start workers (read → join; analysis → weights)
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def cell(table, row: int, col: int) -> str:

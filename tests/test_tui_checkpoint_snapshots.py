@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from apxtui.demo import DEMO_CHECKOUT, DEMO_CHECKPOINT
+from apxtui.tui import drive
+from apxtui.tui.app import ApxApp
+from apxtui.tui.config import ExplorerConfig
+
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path_factory, monkeypatch):
@@ -15,9 +20,7 @@ def _cache(tmp_path_factory, monkeypatch):
 
 
 async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+    await drive.settle(pilot.app, pilot)
     pilot.app.clear_notifications()
     await pilot.pause()
 
@@ -29,8 +32,7 @@ async def priced(pilot) -> None:
     await settle(pilot)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_speed_of_light_tab(snap_compare, demo_app, size):
-    app = demo_app()
+def test_speed_of_light_tab(snap_compare, size, demo_index):
+    app = ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True, checkpoint=DEMO_CHECKPOINT), index=demo_index)
     assert snap_compare(app, run_before=priced, terminal_size=size)

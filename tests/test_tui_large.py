@@ -11,6 +11,8 @@ import pytest
 
 from apxtui.tui.app import ApxApp
 from apxtui.tui.config import ExplorerConfig
+from apxtui.tui.drive import settle
+from apxtui.tui.rows import StageRow
 
 WIDE, FAN, LEAVES, DEEP, HUGE = 60, 40, 2, 30, 600  # DEEP under the trace depth limit (40)
 
@@ -47,9 +49,7 @@ def rows(tree) -> int:
     return tree.last_line + 1
 
 
-async def ready(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+ready = settle
 
 
 async def open_entry(app, pilot):
@@ -63,7 +63,7 @@ async def open_entry(app, pilot):
 async def expand_two_levels(tree, pilot) -> None:
     """Open every a_i and every b_i_j (by the tree's own expand path, as `l` does)."""
     for a in list(tree.root.children):
-        if a.data and a.data.kind == "stage" and a.data.obj.name.startswith("a_"):
+        if isinstance(a.data, StageRow) and a.data.stage.name.startswith("a_"):
             tree.ensure_populated(a)
             a.expand()
             for b in a.children:
@@ -96,7 +96,7 @@ async def test_five_thousand_rows_stay_navigable(tmp_path: Path):
         crumb = app.screen.query_one("#crumb").plain()
         assert crumb.endswith(tree.cursor_node.label.plain.split(" ", 1)[1])
         # the wide function: capped children with a "+N more" row that adds the rest on enter
-        huge = next(c for c in tree.root.children if c.data.kind == "stage" and c.data.obj.name == "huge")
+        huge = next(c for c in tree.root.children if isinstance(c.data, StageRow) and c.data.stage.name == "huge")
         tree.move_cursor(huge)
         await pilot.press("l")
         await pilot.pause()

@@ -10,7 +10,8 @@ import pytest
 from apxtui.demo import DEMO_CHECKPOINT
 from apxtui.tui.app import ApxApp
 from apxtui.tui.config import ExplorerConfig
-from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, seek
+from apxtui.tui.drive import DEMO_TO_RMS_NORM_KERNEL, seek, settle
+from apxtui.tui.rows import ArmRow, StageRow
 
 # Rows from the Python entry down to the BF16 RMSNorm kernel; stage rows on the way are expanded with `l`.
 TO_RMS_NORM_KERNEL = DEMO_TO_RMS_NORM_KERNEL
@@ -21,9 +22,7 @@ def _cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
-async def ready(app, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+ready = settle
 
 
 async def to_kernel(app, pilot, steps: list[str] = TO_RMS_NORM_KERNEL):
@@ -71,14 +70,14 @@ async def test_arm_change_at_a_dtype_match(tmp_path: Path, demo_app):
         await ready(app, pilot)
         tree = await to_kernel(app, pilot, TO_RMS_NORM_KERNEL[:12])  # down to the BF16 arm
         row = tree.cursor_node
-        assert row.data.kind == "arm" and row.label.plain == "◦ DType::BF16"
+        assert isinstance(row.data, ArmRow) and row.label.plain == "◦ DType::BF16"
         await pilot.press("right_square_bracket")  # no choice yet: ] chooses the first arm
         await ready(app, pilot)
         assert tree.cursor_node.label.plain == "● DType::BF16"
         await pilot.press("right_square_bracket")
         await ready(app, pilot)
         row = tree.cursor_node
-        assert row.data.kind == "arm" and row.label.plain == "● DType::F16"
+        assert isinstance(row.data, ArmRow) and row.label.plain == "● DType::F16"
         labels = [c.label.plain for c in row.parent.children]
         assert labels[:3] == ["○ DType::BF16", "● DType::F16", "○ DType::F32"]
         assert [c.label.plain for c in row.children][0].startswith("FFI apxinf_rms_norm_f16")
@@ -244,7 +243,7 @@ async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back(demo_app):
             await pilot.press("n")
             await pilot.pause()
             row = tree.cursor_node
-            assert row.data.kind == "stage" and row.data.obj.kind in ("kernel", "vendor_api"), row.label.plain
+            assert isinstance(row.data, StageRow) and row.data.stage.kind in ("kernel", "vendor_api"), row.label.plain
             seen.append((tree.cursor_line, row.label.plain))
         more = []
         for _ in range(8):  # on into the GEMMs: cuBLASLt setup calls (…Create, …SetAttribute) are not stops
@@ -282,3 +281,48 @@ async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back(demo_app):
             await pilot.pause()
             labels.append(tree.cursor_node.label.plain)
         assert labels[0] == "kernel rms_norm_kernel<__half, float>", labels
+
+
+@pytest.mark.slow
+async def test_map_view_moves_by_device_work_into_the_tree_and_back(demo_app):
+    from apxtui.tui.positions import stage_keys
+    from apxtui.tui.widgets.map_view import first_choice, has_work
+
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        screen = app.screen
+        await pilot.press("m")
+        await ready(app, pilot)
+        view, tree = screen.query_one("#map"), screen.query_one("#tree")
+        assert screen.map_shown and view.display and not tree.display and app.focused is view
+        footer = {b.binding.description for b in screen.active_bindings.values() if b.binding.show and b.enabled}
+        assert {"To tree", "Next", "Arm", "Map"} <= footer and "Back" not in footer, footer
+        numbers = [view.cursor_node.data.number]
+        for _ in range(4):  # n: only rows with device work, in execution order (setup-only rows skipped)
+            await pilot.press("n")
+            assert has_work(view.cursor_row), view.cursor_node.label.plain
+            numbers.append(view.cursor_node.data.number)
+        assert numbers == sorted(numbers) and len(set(numbers)) == 5
+        assert numbers[-1] - numbers[0] > 4  # rows without device work lay between
+        row = view.cursor_row
+        assert screen.query_one("#source").border_title == str(row.site)
+        await pilot.press("enter")  # to the row's call site in the call tree
+        await ready(app, pilot)
+        assert not screen.map_shown and app.focused is tree
+        assert stage_keys(tree.cursor_pos) == row.key
+        await pilot.press("backspace")  # back to the map row left with enter
+        await ready(app, pilot)
+        assert screen.map_shown and view.cursor_row.key == row.key
+        while first_choice(view.cursor_row) is None:
+            await pilot.press("n")
+        row = view.cursor_row
+        choice = first_choice(row)
+        await pilot.press("right_square_bracket")  # the first alternative of the row's choice, everywhere
+        await ready(app, pilot)
+        assert app.session.choices[choice.dispatch] == choice.alternatives[0].arm
+        assert view.cursor_row.key == row.key and " ● " in view.cursor_node.label.plain  # rebuilt, cursor kept
+        await pilot.press("y")  # the copied report's Path: leads to this row's operation
+        await ready(app, pilot)
+        path = next(ln for ln in app.clipboard.splitlines() if ln.startswith("**Path:**"))
+        assert path.rstrip("` ").endswith(row.target.rsplit("::", 1)[-1]), (path, row.target)

@@ -9,6 +9,7 @@ from apxtui.errors import UserError
 from apxtui.profile.model import Profile
 from apxtui.tui import profile_rows as pr
 from apxtui.tui.app import ApxApp
+from apxtui.tui.drive import settle
 
 
 @pytest.fixture(autouse=True)
@@ -16,18 +17,15 @@ def _cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
-async def ready(app, pilot) -> None:
-    for _ in range(3):  # bind → re-trace → analyse run as successive workers
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+ready = settle
 
 
 def kernels(app) -> set[str]:
-    return {q.rpartition("::")[2] for k, q in app.session.analysis.device if k == "kernel"}
+    return {q.rpartition("::")[2] for k, q in app.analysis.summary.device if k == "kernel"}
 
 
 def libraries(app) -> set[str]:
-    return {q for k, q in app.session.analysis.device if k == "vendor_api"}
+    return {q for k, q in app.analysis.summary.device if k == "vendor_api"}
 
 
 def test_cli_flags_reach_the_app():
@@ -58,9 +56,8 @@ async def test_profile_screen_edits_retrace_at_once(tmp_path, demo_app):
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         assert app.screen.query_one("#profile-bar").plain().startswith("no profile: all configurations")
-        assert "attention_kernel" in kernels(app) and "flash_attn:run_mha_fwd" in libraries(
-            app
-        )  # every cfg alternative
+        # every cfg alternative
+        assert "attention_kernel" in kernels(app) and "flash_attn:run_mha_fwd" in libraries(app)
         await pilot.press("5")
         await ready(app, pilot)
         screen = app.screen

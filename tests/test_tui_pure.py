@@ -9,9 +9,9 @@ import networkx as nx
 import pytest
 
 from apxtui.report.paths import default_report_path, entry_slug, unique_path
+from apxtui.textsafe import neutralise, one_line
 from apxtui.trace import Arm, Dispatch
 from apxtui.tui.entries import default_entry, entry_points, filter_entries, group_of
-from apxtui.tui.text import neutralise, one_line
 
 
 def test_neutralise_replaces_escape_sequences_one_for_one():
@@ -76,16 +76,25 @@ def test_report_paths(tmp_path: Path):
     assert unique_path(p).name == "20260102-030405-2.md"
 
 
-def test_session_choose_cycles_and_wraps():
+def test_session_choose_cycles_wraps_and_changes_every_built_occurrence_in_place(demo_index):
     from apxtui.tui.session import Session
 
-    s = Session.__new__(Session)
-    s.choices = {}
+    s = Session(demo_index)
     d = Dispatch("k", "match", "x", "f.rs", 1, [Arm("A", "match_arm", 0), Arm("B", "match_arm", 1),
                                                Arm("C", "implicit", 2, implicit=True)])
-    assert s.choose(d, 1) == 0  # no choice yet: ] picks the first arm
-    assert s.choose(d, 1) == 1
-    assert s.choose(d, -1) == 0
-    assert s.choose(d, -1) == 2  # wraps
+    twin = Dispatch("k", "match", "x", "f.rs", 1, [Arm("A", "match_arm", 0), Arm("B", "match_arm", 1),
+                                                  Arm("C", "implicit", 2, implicit=True)])
+    s._register([d, twin])  # as if both occurrences had been expanded
+    gen = s.generation
+    assert s.choose(d, 1) == [d, twin] and s.choices == {"k": 0}  # no choice yet: ] picks the first arm
+    assert [a.selected for a in twin.arms] == [True, False, False]  # the other occurrence follows
+    s.choose(d, 1)
+    assert s.choices["k"] == 1 and [a.selected for a in d.arms] == [False, True, False]
+    s.choose(d, -1)
+    assert s.choices["k"] == 0
+    s.choose(d, -1)
+    assert s.choices["k"] == 2  # wraps
+    assert s.generation == gen + 4  # every change is a new path: older analyses are dropped
     s.choices = {}
-    assert s.choose(d, -1) == 2  # [ with no choice picks the last arm
+    s.choose(Dispatch("j", "if", "y", "f.rs", 2, [Arm("a", "if", 0), Arm("b", "else", 1)]), -1)
+    assert s.choices == {"j": 1}  # [ with no choice picks the last arm

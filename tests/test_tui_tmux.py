@@ -16,8 +16,11 @@ pytestmark = [pytest.mark.tmux, pytest.mark.slow]
 APXTUI = Path(sys.executable).with_name("apxtui")
 
 
+SOCKET = f"apxtui-test-{uuid.uuid4().hex[:8]}"  # a private tmux server: other sessions' options do not apply
+
+
 def _tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=True).stdout
 
 
 def _screen(session: str) -> str:
@@ -36,7 +39,7 @@ def _wait_for(session: str, text: str, timeout: float = 30.0) -> str:
 
 
 @pytest.fixture
-def tmux_app(tmp_path: Path):
+def tmux_app(tmp_path: Path, request):
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed (`make test` installs it); the end-to-end test needs a real terminal")
     if not APXTUI.exists():
@@ -44,12 +47,13 @@ def tmux_app(tmp_path: Path):
     session = f"apxtui-test-{uuid.uuid4().hex[:8]}"
     env = {"APXTUI_CACHE_DIR": str(tmp_path / "cache"), "TERM": "xterm-256color", "ESCDELAY": "25"}
     exports = " ".join(f"{k}={v}" for k, v in env.items())
-    cmd = f"env {exports} {APXTUI} --demo --export-dir {tmp_path / 'reports'}; sleep 30"
-    _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
+    cmd = f"env -u COLUMNS -u LINES {exports} {APXTUI} --demo --export-dir {tmp_path / 'reports'}; sleep 30"
+    width, height = getattr(request, "param", (120, 40))
+    _tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), cmd)
     try:
         yield session, tmp_path
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
 
 
 def test_demo_in_tmux_keys_reach_the_binding_and_export(tmux_app):
@@ -73,3 +77,20 @@ def test_demo_in_tmux_keys_reach_the_binding_and_export(tmux_app):
     while time.monotonic() < end and "2 · Kernels" in _screen(session):
         time.sleep(0.2)
     assert "2 · Kernels" not in _screen(session), "q quits the app"
+
+
+@pytest.mark.parametrize("tmux_app", [(80, 24)], indirect=True, ids=["80x24"])
+def test_demo_at_80x24_stacks_the_tree_over_one_pane(tmux_app):
+    session, _tmp = tmux_app
+    screen = _wait_for(session, "python/apxinf/policy.py:26")
+    lines = screen.splitlines()
+    tree = next(i for i, ln in enumerate(lines) if "Call tree" in ln)
+    source = next(i for i, ln in enumerate(lines) if "python/apxinf/policy.py:26" in ln)
+    assert tree < source and lines[tree].startswith("╭─ Call tree") and len(lines[tree]) == 80  # full width, stacked
+    assert "Entries" not in screen and "w Pane" in screen
+    _tmux("send-keys", "-t", session, "w")
+    screen = _wait_for(session, "╭─ Details")
+    assert "╭─ python/apxinf/policy.py:26" not in screen  # one pane under the tree at a time (the source went)
+    _tmux("send-keys", "-t", session, "w")
+    screen = _wait_for(session, "● apxinf.policy.Pi05Policy.infer")  # the entries pane, current entry marked
+    assert "╭─ Entries" in screen and "╭─ Details" not in screen

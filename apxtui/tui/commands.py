@@ -10,8 +10,7 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.markup import escape
 
-from apxtui.tui.entries import entry_points
-from apxtui.tui.text import one_line
+from apxtui.textsafe import one_line
 
 
 def highlight(matcher: Matcher, title: str) -> Content:
@@ -45,10 +44,9 @@ class ExplorerCommands(Provider):
             ("entry: filter entry points", partial(screen.run_action, "filter"), "key /"),
             ("help: keys", partial(app.run_action, "help"), "key ?"),
         ]
-        session = getattr(screen, "session", None)
-        if with_entries and session is not None:
-            for e in entry_points(session.index.graph):
-                set_entry = screen.set_entry  # type: ignore[attr-defined]  # the explorer screen
+        if with_entries:  # computed once per session by the explorer
+            set_entry = screen.set_entry  # type: ignore[attr-defined]  # the explorer screen
+            for e in getattr(screen, "entries", []):
                 out.append((f"entry: {one_line(e.qualname, 120)}", partial(set_entry, e.node), e.group))
         return out
 
@@ -69,15 +67,7 @@ class SymbolCommands(Provider):
 
     async def startup(self) -> None:
         session = getattr(self.screen, "session", None)
-        self._symbols: list[tuple[str, str, str]] = []
-        if session is None:
-            return
-        for n, d in session.index.graph.nodes(data=True):
-            if d.get("kind") in ("file",) or not d.get("qualname"):
-                continue
-            q = d["qualname"]
-            loc = f"{d.get('file')}:{d.get('line')}" if d.get("file") else d.get("kind", "")
-            self._symbols.append((q, n, f"{d.get('kind', '')} · {loc}"))
+        self._symbols = session.symbols() if session is not None else []
 
     async def search(self, query: str) -> Hits:
         q = "".join(query.lower().split())
@@ -105,7 +95,7 @@ class SymbolCommands(Provider):
             if score > 0:
                 scored.append((score, title, node, info))
         scored.sort(key=lambda s: -s[0])
+        jump_to = self.screen.jump_to  # type: ignore[attr-defined]  # the explorer screen
         for score, title, node, info in scored[:MAX_HITS]:
-            jump_to = self.screen.jump_to  # type: ignore[attr-defined]  # the explorer screen
             yield Hit(score, highlight(matcher, title), partial(jump_to, node), text=title,
                       help=escape(one_line(info, 100)))

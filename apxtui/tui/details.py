@@ -1,8 +1,9 @@
 """What the details pane says about a tree item, as plain (title, rows) sections (no Textual).
 
-Each section is one function ``(session, stage) -> Section | None`` listed in
-:data:`STAGE_SECTIONS`; analyses that land later (dtypes, launches, capture, checkpoint
-join) replace their placeholder function here and nothing else changes.
+Each section is one function ``(session, stage, annotations, pending) -> Section | None``
+listed in :data:`STAGE_SECTIONS`.  ``annotations`` is the stage's record from the background
+analysis (None when there is none to show); ``pending`` says why (still analysing, failed,
+not on the chosen path).
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from apxtui.checkpoint.view import stage_weight_rows
+from apxtui.map.model import Call, ExecutionMap, Frame, PhaseTable, Repeat, Work
+from apxtui.map.model import Row as MapRow
 from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.tui.session import Session
+from apxtui.vocab import CallClass
 
 Row = tuple[str, str]
 Section = tuple[str, list[Row]]
@@ -26,7 +30,7 @@ KIND_LABEL = {
 }
 
 
-def identity(session: Session, st: Stage) -> Section:
+def identity(session: Session, st: Stage, ann: dict | None = None, pending: str = "") -> Section:
     d = session.index.graph.nodes.get(st.node, {})
     rows: list[Row] = [("kind", KIND_LABEL.get(st.kind, st.kind)), ("name", st.qualname or st.name)]
     rows.append(("defined", f"{st.file}:{st.line}" if st.file else "no definition in the checkout"))
@@ -50,7 +54,7 @@ def identity(session: Session, st: Stage) -> Section:
     return "Symbol", rows
 
 
-def call_site(session: Session, st: Stage) -> Section | None:
+def call_site(session: Session, st: Stage, ann: dict | None = None, pending: str = "") -> Section | None:
     v = st.via
     if not v:
         return "Call site", [("", "entry point of this trace")]
@@ -87,19 +91,10 @@ def _vals(v) -> str:
     return str(v)
 
 
-def _pending(session: Session) -> str:
-    a = session.analysis
-    if a is None:
-        return "analysing…"
-    if a.error:
-        return f"{NOT_ANALYSED} (analysis failed: {a.error})"
-    return "not on the chosen path (choose its arm with [ / ])"
-
-
-def dtypes(session: Session, st: Stage, ann: dict | None) -> Section:
+def dtypes(session: Session, st: Stage, ann: dict | None, pending: str) -> Section:
     title = "Dtypes"
     if ann is None:
-        return title, [("", _pending(session))]
+        return title, [("", pending)]
     d = ann.get("dtypes")
     if not d:
         return title, [("", "no device work here (dtypes are read at kernels and library calls)")]
@@ -119,10 +114,10 @@ def dtypes(session: Session, st: Stage, ann: dict | None) -> Section:
     return title, rows or [("", "no dtype facts")]
 
 
-def launches(session: Session, st: Stage, ann: dict | None) -> Section:
+def launches(session: Session, st: Stage, ann: dict | None, pending: str) -> Section:
     title = "Launches"
     if ann is None:
-        return title, [("", _pending(session))]
+        return title, [("", pending)]
     la = ann.get("launches") or {}
     rows: list[Row] = []
     if la.get("self"):
@@ -146,10 +141,10 @@ def launches(session: Session, st: Stage, ann: dict | None) -> Section:
     return title, rows or [("", "no launches below this stage")]
 
 
-def capture(session: Session, st: Stage, ann: dict | None) -> Section:
+def capture(session: Session, st: Stage, ann: dict | None, pending: str) -> Section:
     title = "Capture role"
     if ann is None:
-        return title, [("", _pending(session))]
+        return title, [("", pending)]
     c = ann.get("capture")
     if not c:
         return title, [("", "outside any CUDA-graph capture region")]
@@ -158,32 +153,32 @@ def capture(session: Session, st: Stage, ann: dict | None) -> Section:
     return title, [("", _vals(c))]
 
 
-def checkpoint(session: Session, st: Stage, ann: dict | None) -> Section:
+def checkpoint(session: Session, st: Stage, ann: dict | None, pending: str, weights_note: str = "") -> Section:
     """Stored weights (checkpoint) of the stage and, as separate rows, the compute dtypes below it."""
     title = "Checkpoint weights (stored dtype ≠ compute dtype: two facts)"
     if not session.checkpoint:
         return title, [("", "no checkpoint given (--checkpoint PATH)")]
-    a = session.analysis
     if ann is None:
-        return title, [("", _pending(session))]
-    if a is not None and a.weights_note:
-        return title, [("", a.weights_note)]
+        return title, [("", pending)]
+    if weights_note:
+        return title, [("", weights_note)]
     rows = stage_weight_rows(ann)
     if rows:
         return title, rows
     return title, [("", "no argument here names a weight the loader reads (screen 4 lists the join)")]
 
 
-STAGE_SECTIONS: list[Callable[[Session, Stage, dict | None], Section | None]] = [
-    lambda s, st, a: identity(s, st), lambda s, st, a: call_site(s, st), dtypes, launches, capture, checkpoint,
+STAGE_SECTIONS: list[Callable[[Session, Stage, dict | None, str], Section | None]] = [
+    identity, call_site, dtypes, launches, capture,
 ]
 
 
-def stage_details(session: Session, st: Stage, key: tuple = ()) -> list[Section]:
-    """Sections for ``st``; ``key`` (its stage-key chain) finds its annotations in ``session.analysis``."""
-    a = session.analysis
-    ann = a.per_stage.get(key) if a is not None and not a.error else None
-    return [s for f in STAGE_SECTIONS if (s := f(session, st, ann))]
+def stage_details(session: Session, st: Stage, ann: dict | None = None, pending: str = "analysing…",
+                  weights_note: str = "") -> list[Section]:
+    """Sections for ``st`` with its annotations ``ann`` (None: ``pending`` says why there are none)."""
+    out = [s for f in STAGE_SECTIONS if (s := f(session, st, ann, pending))]
+    out.append(checkpoint(session, st, ann, pending, weights_note))
+    return out
 
 
 def dispatch_details(disp: Dispatch, arm: Arm | None = None) -> list[Section]:
@@ -195,4 +190,90 @@ def dispatch_details(disp: Dispatch, arm: Arm | None = None) -> list[Section]:
     if arm is not None:
         out.insert(0, ("Arm", [("label", arm.label), ("kind", arm.kind), ("state", marks[arm.selected])]
                        + [("env", e) for e in arm.env]))
+    return out
+
+
+# -- the map view ----------------------------------------------------------------------------
+
+
+def _repeat_rows(repeats: list[Repeat]) -> list[Row]:
+    rows: list[Row] = []
+    for r in repeats:
+        rows.append(("× loop", f"{r.label}  ({r.status.value}{': ' + r.reason if r.reason else ''}) @ {r.site}"))
+        if r.last_differs:
+            rows.append(("  last iteration", r.last_differs))
+    return rows
+
+
+def _work_rows(work: list[Work], indent: str = "") -> list[Row]:
+    rows: list[Row] = []
+    for w in work:
+        if isinstance(w, Call):
+            what = "kernel" if w.kind == CallClass.DEVICE else "library"
+            rows.append((f"{indent}{what}", f"{w.name}" + (f"<{', '.join(w.template_args)}>" if w.template_args else "")
+                         + f"  @ {w.site}" + (f"  dtypes {w.dtypes}" if w.dtypes else "")))
+            rows += [(f"{indent}  × loop", r.label) for r in w.repeat]
+            rows += [(f"{indent}  if", str(c)) for c in w.guard]
+        else:
+            rows.append((f"{indent}◆ {w.construct}", f"{w.subject or '—'}  @ {w.site}  ({w.launches} per call)"))
+            for a in w.alternatives:
+                mark = {True: "●", False: "○", None: "◦"}[a.chosen]
+                rows.append((f"{indent}  {mark} arm {a.arm}", f"{a.name}  when {a.condition}"))
+                rows += _work_rows(a.work, indent + "    ")
+    return rows
+
+
+def map_row_details(row: MapRow) -> list[Section]:
+    """A map row: the operation, its device work (alternatives with their conditions), loops, other calls."""
+    c = row.counts
+    counts = f"device {c.device}, library {c.library}" + (" (exact)" if c.exact else
+                                                          f" (a range: arms at {', '.join(c.arms)})")
+    op: list[Row] = [("operation", row.op), ("function", row.target), ("call site", str(row.site)),
+                     ("phase", f"{row.phase.value} — {row.frequency}"), ("counts", counts + ", static, one execution")]
+    if row.model_phase:
+        op.append(("model phase", row.model_phase))
+    if row.adapter:
+        op.append(("adapter", ", ".join(row.adapter)))
+    op += [("if", str(cnd)) for cnd in row.condition]
+    op += _repeat_rows(row.repeat)
+    if row.note:
+        op.append(("note", row.note))
+    out: list[Section] = [("Map row  (enter: call tree · [ ]: arm)", op)]
+    out.append(("Device work", _work_rows(row.work) or [("", "none: this operation reaches no kernel or library "
+                                                              "compute call under the current choices")]))
+    if row.other:
+        by: dict[str, int] = {}
+        for o in row.other:
+            by[o.cls.value] = by.get(o.cls.value, 0) + o.count
+        other: list[Row] = [("calls", ", ".join(f"{n} {k}" for k, n in sorted(by.items())))]
+        other += [(o.cls.value, f"{o.name}  @ {o.site}" + (f"  (first call: {o.guard})" if o.first_call else ""))
+                  for o in row.other[:12]]
+        if len(row.other) > 12:
+            other.append(("", f"+{len(row.other) - 12} more (in the report)"))
+        out.append(("Other calls (not device work)", other))
+    if row.context:
+        out.append(("Inside", [("", f"{f.name}  @ {f.site}") for f in row.context]))
+    return out
+
+
+def map_frame_details(f: Frame) -> list[Section]:
+    rows: list[Row] = [("call", f.name), ("function", f.qualname), ("call site", str(f.site))]
+    rows += [("if", str(c)) for c in f.condition]
+    rows += _repeat_rows(f.repeat)
+    return [("Model-level block", rows)]
+
+
+def map_phase_details(t: PhaseTable, m: ExecutionMap) -> list[Section]:
+    tot = t.totals
+    rows: list[Row] = [("phase", t.phase.value), ("frequency", t.frequency), ("rows", str(len(t.rows))),
+                       ("device launches", tot.device), ("library calls", tot.library),
+                       ("exact", "yes" if tot.exact else f"no: a range over the arms at {', '.join(tot.arms)}")]
+    out: list[Section] = [("Phase table", rows)]
+    if m.lead:
+        out.append(("Main implementation choices", [("", x) for x in m.lead]))
+    if m.choices:
+        out.append(("Choices made", [(c.by, f"{c.subject or c.construct} @ {c.site} → {', '.join(c.chosen)}")
+                                     for c in m.choices]))
+    if m.cuts:
+        out.append(("Not followed", [(c.reason, f"{c.name} @ {c.site}") for c in m.cuts[:10]]))
     return out

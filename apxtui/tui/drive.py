@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from apxtui.tui.rows import StageRow
+
 #: On the demo: from the Python entry (Pi05Policy.infer) down to the BF16 RMSNorm kernel;
 #: stage rows are expanded on the way.  The first 12 steps end at the ``DType::BF16`` arm.
 DEMO_TO_RMS_NORM_KERNEL = [
@@ -14,6 +16,20 @@ DEMO_TO_RMS_NORM_KERNEL = [
     r"^FFI apxinf_rms_norm_bf16", r"^ABI apxinf_rms_norm_bf16", r"^kernel rms_norm_kernel",
 ]
 DEMO_TO_BF16_ARM = DEMO_TO_RMS_NORM_KERNEL[:12]
+
+
+async def settle(app, pilot, limit: float = 120.0) -> None:
+    """Wait until the app has nothing left to do: index, analysis, jobs and workers (serving jobs excepted)."""
+    waited = 0.0
+    while waited < limit:
+        await pilot.pause()
+        if not app.busy():
+            await pilot.pause()
+            if not app.busy():
+                return
+        await pilot.pause(0.02)
+        waited += 0.02
+    raise TimeoutError(f"the app is still busy after {limit:.0f} s: {app.activity or 'workers running'}")
 
 
 async def seek(pilot, tree, pattern: str, limit: int = 300):
@@ -26,7 +42,7 @@ async def seek(pilot, tree, pattern: str, limit: int = 300):
     for _ in range(limit):
         node = tree.cursor_node
         if node is not None and rx.search(node.label.plain):
-            if node.data.kind == "stage" and node.allow_expand and not node.is_expanded:
+            if isinstance(node.data, StageRow) and node.allow_expand and not node.is_expanded:
                 await pilot.press("l")
             await pilot.pause()
             return node

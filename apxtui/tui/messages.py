@@ -19,9 +19,11 @@ class IndexProgress(Message):
 
 
 class IndexReady(Message):
-    def __init__(self, index: Index, seconds: float, session) -> None:
+    """The index and a session on it (with the command line's profile bound: ``resolved``)."""
+
+    def __init__(self, index: Index, seconds: float, session, resolved=None) -> None:
         super().__init__()
-        self.index, self.seconds, self.session = index, seconds, session
+        self.index, self.seconds, self.session, self.resolved = index, seconds, session, resolved
 
 
 class IndexFailed(Message):

@@ -1,4 +1,9 @@
-"""The explorer's state without Textual: entry, arm choices, the lazily traced tree, reports."""
+"""The explorer's state without Textual: entry, arm choices, the lazily traced tree, reports.
+
+Whole-path work (analysis, reports, the speed of light) runs in :mod:`apxtui.tui.background`
+jobs, which see a copy of the session as it was when they started; ``generation`` tells a
+result for an older entry, choice or profile from a current one.
+"""
 
 from __future__ import annotations
 
@@ -11,27 +16,15 @@ from typing import Any
 from apxtui.checkpoint.join import join_index
 from apxtui.checkpoint.reader import read_checkpoint
 from apxtui.index.build import Index
+from apxtui.map.model import ExecutionMap
 from apxtui.profile.bind import resolve
 from apxtui.profile.model import Profile, Resolved
 from apxtui.profile.space import discover
-from apxtui.trace import Arm, Dispatch, Stage, Tracer, stage_key, walk
+from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, stage_key
 from apxtui.vocab import CALL_EDGE_KINDS
 
 TRACE_DEPTH = 40
-__all__ = ["Analysis", "Session", "TRACE_DEPTH", "stage_key"]
-
-
-@dataclass
-class Analysis:
-    """Per-stage annotations keyed by the chain of :func:`stage_key` from the entry, plus path summaries."""
-
-    generation: int
-    per_stage: dict[tuple, dict]
-    path: dict
-    error: str = ""
-    device: list[tuple[str, str]] = field(default_factory=list)  # (kind, qualname | library:api) on the path
-    stages: list[tuple[tuple, dict]] = field(default_factory=list)  # (key chain, report-style stage dict), walk order
-    weights_note: str = ""  # why per-stage weights are absent (no checkpoint, join failed), "" once added
+__all__ = ["Session", "TRACE_DEPTH", "stage_key"]
 
 
 @dataclass
@@ -46,21 +39,37 @@ class Session:
     choices: dict[str, int] = field(default_factory=dict)
     lazy: Tracer | None = None  # the explorer's lazily expanded trace
     root: Stage | None = None
-    generation: int = 0  # bumped on every entry/arm change; stale analyses are dropped
-    analysis: Analysis | None = None
+    generation: int = 0  # bumped on every entry, arm or profile change; older results are dropped
     profile: Profile | None = None  # None: no profile, every configuration shown
     resolved: Resolved | None = None  # ``profile`` bound to the checkout's configuration space
+    budget: int = DEFAULT_BUDGET  # stages a whole-path trace may create (tui.toml ``[trace] budget``)
     _space: Any = field(default=None, repr=False)
     _ckpt: Any = field(default=None, repr=False)
     _join: Any = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _space_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _ckpt_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _join_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _dispatches: dict[str, list[Dispatch]] = field(default_factory=dict, repr=False)  # built, by key
+
+    _symbols: list[tuple[str, str, str]] | None = field(default=None, repr=False)
+
+    def symbols(self) -> list[tuple[str, str, str]]:
+        """``(qualname, node id, "kind · path:line")`` of every named symbol (the palette's list; built once)."""
+        if self._symbols is None:
+            out = []
+            for n, d in self.index.graph.nodes(data=True):
+                if d.get("kind") == "file" or not d.get("qualname"):
+                    continue
+                loc = f"{d.get('file')}:{d.get('line')}" if d.get("file") else d.get("kind", "")
+                out.append((d["qualname"], n, f"{d.get('kind', '')} · {loc}"))
+            self._symbols = out
+        return self._symbols
 
     # -- the profile ---------------------------------------------------------------------
 
     def config_space(self):
         """The checkout's configuration space (discovered once; slow on big checkouts: call from a worker)."""
-        with self._lock:
+        with self._space_lock:
             if self._space is None:
                 self._space = discover(self.index.root, self.index.facts)
             return self._space
@@ -74,6 +83,7 @@ class Session:
     def set_profile(self, profile: Profile | None, resolved: Resolved | None) -> None:
         """Switch profile (``resolved`` from :meth:`bind`); the caller re-traces."""
         self.profile, self.resolved = (profile, resolved) if resolved is not None else (None, None)
+        self.generation += 1
 
     def profile_text(self) -> str:
         from apxtui.report.model import NO_PROFILE  # lazy: first paint
@@ -81,7 +91,8 @@ class Session:
         return self.resolved.describe() if self.resolved is not None else NO_PROFILE
 
     def tracer(self, depth: int = TRACE_DEPTH) -> Tracer:
-        return Tracer(self.index.graph, choices=dict(self.choices), depth=depth, profile=self.resolved)
+        return Tracer(self.index.graph, choices=dict(self.choices), depth=depth, profile=self.resolved,
+                      budget=self.budget)
 
     # -- the tree ------------------------------------------------------------------------
 
@@ -93,18 +104,26 @@ class Session:
     def retrace(self) -> Stage:
         assert self.entry is not None
         self.generation += 1
-        self.analysis = None
+        self._dispatches.clear()
         self.lazy = Tracer(self.index.graph, choices=self.choices, depth=TRACE_DEPTH, profile=self.resolved)
         self.root = self.lazy.stage(self.entry)
-        self.lazy.expand(self.root, (self.entry,), 0)
+        self.expand(self.root, (self.entry,))
         return self.root
 
     def expand(self, stage: Stage, path: tuple[str, ...]) -> list[Stage | Dispatch]:
         """Children of ``stage`` reached along ``path`` (node ids from the entry to ``stage``)."""
         assert self.lazy is not None
-        if not stage.cut:
+        if not stage.cut and not stage.expanded:
             self.lazy.expand(stage, path, len(path) - 1)
+            self._register(stage.children)
         return stage.children
+
+    def _register(self, items: list[Stage | Dispatch]) -> None:
+        for it in items:
+            if isinstance(it, Dispatch):
+                self._dispatches.setdefault(it.key, []).append(it)
+                for arm in it.arms:
+                    self._register(arm.children)
 
     def has_calls(self, stage: Stage) -> bool:
         if stage.cut or stage.node not in self.index.graph:
@@ -114,77 +133,50 @@ class Session:
         kinds: Iterable[tuple[str, str, str]] = self.index.graph.out_edges(stage.node, data="kind")
         return any(k in CALL_EDGE_KINDS for _, _, k in kinds)
 
-    def choose(self, disp: Dispatch, step: int) -> int:
-        """Move the choice at ``disp`` by ``step`` arms (wrapping); returns the chosen arm index.
+    def choose(self, disp: Dispatch, step: int) -> list[Dispatch]:
+        """Move the choice at ``disp`` by ``step`` arms (wrapping).  A choice applies to every occurrence
+        of the dispatch point: the built ones change in place (nothing is re-traced) and are returned."""
+        selected = next((a.index for a in disp.arms if a.selected), None)
+        return self.step_choice(disp.key, [a.index for a in disp.arms], step, selected)
 
-        The caller re-traces: a choice applies to every occurrence of the dispatch point.
-        """
-        arms = [a.index for a in disp.arms]
-        cur = self.choices.get(disp.key)
+    def step_choice(self, key: str, arms: list[int], step: int, selected: int | None = None) -> list[Dispatch]:
+        """Move the choice at dispatch point ``key`` (arm indices ``arms``, in order) by ``step`` (wrapping);
+        with no choice yet, ``]`` takes the first arm and ``[`` the last.  See :meth:`set_choice`."""
+        cur = self.choices.get(key)
         if cur not in arms:
-            cur = next((a.index for a in disp.arms if a.selected), None)
+            cur = selected if selected in arms else None
         if cur is None:
             pos = 0 if step > 0 else len(arms) - 1
         else:
             pos = (arms.index(cur) + step) % len(arms)
-        self.choices[disp.key] = arms[pos]
-        return arms[pos]
+        return self.set_choice(key, arms[pos])
 
-    def choose_arm(self, disp: Dispatch, arm: Arm) -> None:
-        self.choices[disp.key] = arm.index
+    def set_choice(self, key: str, arm: int) -> list[Dispatch]:
+        """Choose arm ``arm`` at dispatch point ``key`` everywhere; returns the built occurrences changed."""
+        self.choices[key] = arm
+        if self.lazy is not None:
+            self.lazy.choices[key] = arm  # occurrences expanded later
+        self.generation += 1
+        changed = self._dispatches.get(key, [])
+        for d in changed:
+            if any(a.index == arm for a in d.arms):
+                for a in d.arms:
+                    a.selected = a.index == arm
+        return changed
 
-    # -- analyses ------------------------------------------------------------------------
+    # -- whole-path work (run in background jobs) -----------------------------------------
 
-    def analyse(self) -> Analysis:
-        """Annotate a full trace of the current entry and choices (thread-safe: builds its own tracer)."""
-        gen = self.generation
-        assert self.entry is not None
-        root = self.tracer().trace(self.entry)
-        device = [(st.kind, st.node.removeprefix("vendor:") if st.kind == "vendor_api" else st.qualname)
-                  for _, st, _ in walk(root) if st.kind in ("kernel", "vendor_api")]
-        try:
-            from apxtui.analysis.annotate import annotate  # lazy: first paint
+    def after_fork(self) -> Session:
+        """In a forked child: fresh locks (a parent thread may have held one at the fork)."""
+        self._space_lock, self._ckpt_lock, self._join_lock = threading.Lock(), threading.Lock(), threading.Lock()
+        return self
 
-            ann = annotate(self.index, root)
-        except Exception as e:  # noqa: BLE001 - an analysis failure must not take the explorer down
-            return Analysis(gen, {}, {}, f"{type(e).__name__}: {e}", device)
-        from apxtui.report.model import stage_head  # lazy: first paint
-
-        per: dict[tuple, dict] = {}
-        flat: list[tuple[tuple, dict]] = []
-        keys: list[str] = []
-        for depth, st, _arms in walk(root):
-            del keys[depth:]
-            keys.append(stage_key(st))
-            a = ann.stage(st)
-            per.setdefault(tuple(keys), a)
-            flat.append((tuple(keys), {**stage_head(st), "depth": depth, **a}))
-        note = "" if self.checkpoint is not None else "no checkpoint given (--checkpoint PATH)"
-        return Analysis(gen, per, ann.path, "", device, flat, note or "joining the checkpoint…")
-
-    def add_weights(self, a: Analysis) -> Analysis:
-        """``a`` with each stage's stored weights (checkpoint) and the compute dtypes below it (worker thread)."""
-        from dataclasses import replace
-
-        from apxtui.checkpoint.weights import stage_weights  # lazy: first paint
-
-        if self.checkpoint is None or a.error:
-            return a
-        try:
-            j = self.weight_join()
-            ckpt = self.read_checkpoint()
-        except Exception as e:  # noqa: BLE001 - a bad checkpoint must not take the explorer down
-            return replace(a, weights_note=f"checkpoint not joined: {type(e).__name__}: {e}")
-        if not ckpt.tensors:
-            why = "; ".join(str(p) for p in ckpt.errors[:2]) or "EMPTY HEADER: the checkpoint declares no tensor"
-            return replace(a, weights_note=f"checkpoint not joined: {why}")
-        doc = {"stages": [dict(d) for _, d in a.stages]}
-        stage_weights(doc, j)
-        per = dict(a.per_stage)
-        for (key, _), d in zip(a.stages, doc["stages"], strict=True):
-            if "weights" in d and key in per and "weights" not in per[key]:
-                per[key] = {**per[key], "weights": d["weights"], "weights_compute": d.get("weights_compute", [])}
-        return replace(a, per_stage=per, weights_note="")
+    def set_checkpoint_join(self, ckpt: Any, join: Any) -> None:
+        """The checkpoint and its weight join, computed by a background job: later jobs inherit them."""
+        with self._ckpt_lock:
+            self._ckpt = ckpt
+        with self._join_lock:
+            self._join = join
 
     def weight_join(self):
         """The checkpoint joined with the checkout's loader names (once; worker thread); None without a checkpoint.
@@ -240,10 +232,24 @@ class Session:
         """The checkpoint (read once, headers only), or None."""
         if self.checkpoint is None:
             return None
-        with self._lock:
+        with self._ckpt_lock:
             if self._ckpt is None:
                 self._ckpt = read_checkpoint(self.checkpoint)
             return self._ckpt
+
+    def execution_map(self) -> ExecutionMap:
+        """The execution map of the current entry under the choices and profile (a background job), loops
+        bound to the checkpoint's config when one is open."""
+        from apxtui.checkpoint.ontrace import loop_binder  # lazy: first paint
+        from apxtui.map import build_map  # lazy: first paint
+
+        assert self.entry is not None
+        try:
+            ckpt = self.read_checkpoint()
+        except Exception:  # noqa: BLE001 - CheckpointError: the loops stay symbolic (screen 4 says why)
+            ckpt = None
+        return build_map(self.index, self.entry, choices=dict(self.choices), profile=self.resolved,
+                         loop_bind=loop_binder(ckpt) if ckpt is not None else None)
 
     def map_report(self, path: tuple[str, ...] | None = None):
         """The execution map of the current entry and choices with its report header (worker thread);

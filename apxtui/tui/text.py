@@ -1,5 +1,13 @@
-"""Text from the analysed checkout made safe to show: see :mod:`apxtui.textsafe` (the one implementation)."""
+"""Rich ``Text`` for the explorer's titles and cells, made from :mod:`apxtui.textsafe` (the one
+implementation of text safety): shown as typed, never read as markup, never a control sequence."""
 
-from apxtui.textsafe import markup, neutralise, one_line
+from __future__ import annotations
 
-__all__ = ["markup", "neutralise", "one_line"]
+from rich.text import Text
+
+from apxtui.textsafe import one_line
+
+
+def label(text: object, limit: int = 200, style: str = "") -> Text:
+    """A one-line ``Text`` for titles, subtitles and cells: shown as typed, never read as markup."""
+    return Text(one_line(str(text), limit), style=style)

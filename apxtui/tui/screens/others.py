@@ -6,22 +6,19 @@ join) are shown as "not analysed yet"; what the graph already knows is shown as 
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable
 from typing import ClassVar
 
-import networkx as nx
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from apxtui.tui.entries import entry_points
+from apxtui.textsafe import one_line
+from apxtui.tui.background import kernel_rows
+from apxtui.tui.path_analysis import FAILED, PathAnalysis
+from apxtui.tui.screens.base import ApxScreen
 from apxtui.tui.session import Session
-from apxtui.tui.text import one_line
-from apxtui.vocab import CALL_EDGE_KINDS
 
 MAX_ROWS = 5000
 
@@ -45,18 +42,19 @@ class TableNav:
          "top": table.action_scroll_top, "bottom": table.action_scroll_bottom}[where]()
 
 
-class KernelsScreen(TableNav, Screen):
+class KernelsScreen(TableNav, ApxScreen):
     """Every kernel: where it is, who launches it, which entry points reach it, the unreached."""
 
     AUTO_FOCUS = "DataTable"
     BINDINGS = [*TableNav.BINDINGS,
-                Binding("slash", "filter", "Filter", key_display="/", id="kernels.filter", tooltip="Filter kernels")]
+                Binding("slash", "filter", "Filter", key_display="/", id="kernels.filter", tooltip="Filter kernels"),
+                Binding("escape", "leave_filter", "Leave filter", show=False, id="kernels.leave_filter",
+                        tooltip="Leave the filter: back to the table (the filter stays)")]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.session: Session | None = None
         self.rows: list[tuple] = []
-        self.reach: dict[str, list[str]] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("2 · Kernels: every __global__ kernel, who launches it, which entry points reach it",
@@ -68,46 +66,23 @@ class KernelsScreen(TableNav, Screen):
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("kernel", "defined", "launched by", "entries reaching", "status")
-        self.app.register_listener(self)  # type: ignore[attr-defined]
+        self.watch(self.app, "session", self._session_ready)
 
-    def session_ready(self, session: Session) -> None:
-        self.session = session
-        self._compute()
+    def _session_ready(self, session: Session | None) -> None:
+        if session is not None and self.session is not session:
+            self.session = session
+            self._compute()
 
-    @work(thread=True, exclusive=True, group="kernels", exit_on_error=False)
-    def _compute(self) -> None:
+    @work(exclusive=True, group="kernels", exit_on_error=False)
+    async def _compute(self) -> None:
         assert self.session is not None
-        g = self.session.index.graph
-        calls: nx.MultiDiGraph[str] = nx.MultiDiGraph()
-        calls.add_nodes_from(g.nodes)
-        edge_kinds: Iterable[tuple[str, str, str]] = g.edges(data="kind")
-        calls.add_edges_from((u, v) for u, v, k in edge_kinds if k in CALL_EDGE_KINDS)
-        entries = entry_points(g)
-        reach: dict[str, list[str]] = {}
-        kernels = [(n, d) for n, d in g.nodes(data=True) if d.get("kind") == "kernel"]
-        kernel_ids = {n for n, _ in kernels}
-        for e in entries:  # BFS from each entry, recording the kernels it reaches
-            seen = {e.node}
-            todo = deque([e.node])
-            while todo:
-                u = todo.popleft()
-                for v in calls.successors(u):
-                    if v not in seen:
-                        seen.add(v)
-                        todo.append(v)
-                        if v in kernel_ids:
-                            reach.setdefault(v, []).append(e.qualname)
-        rows = []
-        for n, d in sorted(kernels, key=lambda x: x[1].get("qualname", "")):
-            into: Iterable[tuple[str, str, str]] = g.in_edges(n, data="kind")
-            launchers = sorted({g.nodes[u].get("qualname", u) for u, _, k in into if k == "launch"})
-            r = reach.get(n, [])
-            status = "reached" if r else ("launched, no entry reaches it" if launchers else "never launched")
-            rows.append((n, d.get("qualname", ""), f"{d.get('file')}:{d.get('line')}", launchers, r, status))
-        self.app.call_from_thread(self._show, rows, reach)
+        self.query_one(DataTable).loading = True
+        rows = await self.apx.run_job("kernels", kernel_rows, self.session)
+        self.query_one(DataTable).loading = False
+        self._show(rows)
 
-    def _show(self, rows: list[tuple], reach: dict[str, list[str]]) -> None:
-        self.rows, self.reach = rows, reach
+    def _show(self, rows: list[tuple]) -> None:
+        self.rows = rows
         self._fill("")
         unreached = sum(1 for r in rows if not r[4])
         self.query_one("#kernel-detail", Static).update(
@@ -144,103 +119,59 @@ class KernelsScreen(TableNav, Screen):
         t.append("launched by: ", style="dim")
         t.append((", ".join(one_line(x, 60) for x in ls[:8]) or "nothing in the checkout") + "\n")
         t.append("reached from: ", style="dim")
-        t.append(
-            ", ".join(one_line(x, 60) for x in r[:12]) + (f" +{len(r) - 12}" if len(r) > 12 else "") or "no entry point"
-        )
+        more = f" +{len(r) - 12}" if len(r) > 12 else ""
+        t.append(", ".join(one_line(x, 60) for x in r[:12]) + more or "no entry point")
         self.query_one("#kernel-detail", Static).update(t)
         del table
 
     def action_filter(self) -> None:
         self.query_one("#table-filter", Input).focus()
 
+    def action_leave_filter(self) -> None:
+        self.query_one(DataTable).focus()
 
-def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
-    """Rows (item, what, at, note) of the capture regions and host transfers of an analysed path."""
-    rows: list[tuple[str, str, str, str]] = []
-    for i, r in enumerate(path.get("capture_regions") or [], 1):
-        begin, end = r.get("begin") or {}, r.get("end") or {}
-        errs = [e for e in r.get("ends") or [] if e.get("path") == "error"]
-        rows.append((f"region {i}", r.get("function", ""), begin.get("at", ""),
-                     f"{r.get('status', '')}; ends {end.get('at', '?')}"
-                     + "".join(f"; failure-path end {e['at']} ({e.get('condition', '')})" for e in errs)))
-        for c in r.get("body_calls") or []:
-            rows.append(("  body", c.get("call", ""), c.get("at", ""), c.get("target", "")))
-        for c in r.get("instantiate") or []:
-            rows.append(("  instantiate", c.get("call", ""), c.get("at", ""), " → ".join(c.get("through", []))))
-        for c in r.get("replay_after_capture") or []:
-            rows.append(("  replay", c.get("call", ""), c.get("at", ""), "after capture, same function"))
-        for m in r.get("replay") or []:
-            rows.append(("  replay", m.get("method", ""), m.get("at", ""), m.get("how", "")))
-        launches = r.get("launches") or []
-        for k, la in enumerate(launches):
-            consts = la.get("constants") or []
-            flagged = sum(1 for c in consts if c.get("flagged"))
-            group = la.get("alternative_group")
-            if group is not None and group != k:
-                continue  # shown with the first of its alternatives
-            if group is not None:  # if / else if / else: one launch, its alternatives named
-                alts = [x for x in launches if x.get("alternative_group") == group]
-                rows.append(("  launch", " | ".join(x.get("kernel", "") for x in alts), la.get("at", ""),
-                             f"one of {len(alts)} alternatives ({'; '.join(x['arms'][-1] for x in alts)}); "
-                             f"{len(consts)} scalar args baked in, {flagged} flagged"))
-                continue
-            rows.append(("  launch", la.get("kernel", ""), la.get("at", ""),
-                         f"{len(consts)} scalar args baked in, {flagged} flagged"))
-        for lib in r.get("library_calls") or []:
-            rows.append(("  library", str(lib.get("api") or lib.get("call") or lib), lib.get("at", ""), ""))
-        for h in r.get("hazards") or []:
-            guard = f"conditional under {' | '.join(h.get('guards', []))}; " if h.get("conditional") else ""
-            rows.append(("  HAZARD", f"{h.get('api', '')} {h.get('direction', '')}".strip(), h.get("at", ""),
-                         f"{guard}{h.get('paths', 1)} path(s); {h.get('detail', '')}"))
-    for t in path.get("host_transfers") or []:
-        where = "in capture" if t.get("in_capture") else t.get("phase", "")
-        rows.append(("transfer", f"{t.get('api', '')} {t.get('direction', t.get('kind', ''))}".strip(), t.get("at", ""),
-                     f"{where}; {t.get('frequency', '')}"))
-    return rows
+    @on(Input.Submitted, "#table-filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        self.query_one(DataTable).focus()
 
 
-class CaptureScreen(TableNav, Screen):
+class CaptureScreen(TableNav, ApxScreen):
     """Capture regions, bodies, constants and hazards of the explorer's current path (from the analysis)."""
 
     AUTO_FOCUS = "DataTable"
     BINDINGS = list(TableNav.BINDINGS)
 
     def compose(self) -> ComposeResult:
-        yield Static(
-            "3 · Capture: CUDA-graph regions, bodies, constants, hazards", classes="screen-title", markup=False
-        )
+        yield Static("3 · Capture: CUDA-graph regions, bodies, constants, hazards", classes="screen-title",
+                     markup=False)
         yield Static("indexing…", id="capture-note", classes="note", markup=False)
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("item", "what", "at", "note")
-        self.app.register_listener(self)  # type: ignore[attr-defined]
+        self.watch(self.app, "analysis", self._show)
 
-    def session_ready(self, session: Session) -> None:
-        self.refresh_rows()
-
-    def on_screen_resume(self) -> None:
-        self.refresh_rows()
-
-    def refresh_rows(self) -> None:
-        session: Session | None = getattr(self.app, "session", None)
-        if session is None:
-            return
+    def _show(self, a: PathAnalysis | None) -> None:
         note = self.query_one("#capture-note", Static)
         table = self.query_one(DataTable)
-        table.clear()
-        a = session.analysis
-        entry = session.index.graph.nodes[session.entry].get("qualname", "") if session.entry else ""
-        if a is None or a.error:
-            why = f"analysis failed: {a.error}" if a is not None else "analysing the current path…"
-            note.update(f"Path from {entry}: {why} (static analysis, not runtime validation)")
+        if a is None:
+            note.update("indexing…" if self.apx.session is None else "No path traced yet.")
+            table.clear()
             return
-        rows = capture_rows(a.path)
-        regions = len(a.path.get("capture_regions") or [])
-        note.update(
-            f"Path from {entry} with the explorer's arm choices: {regions} capture region(s), "
-            f"{len(a.path.get('host_transfers') or [])} host transfer(s). Static analysis, not runtime validation."
-        )
-        table.add_rows([(lit(a1, 12), lit(b, 70), lit(c, 60), lit(d, 120)) for a1, b, c, d in rows[:MAX_ROWS]])
-        table.border_title = f"{len(rows)} rows"
+        if a.summary is None:
+            why = f"analysis failed: {a.error}" if a.status == FAILED else a.pending()
+            note.update(f"Path from {one_line(a.entry, 100)}: {one_line(why, 200)} "
+                        "(static analysis, not runtime validation)")
+            table.clear()
+            return
+        if table.row_count and getattr(self, "_shown", None) is a:
+            return
+        self._shown = a
+        s = a.summary
+        table.clear()
+        note.update(f"Path from {one_line(a.entry, 100)} with the explorer's arm choices: {s.capture_regions} capture "
+                    f"region(s), {s.host_transfers} host transfer(s). Static analysis, not runtime validation.")
+        table.add_rows([(lit(a1, 12), lit(b, 70), lit(c, 60), lit(d, 120))
+                        for a1, b, c, d in s.capture_rows[:MAX_ROWS]])
+        table.border_title = f"{len(s.capture_rows)} rows"

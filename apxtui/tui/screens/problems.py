@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from apxtui.index.build import Index
-from apxtui.tui.text import one_line
+from apxtui.textsafe import one_line
 
 MAX_ROWS = 2000
 

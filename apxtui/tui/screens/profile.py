@@ -6,22 +6,23 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from apxtui.profile.buildscript import arch_number
 from apxtui.profile.model import Profile
+from apxtui.textsafe import one_line
 from apxtui.tui import profile_rows as pr
+from apxtui.tui.path_analysis import PathAnalysis
+from apxtui.tui.screens.base import ApxScreen
 from apxtui.tui.screens.others import MAX_ROWS, TableNav, lit
 from apxtui.tui.screens.prompt import Prompt
 from apxtui.tui.session import Session
-from apxtui.tui.text import one_line
 from apxtui.tui.widgets.profile_bar import ProfileBar
 
 KEYS = "space toggle · enter set value · a arch · D default features · x no profile"
 
 
-class ProfileScreen(TableNav, Screen):
+class ProfileScreen(TableNav, ApxScreen):
     """Rows of :mod:`apxtui.tui.profile_rows`; the explorer re-traces on every change."""
 
     AUTO_FOCUS = "DataTable"
@@ -56,13 +57,16 @@ class ProfileScreen(TableNav, Screen):
 
     def on_mount(self) -> None:
         self.query_one(DataTable).loading = True
-        self.app.register_listener(self)  # type: ignore[attr-defined]
+        self.watch(self.app, "session", self._session_ready)
+        self.watch(self.app, "profile_version", self._profile_changed, init=False)
+        self.watch(self.app, "analysis", self._path_summary)
 
     # -- state ---------------------------------------------------------------------------
 
-    def session_ready(self, session: Session) -> None:
-        self.session = session
-        self._discover()
+    def _session_ready(self, session: Session | None) -> None:
+        if session is not None and self.session is not session:
+            self.session = session
+            self._discover()
 
     @work(thread=True, exclusive=True, group="profile", exit_on_error=False)
     def _discover(self) -> None:
@@ -71,7 +75,7 @@ class ProfileScreen(TableNav, Screen):
         rows = pr.rows(space, self.session.resolved)
         self.app.call_from_thread(self._show, rows)
 
-    def profile_changed(self) -> None:
+    def _profile_changed(self) -> None:
         if self.session is not None:
             self._discover()
 
@@ -97,24 +101,20 @@ class ProfileScreen(TableNav, Screen):
         bar.hint = "x: drop it" if self.session.resolved is not None else "space/enter on a row: set one"
         bar.set_profile(self.session.profile_text(), self.session.resolved is not None)
         self._detail(table.cursor_row)
-        self.refresh_rows()
+        self._path_summary(self.apx.analysis)
 
-    def refresh_rows(self) -> None:
-        """The path summary under the profile (from the explorer's analysis of its current entry)."""
-        session: Session | None = getattr(self.app, "session", None)
-        if session is None:
-            return
+    def _path_summary(self, a: PathAnalysis | None) -> None:
+        """The path summary under the profile (from the background analysis of the explorer's entry)."""
         box = self.query_one("#profile-path", Static)
-        if session.entry is None:
+        if a is None:
             box.update("No entry traced yet (choose one in the explorer).")
             return
-        entry = session.index.graph.nodes[session.entry].get("qualname", session.entry)
-        a = session.analysis
-        if a is None:
-            box.update(f"Path from {one_line(entry, 80)}: re-tracing under this profile…")
+        entry = a.entry
+        if a.summary is None:
+            box.update(f"Path from {one_line(entry, 80)}: {one_line(a.pending(), 120)}")
             return
-        kernels = list(dict.fromkeys(q for k, q in a.device if k == "kernel"))
-        libs = list(dict.fromkeys(q for k, q in a.device if k == "vendor_api"))
+        kernels = list(dict.fromkeys(q for k, q in a.summary.device if k == "kernel"))
+        libs = list(dict.fromkeys(q for k, q in a.summary.device if k == "vendor_api"))
         by_lib: dict[str, list[str]] = {}
         for x in libs:
             lib, _, api = x.partition(":")
@@ -180,11 +180,8 @@ class ProfileScreen(TableNav, Screen):
 
     def _applied(self, profile: Profile | None, rp) -> None:
         assert self.session is not None
-        self.session.set_profile(profile, rp)
-        for w in rp.warnings if rp is not None else []:
-            self.notify(w, title="Profile", severity="warning", timeout=6)
-        self.app.profile_changed()  # type: ignore[attr-defined]
-        self.notify(self.session.profile_text(), title="Profile", timeout=3)
+        self.apx.set_profile(profile, rp)
+        self.notify(one_line(self.session.profile_text(), 200), title="Profile", timeout=3)
 
     def action_toggle(self) -> None:  # type: ignore[override]  # this screen's own toggle (space)
         r = self._current()

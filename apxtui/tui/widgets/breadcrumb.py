@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+from apxtui.textsafe import one_line
 from apxtui.trace import Stage
-from apxtui.tui.text import one_line
 from apxtui.tui.widgets.labels import tag
 from apxtui.tui.widgets.roles import ROLE_CLASSES, role_css, themed
 
@@ -50,7 +50,10 @@ class Breadcrumb(Widget):
         full = self._full()
         if full.cell_len <= width:
             return full
+        if not self.stages:  # a note alone (the map's "map · phase › block › op"): keep its end
+            return Text("…", style="dim italic") + full[full.cell_len - width + 1:]
         # drop stages from the head until it fits
+        t = full
         for start in range(1, len(self.stages)):
             t = Text("… → ", style="dim")
             for i, st in enumerate(self.stages[start:]):

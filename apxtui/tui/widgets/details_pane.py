@@ -1,16 +1,25 @@
-"""The details pane: sections of (label, value) rows rendered as Text (never as markup)."""
+"""The details pane: sections of (label, value) rows rendered as Text (never as markup).
+
+A line-API view: new details are rendered to lines once (at the pane's width) and shown
+without a layout pass, so moving the cursor in the tree does not re-lay-out the screen.
+"""
 
 from __future__ import annotations
 
-from rich.console import Group
-from rich.table import Table
+from rich.console import Console
+from rich.segment import Segment
 from rich.text import Text
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.events import Resize
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
+from apxtui.textsafe import one_line
 from apxtui.tui.details import NOT_ANALYSED, Section
-from apxtui.tui.text import one_line
+from apxtui.tui.widgets.quiet import QuietVirtualSize
+
+_CONSOLE = Console(width=200, color_system=None, legacy_windows=False)  # measures only (wrapping)
 
 
 def render_sections(sections: list[Section]) -> Text:
@@ -28,28 +37,41 @@ def render_sections(sections: list[Section]) -> Text:
     return t
 
 
-def render_grid(sections: list[Section]) -> Group:
-    """The sections as two-column grids: wrapped values keep their indent at any width."""
-    parts: list = []
+def render_grid(sections: list[Section], width: int) -> list[Text]:
+    """The sections as lines of ``width`` cells: a key column, values wrapped under their own indent."""
+    lines: list[Text] = []
     for i, (title, rows) in enumerate(sections):
-        parts.append(Text(("\n" if i else "") + title, style="bold underline"))
-        grid = Table.grid(padding=(0, 2, 0, 0), pad_edge=False)
-        grid.add_column(no_wrap=True, style="dim")
-        grid.add_column(overflow="fold", ratio=1)
+        if i:
+            lines.append(Text())
+        lines.append(Text(one_line(title, 200), style="bold underline"))
         keyed = any(k for k, _ in rows)
-        for k, v in rows:
-            style = "dim italic" if v == NOT_ANALYSED else ""
-            cell = Text(one_line(v, 400), style=style)
-            if keyed:
-                grid.add_row(Text("  " + k), cell)
-            else:
-                grid.add_row(Text("  "), cell)
-        parts.append(grid)
-    return Group(*parts)
+        keys = [one_line(k, 40) for k, _ in rows]
+        indent = 2 + (max(len(k) for k in keys) + 2 if keyed else 0)
+        room = max(8, width - indent)
+        for key, (_k, v) in zip(keys, rows, strict=True):
+            value = Text(one_line(v, 400), style="dim italic" if v == NOT_ANALYSED else "")
+            parts = value.wrap(_CONSOLE, room, overflow="fold") if value.cell_len > room else [value]
+            for n, part in enumerate(parts):
+                line = Text(("  " + key).ljust(indent) if n == 0 else " " * indent, style="dim")
+                line.append_text(part)
+                lines.append(line)
+    return lines
 
 
-class DetailsPane(VerticalScroll, can_focus=True):
+class SectionsView:
+    """The sections as a Rich renderable (wrapped to the width it is given)."""
+
+    def __init__(self, sections: list[Section]) -> None:
+        self.sections = sections
+
+    def __rich_console__(self, console, options):
+        yield from render_grid(self.sections, options.max_width)
+
+
+class DetailsPane(QuietVirtualSize, ScrollView, can_focus=True):
     """Scrollable details of the highlighted row."""
+
+    DEFAULT_CSS = "DetailsPane { scrollbar-gutter: stable; overflow-x: hidden; }"
 
     BINDINGS = [
         Binding("j", "scroll_down", "Down", show=False, id="details.down", tooltip="Scroll down"),
@@ -58,16 +80,49 @@ class DetailsPane(VerticalScroll, can_focus=True):
         Binding("G", "scroll_end", "Bottom", show=False, id="details.bottom", tooltip="Bottom"),
     ]
 
-    _plain = "Select a row in the call tree."
-
-    def compose(self):
-        yield Static(Text("Select a row in the call tree.", style="dim"), id="details-body")
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._sections: list[Section] | None = None
+        self._plain = "Select a row in the call tree."
+        self._lines: list[Strip] = []
+        self._width = 0
 
     def show(self, sections: list[Section]) -> None:
         self._plain = render_sections(sections).plain
-        self.query_one("#details-body", Static).update(render_grid(sections))
-        self.scroll_home(animate=False)
+        self._sections = sections
+        self._render_lines()
+        self.scroll_to(0, 0, animate=False, immediate=True)
 
     def text(self) -> str:
         """The plain text shown (for tests and copying)."""
         return self._plain
+
+    def _render_lines(self) -> None:
+        width = max(1, self.scrollable_content_region.width)
+        console = self.app.console
+        style = self.rich_style
+        texts = (render_grid(self._sections, width) if self._sections is not None
+                 else [Text("Select a row in the call tree.", style="dim")])
+        self._lines = []
+        for t in texts:
+            t.truncate(width)
+            segs = [Segment(s.text, style + s.style if s.style else style) for s in t.render(console)]
+            self._lines.append(Strip(Segment.adjust_line_length(segs, width, style=style), width))
+        self._width = width
+        self.virtual_size = Size(width, len(self._lines))
+        self.refresh()
+
+    def on_resize(self, event: Resize) -> None:
+        if self.scrollable_content_region.width != self._width:
+            self._render_lines()
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._render_lines())
+        self.call_after_refresh(self._render_lines)
+
+    def render_line(self, y: int) -> Strip:
+        i = y + int(self.scroll_offset.y)
+        width = self.scrollable_content_region.width
+        if 0 <= i < len(self._lines):
+            return self._lines[i].crop(0, width)
+        return Strip.blank(width, self.rich_style)

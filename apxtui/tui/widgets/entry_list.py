@@ -8,8 +8,14 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from apxtui.textsafe import one_line
 from apxtui.tui.entries import GROUPS, Entry, filter_entries
-from apxtui.tui.text import one_line
+from apxtui.tui.text import label
+
+
+def tail(name: str, room: int) -> str:
+    """``name`` in ``room`` cells, its head elided: the end of a qualified name says the most."""
+    return name if len(name) <= room else "…" + name[len(name) - room + 1:]
 
 
 class EntryList(OptionList):
@@ -41,6 +47,8 @@ class EntryList(OptionList):
     def apply_filter(self, text: str) -> None:
         self.filter_text = text
         shown = filter_entries(self.entries, text)
+        room = max(12, self.scrollable_content_region.width - 3) if self.is_mounted else 120
+        self._room = room
         opts: list[Option] = []
         for g in GROUPS:
             members = [e for e in shown if e.group == g]
@@ -49,14 +57,22 @@ class EntryList(OptionList):
             opts.append(Option(Text(f"{g} ({len(members)})", style="bold"), disabled=True))
             for e in members:
                 mark = "● " if e.node == self.current else "  "
-                opts.append(Option(Text(mark + one_line(e.qualname, 120)), id=e.node))
+                opts.append(Option(Text(mark + tail(one_line(e.qualname, 300), room), no_wrap=True), id=e.node))
         self.clear_options()
         self.add_options(opts)
         total = len(self.entries)
-        self.border_title = f"Entries {len(shown)} of {total}" if text else f"Entries {total}"
-        self.border_subtitle = f"filter: {one_line(text, 30)}" if text else "/ filter"
+        self.border_title = label(f"Entries {len(shown)} of {total}" if text else f"Entries {total}")
+        self.border_subtitle = label(f"filter: {one_line(text, 30)}" if text else "/ filter")
         if self.current:
             self.highlight_node(self.current)
+
+    def on_resize(self) -> None:
+        room = max(12, self.scrollable_content_region.width - 3)
+        if room != getattr(self, "_room", room):
+            keep = self.highlighted
+            self.apply_filter(self.filter_text)
+            if keep is not None and keep < self.option_count:
+                self.highlighted = keep
 
     def highlight_node(self, node: str) -> None:
         try:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from apxtui.textsafe import one_line
 from apxtui.trace import Arm, Dispatch, Stage
-from apxtui.tui.text import one_line
 from apxtui.vocab import DEVICE_KINDS
 
 KIND_TAG = {

@@ -15,7 +15,7 @@ from textual.widgets import Input, Label, Select, Static
 
 from apxtui.checkpoint.view import SolRequest, sol_request
 from apxtui.tui.details import Section
-from apxtui.tui.widgets.details_pane import render_grid, render_sections
+from apxtui.tui.widgets.details_pane import SectionsView, render_sections
 
 FIELDS = (("sol-batch", "batch", "B", 7), ("sol-seq", "seq", "S", 7), ("sol-context", "context", "= seq", 9))
 FIELDS2 = (
@@ -69,7 +69,7 @@ class SolPanel(Vertical):
                 yield box
         yield Static("", id="sol-path", classes="note", markup=False)
         with SolResult(id="sol-result"):
-            yield Static("", id="sol-body")
+            yield Static("", id="sol-body", markup=False)
 
     def request(self) -> SolRequest:
         dev = self.query_one("#sol-device", Select).value
@@ -91,7 +91,7 @@ class SolPanel(Vertical):
     def show(self, sections: list[Section], note: str = "") -> None:
         self._plain = render_sections(sections).plain
         body = self.query_one("#sol-body", Static)
-        body.update(render_grid(sections) if sections else Text(note, style="dim"))
+        body.update(SectionsView(sections) if sections else Text(note, style="dim"))
         if not sections:
             self._plain = note
 

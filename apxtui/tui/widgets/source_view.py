@@ -5,14 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.binding import Binding
+from textual.document._wrapped_document import WrappedDocument
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
+from apxtui.textsafe import neutralise, one_line
 from apxtui.tui.highlight import CUDA_HIGHLIGHTS, cuda_language, language_for
-from apxtui.tui.text import neutralise
+from apxtui.tui.text import label
 
 MAX_HIGHLIGHT_LINES = 10_000
 MAX_HIGHLIGHT_BYTES = 1_000_000
+
+
+class _CountedHeight(WrappedDocument):
+    """Textual's ``height`` re-sums every line's wrap offsets, and the TextArea asks for it once per rendered
+    line (~120 times per keypress on a big file).  One visual line is one ``_offset_to_line_info`` entry."""
+
+    @property
+    def height(self) -> int:
+        return len(self._offset_to_line_info)
 
 
 class SourceView(TextArea):
@@ -45,6 +56,16 @@ class SourceView(TextArea):
         self.plain = False
         self._texts: dict[str, str] = {}
 
+    @property
+    def wrapped_document(self) -> WrappedDocument:
+        return self._wrapped
+
+    @wrapped_document.setter
+    def wrapped_document(self, doc: WrappedDocument) -> None:
+        if type(doc) is WrappedDocument:
+            doc.__class__ = _CountedHeight
+        self._wrapped = doc
+
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme)
         self._on_theme(self.app.current_theme)
@@ -72,16 +93,17 @@ class SourceView(TextArea):
             self.plain = True
             self.language = None
             self.load_text("(no source: this symbol has no definition in the checkout)")
-            self.border_title = "Source"
-            self.border_subtitle = what
+            self.border_title = label("Source")
+            self.border_subtitle = label(what, 80)
             return
-        if rel != self.file:
+        loaded = rel != self.file
+        if loaded:
             text = self._read(rel)
             if text is None:
                 self.file = ""
                 self.language = None
-                self.load_text(f"(cannot read {rel})")
-                self.border_title = "Source"
+                self.load_text(f"(cannot read {one_line(rel, 300)})")
+                self.border_title = label("Source")
                 return
             lines = text.count("\n") + 1
             self.plain = lines > MAX_HIGHLIGHT_LINES or len(text) > MAX_HIGHLIGHT_BYTES
@@ -93,9 +115,11 @@ class SourceView(TextArea):
             self.language = lang
             self.file = rel
         self.line = line
-        self.border_title = f"{rel}:{line}"
-        self.border_subtitle = what + ("  · plain text (large file)" if self.plain else "")
+        self.border_title = label(f"{rel}:{line}", 200)
+        self.border_subtitle = label(what + ("  · plain text (large file)" if self.plain else ""), 120)
         self.action_mark()
+        if loaded:
+            self.call_after_refresh(self._center)  # again once laid out: the pane may have just changed size
 
     def action_mark(self) -> None:
         if not self.file:
@@ -103,6 +127,9 @@ class SourceView(TextArea):
         row = max(0, min(self.line - 1, self.document.line_count - 1))
         # select the line with the cursor at its start, so the view does not scroll sideways
         self.selection = Selection((row, len(self.document.get_line(row))), (row, 0))
+        self._center()
+
+    def _center(self) -> None:
         self.scroll_to(x=0, animate=False, immediate=True)
         self.scroll_cursor_visible(center=True, animate=False)
 

@@ -1,0 +1,285 @@
+"""What the explorer computes in the background (run as :mod:`apxtui.tui.jobs` generators; no Textual).
+
+Each function here runs in a forked child, reads the session as it was when the job
+started, and yields small picklable messages.  The path analysis ends by *serving*: it
+keeps its full trace and annotations in the child and answers per-row questions
+(:class:`PathServer`), so the parent never unpickles 20,000 stage annotations.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections import deque
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from apxtui.analysis.launches import own_kind
+from apxtui.trace import Stage
+from apxtui.tui.entries import entry_points
+from apxtui.tui.jobs import Serve, in_child
+from apxtui.tui.positions import Pos, walk_positions
+from apxtui.tui.session import Session
+from apxtui.vocab import CALL_EDGE_KINDS
+
+
+@dataclass
+class Progress:
+    """A phase of a job, for the status bar (``done``/``total`` when countable)."""
+
+    text: str
+    done: int = 0
+    total: int = 0
+
+
+@dataclass
+class PathSummary:
+    """What every screen needs of the analysed path (small): totals, device work, capture rows."""
+
+    stages: int
+    device: list[tuple[str, str]]  # (stage kind, qualname | library:api) of device work, execution order
+    capture_rows: list[tuple[str, str, str, str]]
+    capture_regions: int
+    host_transfers: int
+    cuts: dict[str, int] = field(default_factory=dict)  # cut reason → stages not expanded
+    weights_note: str = ""
+
+
+def _own(session: Session) -> Session:
+    """The session as this job may use it (in a forked child: with fresh locks)."""
+    return session.after_fork() if in_child() else session
+
+
+def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
+    """Rows (item, what, at, note) of the capture regions and host transfers of an analysed path."""
+    rows: list[tuple[str, str, str, str]] = []
+    for i, r in enumerate(path.get("capture_regions") or [], 1):
+        begin, end = r.get("begin") or {}, r.get("end") or {}
+        errs = [e for e in r.get("ends") or [] if e.get("path") == "error"]
+        rows.append((f"region {i}", r.get("function", ""), begin.get("at", ""),
+                     f"{r.get('status', '')}; ends {end.get('at', '?')}"
+                     + "".join(f"; failure-path end {e['at']} ({e.get('condition', '')})" for e in errs)))
+        for c in r.get("body_calls") or []:
+            rows.append(("  body", c.get("call", ""), c.get("at", ""), c.get("target", "")))
+        for c in r.get("instantiate") or []:
+            rows.append(("  instantiate", c.get("call", ""), c.get("at", ""), " → ".join(c.get("through", []))))
+        for c in r.get("replay_after_capture") or []:
+            rows.append(("  replay", c.get("call", ""), c.get("at", ""), "after capture, same function"))
+        for m in r.get("replay") or []:
+            rows.append(("  replay", m.get("method", ""), m.get("at", ""), m.get("how", "")))
+        launches = r.get("launches") or []
+        for k, la in enumerate(launches):
+            consts = la.get("constants") or []
+            flagged = sum(1 for c in consts if c.get("flagged"))
+            group = la.get("alternative_group")
+            if group is not None and group != k:
+                continue  # shown with the first of its alternatives
+            if group is not None:  # if / else if / else: one launch, its alternatives named
+                alts = [x for x in launches if x.get("alternative_group") == group]
+                rows.append(("  launch", " | ".join(x.get("kernel", "") for x in alts), la.get("at", ""),
+                             f"one of {len(alts)} alternatives ({'; '.join(x['arms'][-1] for x in alts)}); "
+                             f"{len(consts)} scalar args baked in, {flagged} flagged"))
+                continue
+            rows.append(("  launch", la.get("kernel", ""), la.get("at", ""),
+                         f"{len(consts)} scalar args baked in, {flagged} flagged"))
+        for lib in r.get("library_calls") or []:
+            rows.append(("  library", str(lib.get("api") or lib.get("call") or lib), lib.get("at", ""), ""))
+        for h in r.get("hazards") or []:
+            guard = f"conditional under {' | '.join(h.get('guards', []))}; " if h.get("conditional") else ""
+            rows.append(("  HAZARD", f"{h.get('api', '')} {h.get('direction', '')}".strip(), h.get("at", ""),
+                         f"{guard}{h.get('paths', 1)} path(s); {h.get('detail', '')}"))
+    for t in path.get("host_transfers") or []:
+        where = "in capture" if t.get("in_capture") else t.get("phase", "")
+        rows.append(("transfer", f"{t.get('api', '')} {t.get('direction', t.get('kind', ''))}".strip(),
+                     t.get("at", ""), f"{where}; {t.get('frequency', '')}"))
+    return rows
+
+
+def _flat_stage(st: Stage, depth: int) -> dict[str, Any]:
+    """A stage as the report's flat stage dict (without its subtree; linear, unlike ``stage_dict``)."""
+    from apxtui.report.model import stage_head  # lazy: first paint (runs in a background job)
+
+    return {**stage_head(st), "depth": depth}
+
+
+class PathServer:
+    """The analysed path, kept in the child: per-row annotations and next/previous device work."""
+
+    def __init__(self, order: list[Pos], per_stage: dict[Pos, dict], device_at: list[int]) -> None:
+        self.order = order  # every stage, dispatch and arm on the chosen path, execution order
+        self.index = {p: i for i, p in enumerate(order)}
+        self.per_stage = per_stage
+        self.device_at = device_at  # indices into ``order`` of device work, ascending
+
+    def __call__(self, request: tuple) -> Any:
+        what = request[0]
+        if what == "stages":  # ("stages", [pos, …]): the annotations of several rows at once
+            return {p: self.per_stage.get(p) for p in request[1]}
+        if what == "device":  # ("device", pos, step): the next (step 1) or previous (-1) device row, or None
+            i = self.index.get(request[1])
+            if i is None:
+                return None
+            if request[2] > 0:
+                j = bisect_right(self.device_at, i)
+                return self.order[self.device_at[j]] if j < len(self.device_at) else ()
+            j = bisect_left(self.device_at, i) - 1
+            return self.order[self.device_at[j]] if j >= 0 else ()
+        raise ValueError(f"unknown request {what!r}")
+
+
+def analyse_path(session: Session) -> Iterator[Any]:
+    """Trace the current entry whole under the session's choices and profile, annotate it, then serve."""
+    session = _own(session)
+    from apxtui.analysis.annotate import annotate  # lazy: first paint (runs in a background job)
+
+    assert session.entry is not None
+    yield Progress("analysis: tracing the path…")
+    root = session.tracer().trace(session.entry)
+    order: list[Pos] = []
+    stages: list[tuple[Pos, Stage, int]] = []
+    depth_of: dict[Pos, int] = {}
+    for pos, item, _arms in walk_positions(root):
+        order.append(pos)
+        if isinstance(item, Stage):
+            depth = len([p for p in pos if p.startswith("s:")]) - 1
+            depth_of[pos] = depth
+            stages.append((pos, item, len(order) - 1))
+    g = session.index.graph
+    device_at = [i for _p, st, i in stages if own_kind(st, g) in ("device", "library")]
+    device = [(st.kind, st.node.removeprefix("vendor:") if st.kind == "vendor_api" else st.qualname)
+              for _p, st, _i in stages if st.kind in ("kernel", "vendor_api")]
+    cuts: dict[str, int] = {}
+    for _p, st, _i in stages:
+        if st.cut:
+            cuts[st.cut] = cuts.get(st.cut, 0) + 1
+    yield Progress(f"analysis: annotating {len(stages):,} stages…", 0, len(stages))
+    ann = annotate(session.index, root)
+    per_stage = {pos: ann.stage(st) for pos, st, _i in stages}
+    note = ""
+    if session.checkpoint is None:
+        note = "no checkpoint given (--checkpoint PATH)"
+    else:
+        yield Progress("analysis: joining the checkpoint…")
+        note = _add_weights(session, stages, per_stage, depth_of)
+    yield PathSummary(len(stages), device, capture_rows(ann.path), len(ann.path.get("capture_regions") or []),
+                      len(ann.path.get("host_transfers") or []), cuts, note)
+    yield Serve(PathServer(order, per_stage, device_at))
+
+
+def _add_weights(session: Session, stages: list[tuple[Pos, Stage, int]], per_stage: dict[Pos, dict],
+                 depth_of: dict[Pos, int]) -> str:
+    """Each stage's stored weights (checkpoint) and the compute dtypes below it; returns why not, or ""."""
+    from apxtui.checkpoint.weights import stage_weights  # lazy: first paint (runs in a background job)
+
+    try:
+        j = session.weight_join()
+        ckpt = session.read_checkpoint()
+    except Exception as e:  # noqa: BLE001 - a bad checkpoint must not take the analysis down
+        return f"checkpoint not joined: {type(e).__name__}: {e}"
+    if not ckpt.tensors:
+        return "checkpoint not joined: " + ("; ".join(str(p) for p in ckpt.errors[:2])
+                                            or "EMPTY HEADER: the checkpoint declares no tensor")
+    flat = [{**_flat_stage(st, depth_of[pos]), **per_stage[pos]} for pos, st, _i in stages]
+    stage_weights({"stages": flat}, j)
+    for (pos, _st, _i), d in zip(stages, flat, strict=True):
+        if "weights" in d:
+            per_stage[pos] = {**per_stage[pos], "weights": d["weights"],
+                              "weights_compute": d.get("weights_compute", [])}
+    return ""
+
+
+def write_report(session: Session, demo: bool, row: tuple[str, ...] | None = None) -> Iterator[Any]:
+    """``e``: the execution-map report of the current path, written to its file (``Path:`` to ``row``, the
+    stage-key chain of the cursor's row); yields the absolute path."""
+    session = _own(session)
+    path = session.report_path(demo).resolve()
+    text = yield from _render(session, row)
+    yield Progress(f"export: writing {len(text) / 1e6:.1f} MB…")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    yield path
+
+
+def report_text(session: Session, row: tuple[str, ...] | None = None) -> Iterator[Any]:
+    """``y``: the same report as text (for the clipboard)."""
+    session = _own(session)
+    text = yield from _render(session, row)
+    yield text
+
+
+def _render(session: Session, row: tuple[str, ...] | None) -> Generator[Any, None, str]:
+    from apxtui.report.markdown import render_map_markdown  # lazy: first paint (runs in a background job)
+
+    yield Progress("export: building the execution map of the path…")
+    rep = session.map_report(row)
+    yield Progress("export: rendering the report…")
+    return render_map_markdown(rep)
+
+
+def execution_map(session: Session) -> Iterator[Any]:
+    """The execution map of the current path (the explorer's map view)."""
+    session = _own(session)
+    yield Progress("map: building the execution map…")
+    yield session.execution_map()
+
+
+def sol_server(session: Session) -> Iterator[Any]:
+    """The current path's trace document with stored weights, then priced per request (a ``SolRequest``)."""
+    session = _own(session)
+    yield Progress("speed of light: tracing and analysing the path…")
+    doc = session.path_document()
+    ckpt = session.read_checkpoint()
+    yield Serve(lambda req: price(doc, ckpt, req))
+
+
+def price(doc: dict, ckpt: Any, req: Any) -> list:
+    """The speed-of-light sections of ``doc`` for the panel's inputs ``req``."""
+    from apxtui.checkpoint.sol import find_device, load_devices, speed_of_light  # lazy: first paint
+    from apxtui.checkpoint.view import sol_sections  # lazy: first paint
+    from apxtui.checkpoint.weights import bind_loops  # lazy: first paint
+
+    d = dict(doc)
+    bind_loops(d, ckpt, req.bind)
+    sol = speed_of_light(d, ckpt, find_device(req.device or "", load_devices()), req.batch or 0, req.seq or 0,
+                         req.context, req.launch_floor_us, req.bind)
+    return sol_sections(sol)
+
+
+def kernel_rows(session: Session) -> Iterator[Any]:
+    """Screen 2's rows: every kernel, its launchers, the entry points reaching it (every arm counted)."""
+    g = session.index.graph
+    succ: dict[str, list[str]] = {}
+    edges: Iterable[tuple[str, str, str]] = g.edges(data="kind")
+    for u, v, k in edges:
+        if k in CALL_EDGE_KINDS:
+            succ.setdefault(u, []).append(v)
+    kernel_ids = {n for n, d in g.nodes(data=True) if d.get("kind") == "kernel"}
+    reach: dict[str, list[str]] = {}
+    for e in entry_points(g):
+        seen = {e.node}
+        todo = deque([e.node])
+        while todo:
+            for v in succ.get(todo.popleft(), ()):
+                if v not in seen:
+                    seen.add(v)
+                    todo.append(v)
+                    if v in kernel_ids:
+                        reach.setdefault(v, []).append(e.qualname)
+    rows = []
+    for n in sorted(kernel_ids, key=lambda n: g.nodes[n].get("qualname", "")):
+        d = g.nodes[n]
+        into: Iterable[tuple[str, str, str]] = g.in_edges(n, data="kind")
+        launchers = sorted({g.nodes[u].get("qualname", u) for u, _, k in into if k == "launch"})
+        r = reach.get(n, [])
+        status = "reached" if r else ("launched, no entry reaches it" if launchers else "never launched")
+        rows.append((n, d.get("qualname", ""), f"{d.get('file')}:{d.get('line')}", launchers, r, status))
+    yield rows
+
+
+def checkpoint_join(session: Session) -> Iterator[Any]:
+    """The checkpoint read and joined with the loader's names (screen 4, stored weights)."""
+    session = _own(session)
+    yield Progress("checkpoint: joining the loader's names…")
+    yield session.read_checkpoint(), session.weight_join()
+
+

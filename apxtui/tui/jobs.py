@@ -1,0 +1,362 @@
+"""Background jobs that cannot starve the event loop: CPU-bound work in a forked child process.
+
+A job is a generator function ``fn(*args)`` that yields picklable messages.  It runs in a
+child forked from this process, so it sees the index already in memory (copy-on-write) and
+the session exactly as it was when the job started; the parent reads the messages as they
+arrive (``async for msg in job.messages()``) without a thread.  A job may end by yielding
+:class:`Serve`: the child then keeps its results and answers :meth:`Job.request` calls
+(while the consumer is still iterating ``messages()``).  :meth:`Job.cancel` kills the child
+at once: this is what makes ``q`` and a superseded analysis immediate.
+
+Where ``fork`` is unavailable (macOS and Windows default to spawn) the same API runs the
+generator in a daemon thread instead; cancelling it then takes effect at its next message.
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+JobFn = Callable[..., Iterator[Any]]
+
+#: What ``Job.messages()`` yields when the job starts serving requests (see :class:`Serve`).
+SERVING = "<serving>"
+
+#: How much lower than the UI a forked job runs (``nice``): on a busy machine keys still come first.
+NICE = 10
+
+#: Run jobs in forked children (False: threads).  Tests may flip it to cover the fallback.
+USE_FORK = "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
+
+
+_IN_CHILD = False
+
+
+def in_child() -> bool:
+    """True in a forked job process (where locks copied from the parent may be held forever)."""
+    return _IN_CHILD
+
+
+class JobFailed(RuntimeError):
+    """The job raised (the message names the exception) or its process died."""
+
+
+@dataclass
+class Serve:
+    """Yielded last by a job that answers requests: ``handler(request) -> reply`` runs where the job runs."""
+
+    handler: Callable[[Any], Any]
+
+
+def _resolve(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def _error(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def _detach_signals() -> None:
+    """The child leaves the terminal's signals to the UI: its own process group (no SIGWINCH, SIGINT …
+    from the terminal) and no wakeup fd (asyncio's points at the parent's event loop)."""
+    try:
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGWINCH, signal.SIGINT, signal.SIGTSTP):
+            signal.signal(sig, signal.SIG_IGN)
+        os.setpgrp()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _child_main(conn, fn: JobFn, args: tuple) -> None:
+    """In the forked child: run ``fn``, send what it yields, serve requests; never touch the terminal."""
+    global _IN_CHILD
+    _IN_CHILD = True
+    _detach_signals()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # the terminal belongs to the parent's UI
+        os.dup2(devnull, fd)
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the child
+    gc.disable()  # short-lived: a collection would only copy the parent's pages
+    try:
+        os.nice(NICE)  # the keys come first: the UI process keeps its priority, the background yields
+    except OSError:
+        pass
+    try:
+        handler = None
+        for msg in fn(*args):
+            if isinstance(msg, Serve):
+                handler = msg.handler
+                break
+            conn.send(("msg", msg))
+        conn.send(("serving" if handler else "done", None))
+        while handler is not None:
+            rid, request = conn.recv()
+            try:
+                conn.send(("reply", (rid, True, handler(request))))
+            except Exception as e:  # noqa: BLE001 - this request failed; the next may not
+                conn.send(("reply", (rid, False, _error(e))))
+    except EOFError:  # the parent closed the pipe: it is gone or done with us
+        pass
+    except BaseException as e:  # noqa: BLE001 - reported to the parent, which shows it
+        try:
+            conn.send(("error", _error(e)))
+        except Exception:  # noqa: BLE001 - the parent is gone
+            pass
+    finally:
+        conn.close()
+        os._exit(0)
+
+
+class Job:
+    """One running job; iterate :meth:`messages` once, from the event loop."""
+
+    def __init__(self, name: str, fn: JobFn, *args: Any, fork: bool | None = None) -> None:
+        self.name = name
+        self.cancelled = False
+        self.serving = False  # the job finished computing and answers requests
+        self.forked = USE_FORK if fork is None else fork
+        self._replies: dict[int, asyncio.Future] = {}
+        self._next_id = 0
+        self._handler: Callable[[Any], Any] | None = None
+        self._wake: asyncio.Future | None = None  # what the pipe reader awaits (cancel resolves it)
+        self._settled = asyncio.Event()  # set when the job serves, ends or is cancelled
+        if self.forked:
+            ctx = multiprocessing.get_context("fork")
+            self._conn, child = ctx.Pipe(duplex=True)
+            self._proc = ctx.Process(target=_child_main, args=(child, fn, args), daemon=True, name=f"apxtui-{name}")
+            with warnings.catch_warnings():  # 3.12+ warns about fork with threads; the child runs no thread
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self._proc.start()
+            child.close()
+        else:
+            self._queue: asyncio.Queue | None = None
+            self._pending: list[tuple[str, Any]] = []
+            self._lock = threading.Lock()
+            self._loop: asyncio.AbstractEventLoop | None = None
+            self._thread = threading.Thread(target=self._thread_main, args=(fn, args), daemon=True,
+                                            name=f"apxtui-{name}")
+            self._thread.start()
+
+    # -- thread fallback -------------------------------------------------------------------
+
+    def _put(self, item: tuple[str, Any]) -> None:
+        with self._lock:
+            if self._loop is None or self._queue is None:
+                self._pending.append(item)
+                return
+            loop, queue = self._loop, self._queue
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: the app has exited
+            pass
+
+    def _thread_main(self, fn: JobFn, args: tuple) -> None:
+        try:
+            for msg in fn(*args):
+                if self.cancelled:
+                    return
+                if isinstance(msg, Serve):
+                    self._handler = msg.handler
+                    self._put(("serving", None))
+                    return
+                self._put(("msg", msg))
+            self._put(("done", None))
+        except BaseException as e:  # noqa: BLE001 - reported to the consumer
+            self._put(("error", _error(e)))
+
+    # -- consuming -------------------------------------------------------------------------
+
+    async def messages(self) -> AsyncIterator[Any]:
+        """What the job yields, as it arrives; raises :class:`JobFailed`; ends early when cancelled."""
+        try:
+            if self.forked:
+                async for m in self._from_pipe():
+                    yield m
+            else:
+                async for m in self._from_queue():
+                    yield m
+        finally:
+            self.cancel()  # a consumer that stops early (or is cancelled) ends the job
+
+    async def wait_serving(self) -> bool:
+        """Wait until the job serves requests (True) or ends without serving (False)."""
+        if not self.serving and not self.cancelled:
+            await self._settled.wait()
+        return self.serving
+
+    async def _from_pipe(self) -> AsyncIterator[Any]:
+        loop = asyncio.get_running_loop()
+        fd = self._conn.fileno()
+        while not self.cancelled:
+            if not self._conn.poll():
+                self._wake = ready = loop.create_future()
+                loop.add_reader(fd, _resolve, ready)
+                try:
+                    await ready
+                finally:
+                    loop.remove_reader(fd)
+                    self._wake = None
+                if self.cancelled:
+                    return
+            try:
+                tag, payload = self._conn.recv()
+            except (EOFError, OSError):
+                if self.cancelled:
+                    return
+                self._proc.join(0.5)
+                raise JobFailed(f"{self.name}: the background process ended unexpectedly "
+                                f"(exit code {self._proc.exitcode})") from None
+            if tag == "msg":
+                yield payload
+            elif tag == "reply":
+                self._reply(*payload)
+            elif tag == "serving":
+                self.serving = True
+                self._settled.set()
+                yield SERVING
+            elif tag == "error":
+                raise JobFailed(payload)
+            else:
+                return
+
+    def _reply(self, rid: int, ok: bool, value: Any) -> None:
+        fut = self._replies.pop(rid, None)
+        if fut is not None and not fut.done():
+            fut.set_result(value) if ok else fut.set_exception(JobFailed(value))
+
+    async def request(self, request: Any) -> Any:
+        """Ask a serving job (see :class:`Serve`); raises :class:`JobFailed` if it cannot answer."""
+        if self.cancelled or not self.serving:
+            raise JobFailed(f"{self.name}: not serving")
+        if not self.forked:
+            assert self._handler is not None
+            try:
+                return await asyncio.to_thread(self._handler, request)
+            except Exception as e:  # noqa: BLE001 - the same contract as a forked server
+                raise JobFailed(_error(e)) from e
+        self._next_id += 1
+        fut = asyncio.get_running_loop().create_future()
+        self._replies[self._next_id] = fut
+        try:
+            self._conn.send((self._next_id, request))
+        except (OSError, ValueError) as e:
+            self._replies.pop(self._next_id, None)
+            raise JobFailed(f"{self.name}: {e}") from None
+        return await fut
+
+    async def _from_queue(self) -> AsyncIterator[Any]:
+        with self._lock:
+            self._loop = asyncio.get_running_loop()
+            self._queue = asyncio.Queue()
+            for item in self._pending:
+                self._queue.put_nowait(item)
+            self._pending.clear()
+        while not self.cancelled:
+            tag, payload = await self._queue.get()
+            if tag == "msg":
+                yield payload
+            elif tag == "serving":
+                self.serving = True
+                self._settled.set()
+                yield SERVING
+                self._wake = asyncio.get_running_loop().create_future()
+                await self._wake  # keep "iterating" until cancelled, as a forked server does
+                return
+            elif tag == "error":
+                raise JobFailed(payload)
+            else:
+                return
+
+    def cancel(self) -> None:
+        """Stop the job now (kills the child; a thread stops at its next message)."""
+        if self.cancelled:
+            return
+        self.cancelled = True
+        self.serving = False
+        self._settled.set()
+        for fut in self._replies.values():
+            if not fut.done():
+                fut.set_exception(JobFailed(f"{self.name}: cancelled"))
+        self._replies.clear()
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+        if self.forked:
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._conn.close()
+            # reaped off the event loop: a child with a large heap takes a moment to be torn down
+            threading.Thread(target=self._proc.join, daemon=True, name="apxtui-reap").start()
+
+    @property
+    def running(self) -> bool:
+        if self.cancelled:
+            return False
+        return self._proc.is_alive() if self.forked else self._thread.is_alive()
+
+
+class Jobs:
+    """The app's running jobs, at most one per group; a new job in a group cancels the old one."""
+
+    def __init__(self) -> None:
+        self._by_group: dict[str, Job] = {}
+
+    def start(self, group: str, fn: JobFn, *args: Any) -> Job:
+        old = self._by_group.pop(group, None)
+        if old is not None:
+            old.cancel()
+        job = Job(group, fn, *args)
+        self._by_group[group] = job
+        return job
+
+    def cancel(self, group: str) -> None:
+        job = self._by_group.pop(group, None)
+        if job is not None:
+            job.cancel()
+
+    def cancel_all(self) -> None:
+        for job in list(self._by_group.values()):
+            job.cancel()
+        self._by_group.clear()
+
+    def running(self) -> list[str]:
+        return [g for g, j in self._by_group.items() if j.running]
+
+
+class DaemonThreadExecutor(ThreadPoolExecutor):
+    """The event loop's default executor for thread workers: daemon threads, never joined at exit.
+
+    asyncio's default pool joins its threads when the loop closes, so quitting waited for
+    whatever a thread worker was computing (25–44 s on a big trace).  Threads here are
+    abandoned at exit instead; they only compute and post messages.  (A ThreadPoolExecutor only
+    because asyncio insists on one; its pool is never used.)
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+
+        def run() -> None:
+            if not fut.set_running_or_notify_cancel():
+                return
+            try:
+                fut.set_result(fn(*args, **kwargs))
+            except BaseException as e:  # noqa: BLE001 - handed to the awaiting worker
+                fut.set_exception(e)
+
+        threading.Thread(target=run, daemon=True, name="apxtui-worker").start()
+        return fut
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        return None

@@ -1,0 +1,82 @@
+"""What the call tree and the map view share: a Tree with vim keys (ids under the widget's own prefix,
+so a keymap can rebind them apart) and labels whose role words take theme colours."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import Tree
+from textual.widgets._tree import TOGGLE_STYLE
+from textual.widgets.tree import TreeNode
+
+from apxtui.tui.widgets.roles import ROLE_CLASSES, themed
+
+T = TypeVar("T")
+
+
+def vim_bindings(prefix: str, expand: str, collapse: str) -> list[Binding]:
+    """``j k l h g G ctrl+d ctrl+u`` (arrows, home/end as twins), ids ``<prefix>.down`` …;
+    ``expand`` / ``collapse``: what ``l`` / ``h`` do, for the help screen."""
+    return [
+        Binding("j", "cursor_down", "Down", show=False, id=f"{prefix}.down", tooltip="Next row"),
+        Binding("k", "cursor_up", "Up", show=False, id=f"{prefix}.up", tooltip="Previous row"),
+        Binding("l,right", "expand", "Expand", show=False, id=f"{prefix}.expand", tooltip=expand),
+        Binding("h,left", "collapse", "Collapse", show=False, id=f"{prefix}.collapse", tooltip=collapse),
+        Binding("g,home", "first", "Top", show=False, id=f"{prefix}.top", tooltip="First row"),
+        Binding("G,end", "last", "Bottom", show=False, id=f"{prefix}.bottom", tooltip="Last row"),
+        Binding("ctrl+d", "half_page(1)", "Half page down", show=False, id=f"{prefix}.half_down",
+                tooltip="Half a page down"),
+        Binding("ctrl+u", "half_page(-1)", "Half page up", show=False, id=f"{prefix}.half_up",
+                tooltip="Half a page up"),
+    ]
+
+
+class VimTree(Tree[T]):
+    """Tree with the actions behind :func:`vim_bindings`; ``l`` on a row calls :meth:`ensure_children` first."""
+
+    COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | ROLE_CLASSES
+
+    def render_label(self, node: TreeNode[T], base_style: Style, style: Style) -> Text:
+        """As Tree's, with the label's role words in theme colours (re-done after a theme change)."""
+        label = themed(node._label, self) if self.is_mounted else node._label.copy()
+        label.stylize(style)
+        if node._allow_expand:
+            prefix = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE, base_style + TOGGLE_STYLE)
+        else:
+            prefix = ("", base_style)
+        return Text.assemble(prefix, label)
+
+    def ensure_children(self, node: TreeNode[T]) -> None:
+        """Build ``node``'s children before it opens (lazy trees); nothing by default."""
+
+    def action_expand(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.allow_expand and not node.is_expanded:
+            self.ensure_children(node)
+            node.expand()
+        elif node.children:
+            self.move_cursor(node.children[0])
+
+    def action_collapse(self) -> None:
+        node = self.cursor_node
+        if node is None:
+            return
+        if node.is_expanded and node.children:
+            node.collapse()
+        elif node.parent is not None and (self.show_root or node.parent is not self.root):
+            self.move_cursor(node.parent)
+
+    def action_first(self) -> None:
+        self.move_cursor_to_line(0)
+
+    def action_last(self) -> None:
+        self.move_cursor_to_line(max(0, self.last_line))
+
+    def action_half_page(self, step: int) -> None:
+        half = max(1, self.scrollable_content_region.height // 2)
+        self.move_cursor_to_line(max(0, min(self.last_line, self.cursor_line + step * half)))

@@ -1,0 +1,125 @@
+"""Background jobs (apxtui/tui/jobs.py): streamed messages, served requests, failures, cancel — forked and threaded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from apxtui.tui import jobs
+from apxtui.tui.jobs import SERVING, Job, JobFailed, Jobs, Serve
+
+
+def counting(n: int):
+    yield from range(n)
+
+
+def failing():
+    yield "first"
+    raise ValueError("bad [input]")
+
+
+def serving(base: int):
+    yield os.getpid()
+    yield Serve(lambda req: base + req if req >= 0 else 1 // 0)
+
+
+def endless():
+    yield os.getpid()
+    while True:
+        time.sleep(0.01)
+
+
+MODES = [pytest.param(True, id="forked", marks=pytest.mark.skipif(not jobs.USE_FORK, reason="no fork here")),
+         pytest.param(False, id="thread")]
+
+
+@pytest.mark.parametrize("fork", MODES)
+async def test_messages_arrive_in_order_and_failures_name_the_exception(fork):
+    assert [m async for m in Job("count", counting, 5, fork=fork).messages()] == [0, 1, 2, 3, 4]
+    got = []
+    with pytest.raises(JobFailed, match=r"ValueError: bad \[input\]"):
+        async for m in Job("fail", failing, fork=fork).messages():
+            got.append(m)
+    assert got == ["first"]
+
+
+@pytest.mark.parametrize("fork", MODES)
+async def test_a_serving_job_answers_requests_while_its_messages_are_read(fork):
+    job = Job("serve", serving, 40, fork=fork)
+    pids = []
+
+    async def consume():
+        async for m in job.messages():
+            pids.append(m)
+
+    reader = asyncio.create_task(consume())
+    for _ in range(200):
+        if job.serving:
+            break
+        await asyncio.sleep(0.01)
+    assert job.serving
+    assert await job.request(2) == 42
+    with pytest.raises(JobFailed, match="ZeroDivisionError"):
+        await job.request(-1)
+    assert await job.request(3) == 43  # one failed request does not end the server
+    assert (pids[0] != os.getpid()) is fork  # forked: computed in another process
+    assert pids[1:] == [SERVING]
+    job.cancel()
+    await asyncio.wait_for(reader, 2)
+    with pytest.raises(JobFailed, match="not serving"):
+        await job.request(1)
+
+
+async def test_cancel_kills_the_child_at_once_and_a_new_job_replaces_the_old():
+    if not jobs.USE_FORK:
+        pytest.skip("no fork here")
+    js = Jobs()
+    job = js.start("analysis", endless)
+    it = job.messages().__aiter__()
+    pid = await asyncio.wait_for(it.__anext__(), 10)
+    newer = js.start("analysis", counting, 2)  # same group: the endless one is cancelled
+    assert job.cancelled and not job.running
+    for _ in range(500):  # killed at once; reaped by a thread, off the event loop
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.01)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(it.__anext__(), 2)  # the consumer ends instead of hanging
+    assert [m async for m in newer.messages()] == [0, 1]
+    js.cancel_all()
+    assert js.running() == []
+
+
+async def test_a_consumer_blocked_on_the_pipe_wakes_when_the_job_is_cancelled():
+    if not jobs.USE_FORK:
+        pytest.skip("no fork here")
+    job = Job("endless", endless)
+    got = []
+
+    async def consume():
+        async for m in job.messages():
+            got.append(m)
+
+    reader = asyncio.create_task(consume())
+    for _ in range(500):
+        if got:
+            break
+        await asyncio.sleep(0.01)
+    job.cancel()
+    await asyncio.wait_for(reader, 2)
+    assert len(got) == 1
+
+
+def test_daemon_executor_never_waits_at_shutdown():
+    ex = jobs.DaemonThreadExecutor()
+    fut = ex.submit(time.sleep, 5)
+    ex.shutdown(wait=True)  # returns at once: the sleeping thread is a daemon, abandoned at exit
+    assert not fut.done()
+    assert ex.submit(sum, [1, 2]).result(timeout=5) == 3
