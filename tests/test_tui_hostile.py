@@ -16,6 +16,8 @@ from apxtui.tui.drive import settle
 
 #: What a user might type, or a file might be called: a closing tag alone, a style, an action.
 TYPED = ["[/", "[red]x[/red]", "[@click=app.quit]q", "a\\[b]"]
+#: Typed key by key into every input: markup openers and keys that are bindings elsewhere ([ ] / q e m n y).
+KEYS_TYPED = "[/]q@emny\\"
 
 POLICY = '''\
 class Policy:
@@ -153,13 +155,16 @@ async def test_typing_markup_into_every_input(hostile_app):
             for inp in list(app.screen.query(Input)):
                 inp.disabled = False
                 inp.display = True
-                for text in TYPED:
-                    inp.focus()
+                inp.focus()
+                await pilot.pause()
+                inp.value = ""
+                await pilot.press(*KEYS_TYPED)  # keys that are also bindings go to the input
+                assert inp.value == KEYS_TYPED, (inp.id, inp.value)
+                for text in [*TYPED, " ".join(TYPED)]:  # the markup itself, set as a paste would
+                    inp.value = text
                     await pilot.pause()
-                    inp.value = ""
-                    await pilot.press(*text)
                     assert inp.value == text, (inp.id, inp.value)
-                screen_text(app)  # renders every widget with the text in place
+                screen_text(app)  # renders every widget with all of it in place
                 typed_into.add(f"{screen_key}:{inp.id}")
                 inp.value = ""
             await alive(app, pilot)
@@ -177,9 +182,12 @@ async def test_typing_markup_into_every_input(hostile_app):
         await pilot.press("a")
         await pilot.pause()
         prompt = app.screen.query_one(Input)
+        prompt.value = ""
+        await pilot.press(*KEYS_TYPED)
+        assert prompt.value == KEYS_TYPED
         for text in TYPED:
-            prompt.value = ""
-            await pilot.press(*text)
+            prompt.value = text
+            await pilot.pause()
             assert prompt.value == text
         await pilot.press("enter")  # not sm_XX: refused with a notification, literally
         await pilot.pause()
