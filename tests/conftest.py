@@ -12,6 +12,19 @@ if str(ROOT) not in sys.path:
 import pytest  # noqa: E402
 
 
+def pytest_configure(config):
+    """Textual's test driver waits after every key until the app looks idle: it sleeps in 20 ms slices
+    until a slice passes with under 1 ms of CPU (``textual._wait``).  Slices of 5 ms detect the same
+    idleness sooner; the Pilot tests that wait for the app's own work use ``drive.settle``, which asks
+    the app (``app.busy()``), not the clock."""
+    try:
+        import textual._wait as wait
+    except ImportError:  # pragma: no cover - textual is a dependency
+        return
+    wait.SLEEP_GRANULARITY = 0.005
+    wait.SLEEP_IDLE = wait.SLEEP_GRANULARITY / 20.0
+
+
 def pytest_collection_modifyitems(config, items):
     """Slow end-to-end tests first (stable order otherwise): the parallel workers (``-n``) then fill
     their last minutes with short tests instead of one of them waiting for a long one."""
