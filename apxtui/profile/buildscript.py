@@ -15,7 +15,7 @@ that is not part of an else-if chain are taken as true, and the derivation says 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -240,10 +240,7 @@ class BuildScript:
     def _call_sites(self, name: str) -> list[tuple[str, Node]]:
         out = []
         for f, (_src, tree) in self.files.items():
-            stack = [tree]
-            while stack:
-                n = stack.pop()
-                stack.extend(n.children)
+            for n in _descend(tree):
                 if n.type == "call_expression":
                     fn = n.child_by_field_name("function")
                     if fn is not None and fn.type == "identifier" and fn.text == name.encode():
@@ -379,10 +376,7 @@ class BuildScript:
         lets = self._lets_memo.get(fn)
         if lets is None:
             lets = {}
-            stack = [fn]
-            while stack:
-                x = stack.pop()
-                stack.extend(x.children)
+            for x in _descend(fn):
                 if x.type == "let_declaration":
                     pat = x.child_by_field_name("pattern")
                     val = x.child_by_field_name("value")
@@ -562,7 +556,8 @@ def _macro_name(n: Node) -> str:
     return (m.text or b"").decode() if m is not None else ""
 
 
-def _descend(n: Node):
+def _descend(n: Node) -> Iterator[Node]:
+    """``n`` and every node below it, in source order (no recursion)."""
     stack = [n]
     while stack:
         x = stack.pop()
