@@ -206,6 +206,23 @@ pub fn f(x: &Tensor, tensors: HashMap<String, Tensor>, parts: Vec<Vec<u8>>) {
     assert {c for _, c, _, _ in got} >= {"reshape", "matmul"}
 
 
+def test_an_annotated_closure_parameter_has_its_written_type():
+    manifest = {"q/Cargo.toml": '[package]\nname = "q"\n[dependencies]\ncandle-core = "0.9"\n'}
+    src = """
+use candle_core::Tensor;
+pub struct Local; impl Local { pub fn reshape(&self) {} pub fn run(&self) {} }
+pub struct Other; impl Other { pub fn run(&self) {} }
+pub fn f() {
+    let quant = |w: Tensor| w.reshape();
+    let go = |l: &Local, n: usize| l.run();
+}
+"""
+    g, _ = graph_of({"q/src/lib.rs": ("q", src)}, manifest)
+    got = {e["callee"]: (t["kind"], e["resolution"], t.get("qualname")) for t, e in edges_from(g, "q::f")}
+    assert got["reshape"][:2] == ("external", "unresolved"), got  # candle's Tensor: never Local::reshape
+    assert got["run"][1:] == ("exact", "q::Local::run"), got  # not Other::run
+
+
 def test_cfg_alternatives_of_a_type_are_all_kept():
     files = {
         "c/src/lib.rs": ("c", '#[cfg(feature = "cuda")]\npub use cuda_backend as cuda;\n'

@@ -271,7 +271,10 @@ class Frameworks:
         for lib in self.libraries:
             names = lib.get("api_names", {})
             if call.kind == "call" and any(call.callee.startswith(p) for p in lib.get("path_prefixes", [])):
-                return lib["library"], names.get(name, name), {"binding": call.callee}
+                segs = call.callee.split("::")
+                # an unmapped associated function keeps its type: `CudaBlas::new`, never a bare `new`
+                api = names.get(name) or (f"{segs[-2]}::{name}" if len(segs) >= 2 and segs[-2][:1].isupper() else name)
+                return lib["library"], api, {"binding": call.callee}
             if call.kind == "method" and name in lib.get("methods", []):
                 recv = call.receiver.strip().rstrip("?")
                 last = re.split(r"[.\s&*()]+", recv.rstrip(")").rstrip("("))[-1] if recv else ""

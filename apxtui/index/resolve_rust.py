@@ -951,10 +951,14 @@ class RustResolver:
                     return ty
             elif ctx.kind == "closure" and depth < 4:
                 params = _CLOSURE_PARAMS_RE.match(ctx.text.strip())
-                names = [x.strip().lstrip("&").removeprefix("mut ").strip() for x in
-                         split_top(params.group(1))] if params else []
+                declared = [x.partition(":") for x in split_top(params.group(1))] if params else []
+                names = [n.strip().lstrip("&").removeprefix("mut ").strip() for n, _, _ in declared]
                 if r in names:
-                    return self._closure_param(ctx, names.index(r), caller, call, depth) if names.index(r) == 0 else ""
+                    slot = names.index(r)
+                    annotated = declared[slot][2].strip()  # `|w: Tensor|`: the type as written
+                    if annotated:
+                        return self._text_type(annotated, sc, indexed)
+                    return self._closure_param(ctx, slot, caller, call, depth) if slot == 0 else ""
         value, line, slot = self._assigned(caller, r, call.line, call.text)
         if value and depth < 4:
             # the value is evaluated before its own `let` (shadowing: `let xs = xs.f()`)
