@@ -344,6 +344,6 @@ def test_a_full_relink_reads_the_stored_expansion_when_the_closure_is_unchanged(
     def refuse(*a, **k):
         raise AssertionError("expanded again although its include closure's definitions are unchanged")
 
-    monkeypatch.setattr(expanded, "expand_macros", refuse)
+    monkeypatch.setattr(expanded, "expand_encoded", refuse)
     idx = build_index(root, workers=1)
     assert "incremental" not in idx.timings and _launcher_sizes(idx.graph) == ["16", "8"]

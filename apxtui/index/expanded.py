@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from apxtui.facts import FileFacts
 from apxtui.index.factstore import Record, load_facts, make_record
-from apxtui.index.macros import Visible, expand_macros
+from apxtui.index.macros import Visible, expand_encoded
 
 
 def base_key(key: str) -> str:
@@ -62,10 +62,13 @@ def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str],
             missing.append(rel)
     if missing:
         full = {rel: load_facts(recs[rel][2]) for rel in missing}
-        done = expand_macros({**ifaces, **full}, all_files, vendored, only=set(missing), workers=workers)
-        for rel in missing:  # unchanged by expansion (the same object): the parse record's bytes, re-keyed
-            out[rel] = (rel, keys[rel], *recs[rel][2:]) if done[rel] is full[rel] else \
-                make_record(done[rel], keys[rel], lean).to_tuple()
+
+        def encode(f: FileFacts) -> Record:  # runs in the (forked) workers: only the record comes back
+            return make_record(f, keys[f.file], lean).to_tuple()
+
+        done = expand_encoded({**ifaces, **full}, all_files, vendored, encode, only=set(missing), workers=workers)
+        for rel in missing:  # unchanged by expansion: the parse record's bytes, re-keyed
+            out[rel] = done[rel] if rel in done else (rel, keys[rel], *recs[rel][2:])
     return out
 
 

@@ -34,6 +34,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from typing import TypeVar
 
 from apxtui.facts import CallSite, Context, FileFacts, Issue
 from apxtui.index import framework_models as fm
@@ -50,6 +51,8 @@ from apxtui.parse.cpp_macros import (
     read_expansions,
     shape,
 )
+
+T = TypeVar("T")  # what an encoder makes of expanded facts
 
 _BRANCHES = frozenset(("if", "else", "switch_case", "match_arm", "pp_if"))
 #: Invocations expanded per file at most (the rest are kept as written and counted).
@@ -290,46 +293,58 @@ def expand_macros(facts: Mapping[str, FileFacts], all_files: set[str], vendored:
     ``workers`` > 1 and enough files, the files are shared out over forked worker processes
     (they inherit ``facts``; only the files expansion changed come back)."""
     out = dict(facts)
+    out.update(expand_encoded(facts, all_files, vendored, _identity, only, workers))
+    return out
+
+
+def _identity(f: FileFacts) -> FileFacts:
+    return f
+
+
+def expand_encoded(facts: Mapping[str, FileFacts], all_files: set[str], vendored: set[str],
+                   encode: Callable[[FileFacts], T], only: set[str] | None = None,
+                   workers: int = 1) -> dict[str, T]:
+    """``encode`` of the expanded facts of each file expansion changes (see :func:`expand_macros`);
+    files it leaves unchanged are left out.  In parallel, ``encode`` runs in the forked workers
+    (inherited, never pickled), so only its result travels back to the parent."""
     work = [rel for rel, f in facts.items()
             if f.lang in ("cuda", "rust") and rel not in vendored and (only is None or rel in only)
             and any("macro_call" in c.attrs or c.attrs.get("item_level") for c in f.calls)]
     if not work:
-        return out
+        return {}
     with gc_paused():
         if workers > 1 and len(work) >= 8:
-            out.update(_expand_parallel(facts, all_files, work, workers))
-        else:
-            vis = _Visible(facts, all_files)
-            for rel in work:
-                out[rel] = vis.expand(facts[rel])
-    return out
+            return _expand_parallel(facts, all_files, work, workers, encode)
+        vis = _Visible(facts, all_files)
+        return {rel: encode(g) for rel in work if (g := vis.expand(facts[rel])) is not facts[rel]}
 
 
-_SHARED: tuple[Mapping[str, FileFacts], set[str]] | None = None  # what forked workers inherit
+# what forked workers inherit: the facts, the checkout's files, the encoder
+_SHARED: tuple[Mapping[str, FileFacts], set[str], Callable[[FileFacts], object]] | None = None
 
 
-def _expand_chunk(rels: list[str]) -> list[FileFacts]:
+def _expand_chunk(rels: list[str]) -> list[tuple[str, object]]:
     assert _SHARED is not None
-    facts, all_files = _SHARED
+    facts, all_files, encode = _SHARED
     vis = _Visible(facts, all_files)
-    with gc_paused():  # only the files expansion changed go back to the parent
-        return [g for r in rels if (g := vis.expand(facts[r])) is not facts[r]]
+    with gc_paused():  # only the files expansion changed go back to the parent, encoded here
+        return [(r, encode(g)) for r in rels if (g := vis.expand(facts[r])) is not facts[r]]
 
 
 def _expand_parallel(facts: Mapping[str, FileFacts], all_files: set[str], work: list[str],
-                     workers: int) -> dict[str, FileFacts]:
+                     workers: int, encode: Callable[[FileFacts], T]) -> dict[str, T]:
     global _SHARED
     weight = {r: sum(len(c.attrs.get("macro_call", "")) for c in facts[r].calls) for r in work}
     chunks: list[list[str]] = [[] for _ in range(workers * 4)]
     for i, r in enumerate(sorted(work, key=lambda r: -weight[r])):  # big first, dealt round-robin
         chunks[i % len(chunks)].append(r)
-    _SHARED = (facts, all_files)
-    out: dict[str, FileFacts] = {}
+    _SHARED = (facts, all_files, encode)
+    out: dict[str, T] = {}
     try:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
             for res in ex.map(_expand_chunk, [c for c in chunks if c]):
-                out.update((f.file, f) for f in res)
+                out.update(res)  # type: ignore[arg-type]
     finally:
         _SHARED = None
     return out

@@ -198,7 +198,7 @@ class Expander:
         out: dict[str, MacroDef] = {}
         todo = [text]
         while todo:
-            for name in set(_IDENT.findall(todo.pop())):
+            for name in dict.fromkeys(_IDENT.findall(todo.pop())):  # first-seen order: not the hash seed's
                 if name in out:
                     continue
                 d = self.lookup(name)
