@@ -177,6 +177,24 @@
 ((identifier) @call.vendor.flash_attn
   (#match? @call.vendor.flash_attn "^(mha_(varlen_)?(fwd|bwd)(_kvcache)?|run_mha_(fwd|bwd)[A-Za-z0-9_]*|run_flash_(fwd|bwd|splitkv_fwd)[A-Za-z0-9_]*|flash_attn[A-Za-z0-9_]*)$"))
 
+; CUB device-wide algorithms: cub::DeviceReduce::Sum, cub::DeviceScan::ExclusiveSum,
+; cub::DeviceRadixSort::SortPairs, cub::DeviceSegmentedReduce::Max, cub::DeviceSelect::Flagged, ...
+; (the class under `cub::` is named Device*; block/warp primitives such as cub::BlockScan run
+; inside a kernel and are not library calls).  The first call of CUB's two-phase idiom, with a
+; null temp-storage pointer (`cub::DeviceReduce::Sum(nullptr, bytes, ...)`), only sizes the
+; workspace and runs nothing on the device: it is not a library call (it stays an external call).
+((call_expression
+   function: (qualified_identifier
+     scope: (namespace_identifier) @_cub
+     name: (qualified_identifier
+       scope: (namespace_identifier) @_cub_class
+       name: [(identifier) @call.vendor.cub
+              (template_function name: (identifier) @call.vendor.cub)]))
+   arguments: (argument_list . (_) @_cub_storage))
+  (#eq? @_cub "cub")
+  (#match? @_cub_class "^Device[A-Z]")
+  (#not-match? @_cub_storage "^(nullptr|NULL|0)$"))
+
 ; CUTLASS device operators: `Gemm op; op(args); op.run(stream);
 ; Gemm::can_implement(args);` where Gemm = cutlass::gemm::device::Gemm<...>.
 ((namespace_identifier) @type.vendor.cutlass

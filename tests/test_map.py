@@ -123,6 +123,8 @@ def test_a_project_function_is_never_classified_by_its_name():
     rules = call_rules()
     assert rules.classify("rust_fn", "my::cublasGemmEx", "call", defined=True).cls == CallClass.CODE
     assert rules.classify("host_fn", "cudaMalloc", "call", defined=True).cls == CallClass.CODE
+    # a call the vendor name table matched that the project defines (its vendor edge won by the definition)
+    assert rules.classify("host_fn", "cublasGemmEx", "vendor", defined=True).cls == CallClass.CODE
     assert rules.classify("ffi_decl", "ffi::cublasGemmEx", "call", defined=False).cls == CallClass.LIBRARY
 
 
@@ -357,3 +359,40 @@ def test_capture_lists_if_else_launches_as_one_with_alternatives(demo_index):
     assert rows and all(r[1] == "add_packed4_kernel | add_packed2_kernel | add_kernel" and "one of 3" in r[3]
                         for r in rows)
     assert len(rows) == len(adds) // 3
+
+
+CUB = {
+    "k.cu": """
+        #include <cub/cub.cuh>
+        namespace cub { struct DeviceSelect { static int Flagged(int n) { return n; } }; }
+        extern "C" void count_sum(const float *d_in, float *d_out, int n, cudaStream_t stream) {
+          size_t bytes = 0;
+          void *tmp = nullptr;
+          cub::DeviceReduce::Sum(nullptr, bytes, d_in, d_out, n, stream);
+          cub::DeviceReduce::Sum(tmp, bytes, d_in, d_out, n, stream);
+          cub::DeviceScan::ExclusiveSum<const float *, float *>(tmp, bytes, d_in, d_out, n, stream);
+          cub::DeviceSelect::Flagged(n);
+          cub::BlockScan<int, 128>::Sum(n);
+        }
+    """,
+}
+
+
+def test_cub_device_algorithms_are_library_work_unless_the_project_defines_them(tmp_path):
+    from apxtui.index.build import build_index
+
+    for rel, text in CUB.items():
+        (tmp_path / rel).write_text(textwrap.dedent(text))
+    idx = build_index(tmp_path, workers=1)
+    m = _map(idx, "count_sum")
+    assert m.phases[0].totals.library == "2" and m.phases[0].totals.device == "0"
+    libs = [(c.name, c.library) for r in m.phases[0].rows for c in iter_calls(r.work) if c.kind == CallClass.LIBRARY]
+    assert libs == [("Sum", "cub"), ("ExclusiveSum", "cub")]
+    lib_nodes = {n for n, k in idx.graph.nodes(data="kind") if k == "vendor_api"}
+    assert lib_nodes == {"vendor:cub:cub::DeviceReduce::Sum", "vendor:cub:cub::DeviceScan::ExclusiveSum"}
+    # the project's own cub::DeviceSelect::Flagged wins over the table and is followed as code
+    ops = {r.op for r in m.phases[0].rows}
+    assert "cub::DeviceSelect::Flagged" not in ops and "cub::BlockScan::Sum" not in ops
+    # the workspace-size query (null temp storage) runs nothing on the device: not a library call
+    sites = sorted(e["line"] for _, v, e in idx.graph.edges(data=True) if v.startswith("vendor:cub:"))
+    assert sites == [8, 9]

@@ -67,7 +67,8 @@ class CallRules:
         ``defined`` whether the checkout defines it (an extern declaration with a definition counts)."""
         if kind == NodeKind.KERNEL and via_kind != EdgeKind.CALL:
             return Classified(CallClass.DEVICE, "kernel launch")
-        vendor = kind == NodeKind.VENDOR_API or via_kind == EdgeKind.VENDOR
+        # a vendor edge to a definition is a project definition that won over the vendor name table
+        vendor = kind == NodeKind.VENDOR_API or (via_kind == EdgeKind.VENDOR and not defined)
         if defined and not vendor:
             return Classified(CallClass.CODE, "a function the project defines")
         name = bare_name(qualname)

@@ -341,11 +341,13 @@ class _Extractor:
         tests, fallback = languages.name_tests("cuda", _CALLEE_FAMILIES)
         cursor = ts.QueryCursor(fallback) if fallback is not None else None
         st = self.st
+        call_of: dict[int, int] = {}  # called name's node id → call id
         for call, _ in self.caps["reference.call"]:
             fexpr = _field(call, "function")
             if fexpr is None:
                 continue
             called = _called_name(fexpr)
+            call_of[called.id] = call.id
             ctype, ctext = called.type, None
             for t in tests:
                 if ctype == t.node_type:
@@ -359,6 +361,12 @@ class _Extractor:
                         if not name.startswith("_") and any(n.id == called.id for n in nodes):
                             key, settings = _capture_settings(name)
                             self.callee_caps[call.id].append((key, called, settings))
+        # a callee-name pattern of several nodes (`cub::DeviceReduce::Sum`: the name under its
+        # scopes) ran with the whole-file query: kept where its capture is a call's called name
+        for key in ("call.vendor", "launch.api", "env.read"):
+            for n, settings in self.caps.get(key, ()):
+                if n.id in call_of:
+                    self.callee_caps[call_of[n.id]].append((key, n, settings))
         for mark in ("definition.kernel", "definition.device", "definition.host"):
             for n, _ in self.caps[mark]:
                 self.marks[n.id].add(mark)
