@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import struct
-import time
+import tracemalloc
 
 import pytest
 
@@ -52,9 +52,7 @@ def test_malformed_file_is_one_clear_error(tmp_path, case):
     content, expected = CASES[case]
     f = tmp_path / f"{case}.safetensors"
     f.write_bytes(content)
-    t0 = time.perf_counter()
     ck = read_checkpoint(f)
-    assert time.perf_counter() - t0 < 1.0
     assert ck.tensors == []
     assert len(ck.errors) == 1, ck.problems
     err = ck.errors[0]
@@ -81,9 +79,14 @@ def test_header_over_cap_refused_without_reading_it(tmp_path):
     with open(f, "wb") as fh:
         fh.write(struct.pack("<Q", MAX_HEADER_BYTES + 1))
     os.truncate(f, MAX_HEADER_BYTES + 64)  # sparse: the length is plausible for the file
-    t0 = time.perf_counter()
-    (err,) = read_checkpoint(f).errors
-    assert time.perf_counter() - t0 < 0.5 and "cap" in err.message
+    tracemalloc.start()
+    try:
+        (err,) = read_checkpoint(f).errors
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "cap" in err.message
+    assert peak < MAX_HEADER_BYTES // 10, peak  # the over-long header was never read into memory
 
 
 def test_gaps_and_trailing_bytes_are_warnings_not_errors(tmp_path):
@@ -106,9 +109,8 @@ def test_truncated_data_section(tmp_path):
 def test_fifo_does_not_hang(tmp_path):
     fifo = tmp_path / "pipe.safetensors"
     os.mkfifo(fifo)
-    t0 = time.perf_counter()
-    (err,) = read_checkpoint(tmp_path).errors
-    assert time.perf_counter() - t0 < 1.0 and "not a regular file" in err.message
+    (err,) = read_checkpoint(tmp_path).errors  # reading the FIFO would block here forever
+    assert "not a regular file" in err.message
 
 
 def test_invalid_index_falls_back_to_directory(tmp_path):

@@ -16,7 +16,9 @@ pytestmark = [pytest.mark.tmux, pytest.mark.slow]
 APXTUI = Path(sys.executable).with_name("apxtui")
 
 
-SOCKET = f"apxtui-test-{uuid.uuid4().hex[:8]}"  # a private tmux server: other sessions' options do not apply
+#: A private tmux server per test (other sessions' options do not apply; a server still shutting down after
+#: the previous test's kill-server cannot refuse the next new-session).  Set by the ``tmux_app`` fixture.
+SOCKET = ""
 
 
 def _tmux(*args: str) -> str:
@@ -44,7 +46,9 @@ def tmux_app(tmp_path: Path, request):
         pytest.skip("tmux is not installed (`make test` installs it); the end-to-end test needs a real terminal")
     if not APXTUI.exists():
         pytest.skip(f"the installed entry point {APXTUI} is missing (run `make` / pip install -e .)")
-    session = f"apxtui-test-{uuid.uuid4().hex[:8]}"
+    global SOCKET
+    SOCKET = f"apxtui-test-{uuid.uuid4().hex[:8]}"
+    session = SOCKET
     env = {"APXTUI_CACHE_DIR": str(tmp_path / "cache"), "TERM": "xterm-256color", "ESCDELAY": "25"}
     exports = " ".join(f"{k}={v}" for k, v in env.items())
     cmd = f"env -u COLUMNS -u LINES {exports} {APXTUI} --demo --export-dir {tmp_path / 'reports'}; sleep 30"
@@ -53,7 +57,7 @@ def tmux_app(tmp_path: Path, request):
     try:
         yield session, tmp_path
     finally:
-        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+        subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)
 
 
 def test_demo_in_tmux_keys_reach_the_binding_and_export(tmux_app):
