@@ -358,7 +358,7 @@ class MapBuilder:
         name = st.qualname if cl.cls == CallClass.DEVICE else bare_name(st.qualname)
         return Call(cl.cls, name, _site(st), Site(st.file, st.line) if st.file else Site("", 0), k,
                     list(v.get("template_args", [])), dt, library=self.g.nodes[st.node].get("library", "")
-                    if st.node in self.g else "")
+                    if st.node in self.g else "", resolution=v.get("resolution", ""), how=v.get("how", ""))
 
     def _op_dispatch(self, out: _Op, node: str, d: Dispatch, stack) -> None:
         self._record(d)
@@ -564,14 +564,13 @@ class MapBuilder:
 
     def _row(self, st: Stage, k: KeyChain, frames, ctx: _Ctx, reps, direct: Classified | None = None) -> PhaseCounts:
         if direct is not None:
-            parent = self.g.nodes.get(k[-2].split("@")[0], {}) if len(k) > 1 else {}
-            del parent
             call = self._call(st, st.node, direct, ())
             op = _Op([call], counts={Phase.EAGER: Count.unit(_COUNT_KIND[direct.cls])})
         else:
             op = self.op(st.node, ())
         row = Row(call_name(st), st.qualname, _site(st), k, ctx.phase, ctx.freq,
-                  adapter=list(op.adapters), work=_rekey(op.work, k, [], (), None), other=self._others(st.node, op))
+                  adapter=list(op.adapters), work=_rekey(op.work, k, [], (), None), other=self._others(st.node, op),
+                  resolution=_via(st, "resolution", ""))
         if st.kind == NodeKind.ABI_FN and st.qualname not in row.adapter:
             row.adapter.insert(0, st.qualname)
         for c in op.cuts:

@@ -72,6 +72,8 @@ class Call:
     guard: list[Condition] = field(default_factory=list)  # conditions inside the operator (not alternatives)
     phase: Phase | None = None  # set when it differs from the row's phase (first call inside the operator)
     library: str = ""
+    resolution: str = ""  # how the launch / call edge was linked (exact, heuristic, ambiguous)
+    how: str = ""  # the rule that linked it
 
     @property
     def is_work(self) -> bool:
@@ -177,6 +179,12 @@ class Row:
     note: str = ""  # "graph replay: replays the captured body", "same 12 rows as …"
     ref: KeyChain = ()  # a call of a model-level function shown before: the key of that first call
     ref_rows: int = 0  # how many rows the first call has (found under ``ref`` in the same phase)
+    resolution: str = ""  # how the call into the operator was linked (exact, heuristic, ambiguous)
+
+
+def marked(name: str, resolution: str) -> str:
+    """``name`` with its link's evidence when that is weaker than exact: ``f [heuristic]``."""
+    return f"{name} [{resolution}]" if resolution and resolution != "exact" else name
 
 
 @dataclass
@@ -262,7 +270,7 @@ def work_text(work: list[Work]) -> str:
     parts: list[str] = []
     prev, n = "", 0
     for w in work:
-        t = w.name if isinstance(w, Call) else f"({w.name})"
+        t = marked(w.name, w.resolution) if isinstance(w, Call) else f"({w.name})"
         if isinstance(w, Call) and w.repeat:
             t += " " + " ".join(r.label for r in w.repeat)
         if t == prev:
@@ -291,7 +299,8 @@ def _work_dict(w: Work) -> dict[str, Any]:
                 "launches": 1, "dtypes": w.dtypes, "site": str(w.site), "definition": str(w.definition),
                 "template_args": list(w.template_args), "repeat": [_repeat_dict(r) for r in w.repeat],
                 "guard": [_cond_dict(c) for c in w.guard], "phase": w.phase.value if w.phase else None,
-                "library": w.library, "key": list(w.key), "alternatives": []}
+                "library": w.library, "resolution": w.resolution, "how": w.how, "key": list(w.key),
+                "alternatives": []}
     return {"kind": "kernel" if w.kind == CallClass.DEVICE else "library", "name": w.name,
             "launches": _choice_range(w), "dtypes": "", "site": str(w.site), "construct": w.construct,
             "subject": w.subject, "dispatch": w.dispatch,
@@ -309,7 +318,8 @@ def _counts_dict(c: Counts) -> dict[str, Any]:
 
 def _row_dict(r: Row) -> dict[str, Any]:
     return {
-        "op": r.op, "target": r.target, "site": str(r.site), "adapter": ", ".join(r.adapter),
+        "op": r.op, "target": r.target, "site": str(r.site), "resolution": r.resolution,
+        "adapter": ", ".join(r.adapter),
         "work": [_work_dict(w) for w in r.work],
         "other": [{"class": o.cls.value, "name": o.name, "site": str(o.site), "first_call": o.first_call,
                    "detail": o.detail, "count": o.count, "guard": o.guard} for o in r.other],

@@ -17,6 +17,7 @@ from apxtui.analysis.summary import capture_short, dtype_short, launches_short, 
 from apxtui.map import Call, Row, iter_calls
 from apxtui.map.fold import BlockRef, Heading, fold_blocks, site_short
 from apxtui.map.fold import aliases as make_aliases
+from apxtui.map.model import marked
 from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
 from apxtui.textsafe import md as esc
 from apxtui.textsafe import md_code as code
@@ -424,7 +425,8 @@ def work_cell(work: list[Any], base: Any, aliases: dict[str, str]) -> str:
         if isinstance(w, Call):
             if w.phase == Phase.PREPARE:
                 continue
-            name = aliases.get(w.name, w.name) + (" (library)" if w.kind.value == "library" else "")
+            name = marked(aliases.get(w.name, w.name), w.resolution) + (
+                " (library)" if w.kind.value == "library" else "")
             reps = " ".join(r.label for r in w.repeat if r.value != 1)
             guard = "; ".join(_cut(str(c), 40) for c in w.guard)
             parts.append(code(name) + (f" {esc(reps)}" if reps else "") + (f" [if {esc(guard)}]" if guard else ""))
@@ -527,7 +529,7 @@ def map_table(t: Any, lines: list[Any], aliases: dict[str, str], ncols: int = 8)
             conds = _own(r.condition, r.context[-1:], "condition") if r.context else r.condition
             work = work_cell(r.work, r.site, aliases) or esc(r.note) or "—"
             out.append("| " + " | ".join([
-                str(n), code(r.op), esc(r.site), ", ".join(code(a) for a in r.adapter[:2]) + (
+                str(n), code(marked(r.op, r.resolution)), esc(r.site), ", ".join(code(a) for a in r.adapter[:2]) + (
                     f" (+{len(r.adapter) - 2})" if len(r.adapter) > 2 else ""),
                 work, f"{esc(r.counts.device)} / {esc(r.counts.library)}", esc(_dtypes(r)),
                 esc(reps + (f"; last differs: {last}" if last else "")),

@@ -11,6 +11,7 @@ from typing import Any
 from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
 from apxtui.map import Row
 from apxtui.map.fold import BlockRef, Heading, aliases, fold_blocks
+from apxtui.map.model import marked
 from apxtui.report.capture_lines import hazard_line
 from apxtui.report.markdown import also_cell, map_choice_lines, path_line, work_cell
 from apxtui.textsafe import one_line
@@ -152,7 +153,8 @@ def render_map_text(rep: Any) -> str:
                 outer = r.context[-1].condition if r.context else []
                 conds = [c for c in r.condition if all(c is not y for y in outer)]
                 work = plain(work_cell(r.work, r.site, al)) or r.note or "—"
-                line = f"  {n:>3}  {r.op}  @ {r.site}  →  {work}  [{r.counts.device} dev / {r.counts.library} lib]"
+                op = marked(r.op, r.resolution)
+                line = f"  {n:>3}  {op}  @ {r.site}  →  {work}  [{r.counts.device} dev / {r.counts.library} lib]"
                 if reps:
                     line += f"  {reps}"
                 if conds:

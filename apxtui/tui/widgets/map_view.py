@@ -16,7 +16,18 @@ from textual.message import Message
 from textual.widgets.tree import TreeNode
 
 from apxtui.map.fold import BlockRef, Heading, fold_blocks
-from apxtui.map.model import Alternative, Choice, ExecutionMap, Frame, KeyChain, PhaseTable, Row, iter_calls, work_text
+from apxtui.map.model import (
+    Alternative,
+    Choice,
+    ExecutionMap,
+    Frame,
+    KeyChain,
+    PhaseTable,
+    Row,
+    iter_calls,
+    marked,
+    work_text,
+)
 from apxtui.textsafe import one_line
 from apxtui.tui.widgets.roles import role_css
 from apxtui.tui.widgets.vim_tree import VimTree, vim_bindings
@@ -100,7 +111,7 @@ def row_label(row: Row, number: int, inherited: int = 0, chosen: str = "") -> Te
     alone is then shown), the device work, and conditions the enclosing block (``inherited`` of them) does
     not already show."""
     t = Text(f"{number:>3} ", style="dim")
-    t.append(one_line(row.op, 60), style="bold")
+    t.append(one_line(marked(row.op, row.resolution), 60), style="bold")
     choice = first_choice(row)
     picked = next((a for a in choice.alternatives if a.chosen), None) if choice is not None else None
     if choice is not None:
