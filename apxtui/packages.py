@@ -88,7 +88,6 @@ class PyDist:
     dir: str
     name: str
     deps: set[str] = field(default_factory=set)  # normalised distribution names
-    modules: set[str] = field(default_factory=set)  # native module names it builds (maturin)
     declared: bool = False  # dependencies read from a [project] table (setup.py / setup.cfg: not read)
 
 
@@ -217,9 +216,6 @@ class Packages:
             mm = _REQ_NAME_RE.match(str(r))
             if mm:
                 dist.deps.add(_norm_dist(mm.group(1)))
-        maturin = m.get("tool", {}).get("maturin", {}) if isinstance(m.get("tool"), dict) else {}
-        if isinstance(maturin, dict) and isinstance(maturin.get("module-name"), str):
-            dist.modules.add(maturin["module-name"].rsplit(".", 1)[-1])
 
     # -- queries -----------------------------------------------------------------------------
 
@@ -358,16 +354,6 @@ class Packages:
                 return True  # dependencies unknown (no [project] table): not restricted
             return tu.package in self.closure(Unit(cu.package, "python"))
         return tu.package in self.closure(cu)
-
-    def python_dist_of_module(self, module: str) -> str | None:
-        """The distribution directory building native module ``module`` (maturin ``module-name``)."""
-        for d in self.dists.values():
-            if module in d.modules:
-                return d.dir
-        return None
-
-    def crate_is_local(self, name: str) -> bool:
-        return any(p.lib == name for p in self.packages.values())
 
 
 def _dep_applies(dep: Dep, kind: str) -> bool:

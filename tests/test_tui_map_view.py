@@ -106,5 +106,7 @@ def test_map_row_details_name_the_work_its_alternatives_and_conditions(demo_map)
     work = [f"{k.strip()} {v}" for k, v in sections["Device work"]]
     assert any(w.startswith("◆ match") for w in work), work
     assert sum(1 for w in work if "when DType::" in w) == 3, work
+    assert op["linked"] == rms.resolution != ""  # how the call into the operator was established
+    assert any(w.startswith("linked exact") for w in work), work  # and each launch below it
     setup = next(r for r in rows if r.op == "Tensor::empty")
     assert dict(map_row_details(setup))["Device work"][0][1].startswith("none:")

@@ -9,10 +9,9 @@ role (``graph::begin_capture`` → ``apxinf_graph_begin`` → ``cudaStreamBeginC
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from apxtui.analysis.calls import call_rules
+from apxtui.analysis.calls import bare_name, call_rules
 
 #: capture-lifecycle role → the calls.toml family of its primitives
 _ROLE_FAMILIES = {"begin": "capture_begin", "end": "capture_end", "instantiate": "instantiate", "replay": "replay",
@@ -24,10 +23,8 @@ ROLE_EDGES = ("call", "ffi", "exposes", "binding")
 DEPTH = 5
 
 
-def api_name(qualname: str) -> str:
-    """``cudarc::driver::sys::cuStreamBeginCapture_v2`` → ``cuStreamBeginCapture``."""
-    name = re.split(r"::|\.", qualname or "")[-1]
-    return re.sub(r"_v\d+$", "", name)
+#: ``cudarc::driver::sys::cuStreamBeginCapture_v2`` → ``cuStreamBeginCapture`` (the call classes' rule).
+api_name = bare_name
 
 
 def copy_direction(name: str, args: list[str]) -> str:

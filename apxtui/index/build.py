@@ -415,7 +415,8 @@ class _Build:
 
     def full(self) -> None:
         from apxtui.index.expanded import expand_records  # lazy: start-up (the linker)
-        from apxtui.index.link import cpp_binding_ids, files_by_base, makes_node, pyo3_names  # lazy: the linker
+        from apxtui.index.includes import files_by_base  # lazy: the linker
+        from apxtui.index.link import cpp_binding_ids, makes_node, pyo3_names  # lazy: the linker
         from apxtui.index.linkjob import LinkContext  # lazy: start-up (the linker)
 
         t1 = time.perf_counter()

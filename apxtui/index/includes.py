@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 import posixpath
+from collections import defaultdict
+
+
+def files_by_base(all_files: set[str]) -> dict[str, list[str]]:
+    """Checkout files by base name, for :func:`resolve_include`."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for f in sorted(all_files):  # sorted: ties between candidates break the same way every run
+        out[posixpath.basename(f)].append(f)
+    return out
 
 
 def resolve_include(path: str, from_file: str, all_files: set[str], by_base: dict[str, list[str]]) -> str | None:

@@ -33,8 +33,9 @@ from apxtui.facts import FileFacts
 from apxtui.index.expanded import base_key, expand_records
 from apxtui.index.factstore import Record, contribution_rows_of, load_facts, load_iface, load_iface_flagged
 from apxtui.index.generation import FACTS_KEEP_S, set_meta, sorted_counts
+from apxtui.index.includes import files_by_base
 from apxtui.index.interface import from_plain, interface_facts, interface_key, to_plain
-from apxtui.index.link import cpp_binding_ids, files_by_base, makes_node, pyo3_names, resolve_include
+from apxtui.index.link import cpp_binding_ids, makes_node, pyo3_names, resolve_include
 from apxtui.index.linkjob import FileLink, LinkContext, link_file
 from apxtui.index.store import SHARED, add_counts, candidates_key, last_segment, node_file, pack, unpack
 from apxtui.index.stored_tables import StoredTables, contribution
@@ -476,6 +477,7 @@ def _shared(w: sqlite3.Connection, rank: dict[str, int], links: dict[str, FileLi
     creators = {n: min(owners[n], key=lambda o: rank.get(o, 1 << 30)) for n in affected_list if owners.get(n)}
     stored = {rel: marshal.loads(blob) for rel, blob in _in(w, "SELECT rel, shared FROM files WHERE rel IN ({})",
                                                             sorted({c for c in creators.values() if c not in links}))}
+    order: dict[str, dict[str, int]] = {}  # creator → shared node → its position (the row-order tiebreak)
     for n in affected_list:
         if existing.get(n, SHARED) != SHARED:
             continue  # an owned file: node
@@ -487,8 +489,11 @@ def _shared(w: sqlite3.Connection, rank: dict[str, int], links: dict[str, FileLi
         if n not in shared:
             continue
         attrs = shared[n]
+        pos = order.get(creator)
+        if pos is None:
+            pos = order[creator] = {m: j for j, m in enumerate(shared)}
         w.execute("INSERT OR REPLACE INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?)",
-                  (n, SHARED, (rank[creator] << 20) | (1 << 19) | list(shared).index(n), attrs.get("kind", ""),
+                  (n, SHARED, (rank[creator] << 20) | (1 << 19) | pos[n], attrs.get("kind", ""),
                    last_segment(attrs.get("qualname", "")), pack(attrs), pack([])))
 
 

@@ -17,14 +17,13 @@ ambiguous call gets one edge per candidate (same ``site``), never one picked.
 from __future__ import annotations
 
 import gc
-import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from apxtui.facts import Binding, CallSite, Context, Definition, FileFacts
-from apxtui.index.includes import resolve_include
+from apxtui.index.includes import files_by_base, resolve_include
 from apxtui.index.macros import expand_macros
 from apxtui.index.resolve import AMBIGUOUS, UNRESOLVED, Resolved
 from apxtui.index.resolve_cuda import CudaResolver
@@ -69,13 +68,6 @@ def _node_attrs(d: Definition, vendored: bool) -> dict[str, Any]:
 def makes_node(d: Definition) -> bool:
     """Does the definition become a graph node?  (A C/C++ prototype declares, it does not define.)"""
     return d.kind in GRAPH_NODE_KINDS and not (d.lang == "cuda" and d.attrs.get("decl_only"))
-
-
-def files_by_base(all_files: set[str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = defaultdict(list)
-    for f in sorted(all_files):  # sorted: ties between candidates break the same way every run
-        out[posixpath.basename(f)].append(f)
-    return out
 
 
 def memo_on(t: Any, name: str, make: Callable[[], _T]) -> _T:

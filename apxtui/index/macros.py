@@ -29,7 +29,6 @@ Invocations the preprocessor cannot expand stay as they were and are reported as
 from __future__ import annotations
 
 import multiprocessing
-import posixpath
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -39,7 +38,7 @@ from typing import TypeVar
 from apxtui.facts import CallSite, Context, FileFacts, Issue
 from apxtui.index import framework_models as fm
 from apxtui.index.gcpause import gc_paused
-from apxtui.index.includes import resolve_include
+from apxtui.index.includes import files_by_base, resolve_include
 from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD
 from apxtui.index.rust_macros import RustMacros, expand_rust_file
 from apxtui.parse.cpp_macros import (
@@ -65,9 +64,7 @@ class _Visible:
     def __init__(self, facts: Mapping[str, FileFacts], all_files: set[str]):
         self.facts = facts
         self.all_files = all_files
-        self.by_base: dict[str, list[str]] = defaultdict(list)
-        for f in all_files:
-            self.by_base[posixpath.basename(f)].append(f)
+        self.by_base = files_by_base(all_files)  # the linker's index: includes resolve the same way
         self._defs: dict[str, dict[str, list[MacroDef]]] = {}
         self._model: dict[str, MacroDef] | None = None
         self._rust: RustMacros | None = None

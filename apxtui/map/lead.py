@@ -7,6 +7,7 @@ import re
 from collections import Counter
 
 from apxtui.map.model import Call, ExecutionMap, Row, iter_calls
+from apxtui.vocab import Phase
 
 _GEMM = re.compile(r"gemm|matmul|linear", re.I)
 _ATTN = re.compile(r"attn|attention|mha|flash|sdpa", re.I)
@@ -57,16 +58,17 @@ def per_layer(rows: list[Row]) -> list[str]:
 def lead_lines(m: ExecutionMap) -> list[str]:
     if not m.phases:
         return ["No device work or library call is reached from this entry."]
-    steady = m.phases[0]
+    steady = next((t for t in m.phases if t.phase == Phase.EAGER), None)
+    if steady is None:
+        return [f"no steady-state rows: only {', '.join(t.phase.value for t in m.phases)} tables"]
     rows = steady.rows
     out = [f"steady state ({steady.frequency}): {len(rows)} rows; {steady.totals.device} device launches, "
            f"{steady.totals.library} library calls"]
-    gemm = _names(rows, _GEMM)
-    if gemm:
-        out.append("GEMM path: " + ", ".join(gemm[:6]) + (f" (+{len(gemm) - 6} more)" if len(gemm) > 6 else ""))
-    attn = _names(rows, _ATTN)
-    if attn:
-        out.append("attention: " + ", ".join(attn[:6]) + (f" (+{len(attn) - 6} more)" if len(attn) > 6 else ""))
+    for label, pat in (("GEMM path", _GEMM), ("attention", _ATTN)):  # picked by name: said so
+        names = _names(rows, pat)
+        if names:
+            out.append(f"{label} (by name): " + ", ".join(names[:6]) + (f" (+{len(names) - 6} more)"
+                                                                         if len(names) > 6 else ""))
     dts = Counter(c.dtypes for r in rows for c in iter_calls(r.work) if isinstance(c, Call) and c.dtypes)
     if dts:
         out.append("dtypes: " + "; ".join(f"{t} ×{n}" for t, n in dts.most_common(3)))

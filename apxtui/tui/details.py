@@ -212,6 +212,10 @@ def _work_rows(work: list[Work], indent: str = "") -> list[Row]:
             what = "kernel" if w.kind == CallClass.DEVICE else "library"
             rows.append((f"{indent}{what}", f"{w.name}" + (f"<{', '.join(w.template_args)}>" if w.template_args else "")
                          + f"  @ {w.site}" + (f"  dtypes {w.dtypes}" if w.dtypes else "")))
+            if w.resolution:
+                rows.append((f"{indent}  linked", f"{w.resolution}" + (f" — {w.how}" if w.how else "")))
+            if w.definition.file:
+                rows.append((f"{indent}  defined", str(w.definition)))
             rows += [(f"{indent}  × loop", r.label) for r in w.repeat]
             rows += [(f"{indent}  if", str(c)) for c in w.guard]
         else:
@@ -229,6 +233,7 @@ def map_row_details(row: MapRow) -> list[Section]:
     counts = f"device {c.device}, library {c.library}" + (" (exact)" if c.exact else
                                                           f" (a range: arms at {', '.join(c.arms)})")
     op: list[Row] = [("operation", row.op), ("function", row.target), ("call site", str(row.site)),
+                     ("linked", row.resolution or "—"),
                      ("phase", f"{row.phase.value} — {row.frequency}"), ("counts", counts + ", static, one execution")]
     if row.model_phase:
         op.append(("model phase", row.model_phase))
