@@ -506,7 +506,8 @@ class MapBuilder:
             if seen is not None and seen[1] >= MIN_BLOCK_ROWS:  # the same function walked before: one row
                 first_frame, n_rows, seen_counts = seen
                 row = Row(call_name(st), st.qualname, _site(st), k, ctx.phase, ctx.freq, ref=first_frame.key,
-                          ref_rows=n_rows, note=f"same {n_rows} rows as `{first_frame.name}` at {first_frame.site}")
+                          ref_rows=n_rows, note=f"same {n_rows} rows as `{first_frame.name}` at {first_frame.site}",
+                          resolution=_via(st, "resolution", ""))
                 row.counts = to_counts(seen_counts.get(ctx.phase))
                 self._emit(row, frames, ctx)
                 return scale(seen_counts, reps)
@@ -556,7 +557,7 @@ class MapBuilder:
             self._mark_graph(ctx)
         other = OtherCall(CallClass.GRAPH, call_name(st), _site(st), (), ctx.phase == Phase.PREPARE, role)
         self._emit(Row(call_name(st), st.qualname, _site(st), k, ctx.phase, ctx.freq,
-                       other=[other], note=notes.get(role, role)), frames, ctx)
+                       other=[other], note=notes.get(role, role), resolution=_via(st, "resolution", "")), frames, ctx)
         if role == "replay":
             c = Count.unit("graph_launches")
             return scale({ctx.phase: c}, reps)
