@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from apxtui.errors import SymbolError
 from apxtui.profile import decide
-from apxtui.vocab import CALL_EDGE_KINDS
+from apxtui.vocab import CALL_EDGE_KINDS, EdgeKind, Resolution
 
 #: The extra arm of a by-name-only choice: the receiver is of a type no candidate belongs to.
 NAME_ONLY_OTHER = "another type's method (receiver type unknown; maybe outside the checkout)"
@@ -41,6 +41,70 @@ _IMPLICIT_LABEL = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One branch a call site sits under (an :class:`apxtui.facts.Context` of a branch kind, as linked)."""
+
+    kind: str  # if / else / match_arm / switch_case / cfg / pp_if / except
+    text: str
+    line: int = 0
+    group: str = ""  # the construct within the file (``"<line>:<col>"``)
+    arm: int = 0  # the arm's index in its construct
+    subject: str = ""
+    negated: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    total: int = 0
+
+    @classmethod
+    def of(cls, d: Mapping[str, Any]) -> Condition:
+        return cls(d.get("kind", ""), d.get("text", ""), d.get("line", 0), d.get("group", ""), d.get("arm", 0),
+                   d.get("subject", ""), tuple(d.get("negated", ())), tuple(d.get("env", ())), d.get("total", 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Via:
+    """The edge a stage is reached by: one call site, as the linker recorded it (``index/link.py``).
+
+    Built once per stage from the graph's edge attributes (which stay plain data for the store)."""
+
+    kind: EdgeKind
+    resolution: Resolution
+    how: str = ""
+    file: str = ""
+    line: int = 0
+    col: int = 0
+    site: str = ""  # the call site's identity within the caller (``file:line:col:callee`` + tags)
+    callee: str = ""  # as written
+    receiver: str = ""  # a method call's receiver expression
+    call_kind: str = ""  # the call site's kind (``call``, ``method``, ``launch``, ``macro`` …)
+    text: str = ""  # the call's source text
+    args: tuple[str, ...] = ()
+    template_args: tuple[str, ...] = ()
+    launch_config: tuple[str, ...] = ()
+    conditions: tuple[Condition, ...] = ()  # outermost first
+    loops: tuple[str, ...] = ()  # loop headers, outermost first
+    closures: tuple[str, ...] = ()  # closure headers the call sits in
+    candidates: int = 0  # definitions the call site links to
+    name_only: bool = False  # linked by the method's name alone
+    attrs: Mapping[str, Any] = field(default_factory=dict)  # the call site's extra facts (``library`` …)
+
+    @classmethod
+    def of(cls, d: Mapping[str, Any]) -> Via:
+        """The record of one edge's attributes (a graph edge's data dict)."""
+        return cls(EdgeKind(d["kind"]), Resolution(d["resolution"]), d.get("how", ""), d.get("file", ""),
+                   d.get("line", 0), d.get("col", 0), d.get("site", ""), d.get("callee", ""), d.get("receiver", ""),
+                   d.get("call_kind", ""), d.get("text", ""), tuple(d.get("args", ())),
+                   tuple(d.get("template_args", ())), tuple(d.get("launch_config", ())),
+                   tuple(Condition.of(c) for c in d.get("conditions", ())), tuple(d.get("loops", ())),
+                   tuple(d.get("closures", ())), d.get("candidates", 0), bool(d.get("name_only")),
+                   d.get("attrs") or {})
+
+    @property
+    def at(self) -> str:
+        """``file:line`` of the call site."""
+        return f"{self.file}:{self.line}"
+
+
 @dataclass
 class Stage:
     node: str
@@ -50,10 +114,16 @@ class Stage:
     lang: str
     file: str
     line: int
-    via: dict[str, Any] | None = None
+    via: Via | None = None
     children: list[Stage | Dispatch] = field(default_factory=list)
     cut: str = ""  # "recursion" | "depth" | "budget" | ""
     expanded: bool = False
+
+    @property
+    def call_at(self) -> str:
+        """``file:line`` of the call site reaching this stage; "" for the entry (or a site with no file)."""
+        v = self.via
+        return f"{v.file}:{v.line}" if v is not None and v.file else ""
 
 
 @dataclass
@@ -184,7 +254,7 @@ class Tracer:
 
     # -- building ----------------------------------------------------------------------
 
-    def stage(self, node: str, via: dict[str, Any] | None = None) -> Stage:
+    def stage(self, node: str, via: Via | None = None) -> Stage:
         d = self.g.nodes[node]
         return Stage(node, d.get("kind", ""), d.get("name", ""), d.get("qualname", ""), d.get("lang", ""),
                      d.get("file", ""), int(d.get("line", 0) or 0), via)
@@ -273,38 +343,38 @@ class Tracer:
     def _children(self, node: str) -> list[Stage | Dispatch]:
         edges = [(v, d) for _, v, d in self.g.out_edges(node, data=True) if d.get("kind") in CALL_EDGE_KINDS]
         edges.sort(key=lambda e: (e[1].get("line", 0), e[1].get("col", 0), self.g.nodes[e[0]].get("qualname", "")))
-        sites: dict[str, list[Any]] = {}
+        sites: dict[str, list[tuple[str, Via]]] = {}
+        conds_of: dict[str, list[dict[str, Any]]] = {}
         for v, d in edges:
-            sites.setdefault(d.get("site", f"{v}"), []).append((v, d))
+            site = d.get("site", f"{v}")
+            sites.setdefault(site, []).append((v, Via.of(d)))
+            conds_of.setdefault(site, d.get("conditions", []))
         items: list[tuple[list[dict[str, Any]], Stage | Dispatch]] = []
         for site, group in sites.items():
-            conds = group[0][1].get("conditions", [])
+            conds = conds_of[site]
             if self.profile is not None:  # profile hook: definitions the profile compiles out
                 group = self._profile_defs(site, group)
                 if not group:
                     continue
-            if len(group) == 1 and not group[0][1].get("name_only"):
-                v, d = group[0]
-                items.append((conds, self.stage(v, d)))
+            if len(group) == 1 and not group[0][1].name_only:
+                v, via = group[0]
+                items.append((conds, self.stage(v, via)))
             else:
                 items.append((conds, self._candidates(node, site, group)))
         return self._group(node, items, 0)
 
-    def _profile_defs(self, site: str, group: list[Any]) -> list[Any]:
+    def _profile_defs(self, site: str, group: list[tuple[str, Via]]) -> list[tuple[str, Via]]:
         keep = [(v, d) for v, d in group if decide.definition(self.profile, v, self.g.nodes[v]) is not False]
         self.excluded += [f"{site} -> {v}" for v, d in group if all(v != k for k, _ in keep)]
         if len(keep) == 1 < len(group):  # the other cfg/#if alternatives are compiled out
             v, d = keep[0]
-            keep = [
-                (v, {**d, "resolution": "exact", "how": f"{d.get('how', '')}; profile: 1 of {len(group)} alternatives"})
-            ]
+            keep = [(v, replace(d, resolution=Resolution.EXACT,
+                                how=f"{d.how}; profile: 1 of {len(group)} alternatives"))]
         return keep or (group if len(group) > 1 else [])
 
-    def _candidates(self, node: str, site: str, group: list[Any]) -> Dispatch:
+    def _candidates(self, node: str, site: str, group: list[tuple[str, Via]]) -> Dispatch:
         d0 = group[0][1]
-        disp = Dispatch(
-            f"{node}#site:{site}", "candidates", d0.get("callee", ""), d0.get("file", ""), d0.get("line", 0)
-        )
+        disp = Dispatch(f"{node}#site:{site}", "candidates", d0.callee, d0.file, d0.line)
         for i, (v, d) in enumerate(group):
             nd = self.g.nodes[v]
             cond = " && ".join([*(f"cfg({c})" for c in nd.get("cfg", [])), *nd.get("pp", [])])
@@ -313,13 +383,13 @@ class Tracer:
             disp.arms.append(arm)
         if self.profile is not None:
             disp.note = "undecided under profile"
-        if d0.get("name_only"):
+        if d0.name_only:
             # linked by the method's name alone: the receiver may be a type outside the checkout too,
             # and nothing is expanded until an arm is chosen ([ / ], --select)
             disp.arms.append(Arm(NAME_ONLY_OTHER, "implicit", len(disp.arms), implicit=True))
             disp.note = "by name only: not expanded until chosen"
         self._apply_selection(disp)
-        if d0.get("name_only") and all(a.selected is None for a in disp.arms):
+        if d0.name_only and all(a.selected is None for a in disp.arms):
             for a in disp.arms:
                 a.selected = False
         return disp
@@ -427,12 +497,12 @@ def select_matches(arm: Arm, text: str) -> bool:
 
 def stage_key(st: Stage) -> str:
     """A stage's identity under its parent: node id and call site (a chain of them locates a stage)."""
-    return f"{st.node}@{(st.via or {}).get('site', '')}"
+    return f"{st.node}@{st.via.site if st.via else ''}"
 
 
 def item_file(item: Stage | Dispatch) -> str:
     if isinstance(item, Stage):
-        return str((item.via or {}).get("file", item.file))
+        return item.via.file if item.via else item.file
     return item.file
 
 

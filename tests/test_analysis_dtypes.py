@@ -11,6 +11,7 @@ from apxtui.analysis.types import canonical, enum_dtype, narrows
 from apxtui.index.link import link
 from apxtui.parse import extract_file
 from apxtui.scan import EXTENSIONS
+from apxtui.trace import Via
 
 
 class MiniIndex:
@@ -34,7 +35,7 @@ def launch_edge(g: nx.MultiDiGraph, kernel: str, caller: str | None = None):
     for u, v, e in g.edges(data=True):
         if e["kind"] == "launch" and g.nodes[v]["qualname"] == kernel and (
                 caller is None or g.nodes[u]["qualname"] == caller):
-            return v, e
+            return v, Via.of(e)
     raise AssertionError(f"no launch of {kernel}")
 
 
@@ -134,7 +135,7 @@ extern "C" int gemm_ex(const void* a, const void* b, void* c, int m, int n, int 
 def _vendor(g, api, caller):
     for u, _v, e in g.edges(data=True):
         if e["kind"] == "vendor" and e["callee"] == api and g.nodes[u]["qualname"] == caller:
-            return u, e
+            return u, Via.of(e)
     raise AssertionError(api)
 
 
@@ -164,7 +165,7 @@ def test_demo_fp8_quantize_stage(demo_index):
     assert r["output"]["value"] == ["e4m3"]
     conv = [c for c in r["conversions"] if c["kind"] == "round"]
     assert [(c["from"], c["to"], c["call"]) for c in conv] == [("f32", "e4m3", "__nv_cvt_float_to_fp8")]
-    fp8 = [a.library(u, e) for u, _v, e in demo_index.graph.edges(data=True)
+    fp8 = [a.library(u, Via.of(e)) for u, _v, e in demo_index.graph.edges(data=True)
            if e["kind"] == "vendor" and e["callee"] == "cublasLtMatmul"
            and demo_index.graph.nodes[u]["qualname"] == "apxinf_cublaslt_gemm_fp8"]
     assert fp8[0]["operands"]["value"] == {"A": "e4m3", "B": "e4m3", "C": "bf16", "D": "bf16"}

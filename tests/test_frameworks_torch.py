@@ -49,12 +49,12 @@ def test_python_torch_ops_call_reaches_the_kernel_through_the_dispatch_macro(tor
     ]
     stages = [st for _, st, _ in walk(tree) if st.kind in MAIN]
     via = stages[2].via
-    assert via["kind"] == "binding" and via["resolution"] == "heuristic"  # namespace set by the build
+    assert via.kind == "binding" and via.resolution == "heuristic"  # namespace set by the build
     launch = stages[4].via
-    assert launch["kind"] == "launch" and launch["template_args"] == ["c10::Half"]
-    assert [c["text"] for c in launch["conditions"]] == ["case at::ScalarType::Half"]
-    assert launch["attrs"]["macro"] == "VLLM_DISPATCH_FLOATING_TYPES"
-    assert "pytorch model" in " ".join(launch["attrs"]["macro_defs"])  # AT_DISPATCH_* from the model
+    assert launch.kind == "launch" and launch.template_args == ("c10::Half",)
+    assert [c.text for c in launch.conditions] == ["case at::ScalarType::Half"]
+    assert launch.attrs["macro"] == "VLLM_DISPATCH_FLOATING_TYPES"
+    assert "pytorch model" in " ".join(launch.attrs["macro_defs"])  # AT_DISPATCH_* from the model
 
 
 def test_dispatch_macro_arms_bind_the_scalar_type(torch_index):

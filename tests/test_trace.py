@@ -61,8 +61,8 @@ def test_select_picks_arms_by_condition_text(demo_index):
     root = Tracer(g, select=["DType::F32"]).trace(find_symbol(g, "kernels::norm::rms_norm"))
     reached = [st.qualname for _, st, _ in walk(root) if st.kind == "abi_fn"]
     assert reached == ["apxinf_rms_norm_f32"]
-    launches = [st.via["template_args"] for _, st, _ in walk(root) if st.kind == "kernel"]
-    assert launches == [["float", "float"]]
+    launches = [st.via.template_args for _, st, _ in walk(root) if st.kind == "kernel" and st.via]
+    assert launches == [("float", "float")]
 
 
 def test_choices_by_dispatch_key_override_text(demo_index):
@@ -86,12 +86,12 @@ def test_cfg_alternatives_are_a_candidates_dispatch_with_their_cfgs(demo_index):
 def test_loops_and_edge_evidence(demo_index):
     g = demo_index.graph
     root = Tracer(g).trace(find_symbol(g, "Pi05Model::forward"))
-    layer_calls = [st for _, st, _ in walk(root) if st.name == "forward" and st.via and st.via["loops"]]
-    assert layer_calls and layer_calls[0].via["loops"] == ["for layer in &self.layers"]
+    layer_calls = [st for _, st, _ in walk(root) if st.name == "forward" and st.via and st.via.loops]
+    assert layer_calls and layer_calls[0].via and layer_calls[0].via.loops == ("for layer in &self.layers",)
     for _, st, _ in walk(root):
         if st.via:
-            assert st.via["resolution"] in {"exact", "heuristic", "ambiguous", "unresolved"}
-            assert st.via["file"] and st.via["line"] > 0
+            assert st.via.resolution in {"exact", "heuristic", "ambiguous", "unresolved"}
+            assert st.via.file and st.via.line > 0
 
 
 def test_depth_limit_and_recursion_are_marked(demo_index):

@@ -17,11 +17,12 @@ from typing import Any
 from apxtui.analysis.calls import cache_miss_closure, call_rules, first_call_arm
 from apxtui.analysis.capture import CaptureAnalysis, subtree
 from apxtui.analysis.dtypes import DtypeAnalysis, is_library_gemm
-from apxtui.analysis.evidence import HEURISTIC, loc
+from apxtui.analysis.evidence import HEURISTIC
 from apxtui.analysis.hostops import host_op
 from apxtui.analysis.launches import Count, LaunchCounter, own_kind
 from apxtui.analysis.loops import consts_of, frequency, multiplier
-from apxtui.trace import Dispatch, Stage, iter_stages
+from apxtui.trace import Dispatch, Stage, Via, iter_stages
+from apxtui.vocab import EdgeKind
 
 LOADER = re.compile(r"^(load|load_\w+|\w+_load|from_pretrained|read_checkpoint|upload_\w+|warmup|prepare_weights)$")
 HOST_COMPUTE = re.compile(r"(^|::|\.)(cpu|host)(::|\.|$)|Cpu[A-Z]?\w*::", re.I)
@@ -82,7 +83,7 @@ class _Annotator:
     # -- pass 1: structure ---------------------------------------------------------------
 
     def walk(self, st: Stage, parent: Stage | None, path_mults, phase, arms, alt) -> None:
-        own = [multiplier(h, self.consts(parent)) for h in (st.via or {}).get("loops", [])]
+        own = [multiplier(h, self.consts(parent)) for h in (st.via.loops if st.via else ())]
         if phase == "eager" and LOADER.match(st.name or ""):
             phase = "load"
         info = _Info(parent, own, [*path_mults, *own], phase, arms, alt)
@@ -94,13 +95,14 @@ class _Annotator:
 
     def _items(self, items, parent, path_mults, phase, arms, alt) -> None:
         rules = call_rules()
-        sibs: list[dict] | None = None
+        sibs: list[Via] | None = None
         for it in items:
             if isinstance(it, Stage):
                 ph = phase
-                if phase == "eager" and (it.via or {}).get("closures"):
-                    sibs = sibs if sibs is not None else [s.via or {} for s in iter_stages(items, selected_only=False)]
-                    if cache_miss_closure(rules, it.via or {}, sibs):
+                if phase == "eager" and it.via is not None and it.via.closures:
+                    if sibs is None:
+                        sibs = [s.via for s in iter_stages(items, selected_only=False) if s.via is not None]
+                    if cache_miss_closure(rules, it.via, sibs):
                         ph = "prepare"  # runs in a closure passed to a cache helper: on a cache miss only
                 self.walk(it, parent, path_mults, ph, arms, alt)
                 continue
@@ -148,11 +150,11 @@ class _Annotator:
     # -- pass 2: per-stage facts ---------------------------------------------------------
 
     def dtypes(self, st: Stage) -> dict[str, Any] | None:
-        v = st.via or {}
+        v = st.via
         parent = self.info[id(st)].parent
-        if v.get("kind") == "launch" and st.kind == "kernel":
+        if v is not None and v.kind == EdgeKind.LAUNCH and st.kind == "kernel":
             return self.dt.kernel(st.node, v)
-        if v.get("kind") == "vendor" and parent is not None and GEMM_APIS.search(st.name or ""):
+        if v is not None and v.kind == EdgeKind.VENDOR and parent is not None and GEMM_APIS.search(st.name or ""):
             return self.dt.library(parent.node, v)
         lib = self._rust_ffi_gemm(st, parent)
         if lib is not None:
@@ -173,12 +175,12 @@ class _Annotator:
         if parent is None or not is_library_gemm(st.name or ""):
             return None
         call, fn = (st, parent) if st.kind == "ffi_decl" else (parent, self.info[id(parent)].parent)
-        if call.kind != "ffi_decl" or fn is None or (call.via or {}).get("kind") != "call":
+        if call.kind != "ffi_decl" or fn is None or call.via is None or call.via.kind != EdgeKind.CALL:
             return None
         up = self.info[id(fn)].parent
         env = self.dt.env_for(fn.node, fn.via, up.node if up is not None else None)
-        v = fn.via or {}
-        return self.dt.library(fn.node, call.via or {}, env, f"{v.get('file', '')}:{v.get('line', 0)}" if env else "")
+        at = fn.via.at if env and fn.via else ""
+        return self.dt.library(fn.node, call.via, env, at)
 
     def bodies(self) -> None:
         for r in self.regions:
@@ -195,11 +197,10 @@ class _Annotator:
             for h in b["hazards"]:
                 haz.setdefault(h["at"], []).append(h)
             for s, _p, _a in (t for c in r["_body"] for t in subtree(c)):
-                v = s.via or {}
-                at = loc(v.get("file", ""), v.get("line", 0))
+                at = s.call_at
                 if (s.qualname, at) in sites:
                     self.launch_info[id(s)] = sites[(s.qualname, at)]
-                if at in haz and (s.kind == "external" or v.get("kind") == "launch"):
+                if at in haz and (s.kind == "external" or (s.via is not None and s.via.kind == EdgeKind.LAUNCH)):
                     self.hazard_info[id(s)] = haz[at]
 
     def run(self) -> Annotations:
@@ -277,8 +278,7 @@ class _Annotator:
             if not d or d.get("kind") not in ("kernel", "library"):
                 continue
             info = self.info[id(st)]
-            v = st.via or {}
-            where = loc(v.get("file", ""), v.get("line", 0))
+            where = st.call_at
             base = {"stage": st.qualname, "at": where, "arms": list(info.arms), "alternative": info.alternative,
                     "phase": info.phase}
             if d["kind"] == "kernel":
@@ -319,11 +319,10 @@ class _Annotator:
         out: list[dict[str, Any]] = []
         for st in self.order:
             info = self.info[id(st)]
-            v = st.via or {}
-            where = loc(v.get("file", ""), v.get("line", 0))
+            where = st.call_at
             item: dict[str, Any] | None = None
             if st.kind == "external":
-                op = host_op(st.qualname, v.get("args", []))
+                op = host_op(st.qualname, st.via.args if st.via else ())
                 if op:
                     item = dict(op)
             elif st.kind in ("rust_fn", "python_fn") and HOST_COMPUTE.search(st.qualname or "") \

@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from apxtui.parse.languages import query_dirs
+from apxtui.trace import Via
 from apxtui.vocab import CallClass, EdgeKind, NodeKind
 
 CALLS_FILE = "calls.toml"
@@ -208,27 +209,27 @@ def first_call_arm(rules: CallRules, construct: str, subject: str, label: str, k
     return kind == "if" and rules.first_call_condition(label)
 
 
-def closure_receiver(via: dict, siblings: list[dict]) -> dict | None:
+def closure_receiver(via: Via, siblings: list[Via]) -> Via | None:
     """The sibling call whose argument is the closure a call sits in (``cached_or_build(k, || build())``
-    for ``build``): edge dicts (``via``) of the calls of one function."""
-    text = via.get("text", "")
-    line = via.get("line", 0)
-    for header in via.get("closures", []) or []:
+    for ``build``): the edges (``via``) of the calls of one function."""
+    text = via.text
+    line = via.line
+    for header in via.closures:
         for sib in siblings:
-            if sib is via or sib.get("line", 0) > line:
+            if sib is via or sib.line > line:
                 continue
-            for a in sib.get("args", []) or []:
+            for a in sib.args:
                 if a.lstrip().startswith(header.strip()[:2]) and (not text or text in a):
                     return sib
     return None
 
 
-def cache_miss_closure(rules: CallRules, via: dict, siblings: list[dict]) -> str:
+def cache_miss_closure(rules: CallRules, via: Via, siblings: list[Via]) -> str:
     """Why a call runs on a cache miss only (it sits in a closure passed to a cache helper), or ""."""
     recv = closure_receiver(via, siblings)
     if recv is None:
         return ""
-    name = bare_name(recv.get("callee", ""))
+    name = bare_name(recv.callee)
     if not rules.is_cache_helper(name):
         return ""
-    return f"closure passed to `{name}` at {recv.get('file', '')}:{recv.get('line', 0)} (runs on a cache miss)"
+    return f"closure passed to `{name}` at {recv.at} (runs on a cache miss)"

@@ -28,6 +28,7 @@ from apxtui.analysis.hostops import Roles, api_name, host_op
 from apxtui.analysis.lifecycle import holder_type, is_error_path, primitive_sites, replay_methods
 from apxtui.analysis.overloads import best_candidates
 from apxtui.trace import Dispatch, Stage
+from apxtui.vocab import EdgeKind, Resolution
 
 _DEFAULT_STREAM = {"0", "nullptr", "NULL", "cudaStreamLegacy", "cudaStreamPerThread", "0x0"}
 _PER_REQUEST_HINT = re.compile(r"pos|position|seq|len|step|token|offset|start|idx|index|batch|num", re.I)
@@ -56,17 +57,19 @@ def _children_stages(items: list[Stage | Dispatch], arms: tuple[ArmRef, ...] = (
 
 
 def _conds(st: Stage) -> list[tuple[str, int]]:
-    return [(c.get("group", ""), c.get("arm", 0)) for c in (st.via or {}).get("conditions", [])]
+    return [(c.group, c.arm) for c in st.via.conditions] if st.via else []
 
 
 def _line(st: Stage) -> int:
-    return (st.via or {}).get("line", 0)
+    return st.via.line if st.via else 0
 
 
 def _site_key(st: Stage) -> str:
     """The call site of a stage (the candidates of one ambiguous call share it)."""
-    v = st.via or {}
-    return v.get("site") or f"{v.get('file', '')}:{v.get('line', 0)}:{v.get('callee', '')}"
+    v = st.via
+    if v is None:
+        return ":0:"
+    return v.site or f"{v.file}:{v.line}:{v.callee}"
 
 
 def labels(arms: tuple[ArmRef, ...]) -> list[str]:
@@ -117,7 +120,7 @@ class CaptureAnalysis:
                 return _conds(c)[: len(bc)] == bc
 
             region: dict[str, Any] = {
-                "id": f"{fn.qualname}@{(b.via or {}).get('file', '')}:{bl}",
+                "id": f"{fn.qualname}@{b.via.file if b.via else ''}:{bl}",
                 "function": fn.qualname, "function_node": fn.node, "file": fn.file,
                 "begin": self._site(b), "arms": labels(barms), "body_calls": [],
             }
@@ -130,8 +133,8 @@ class CaptureAnalysis:
                 site = self._site(e)
                 if site["at"] in end_list:
                     continue
-                err = is_error_path(labels(_branches(ea)[nb:]) + [c.get("text", "") for c in (e.via or {}).get(
-                    "conditions", [])[len(bc):]])
+                err = is_error_path(labels(_branches(ea)[nb:])
+                                    + [c.text for c in (e.via.conditions if e.via else ())[len(bc):]])
                 site.update({"path": "error" if err else "normal", "condition": err,
                              "primitive": primitive_sites(self.g, e.node, "end")})
                 end_list[site["at"]] = site
@@ -156,8 +159,8 @@ class CaptureAnalysis:
                     and _site_key(c) not in lifecycle_sites and not is_error_path(labels(_branches(a)[nb:]))]
             region["_body"] = body
             region["body_calls"] = [self._site(c) for c in body]
-            region["_wrappers"] = [(c, loc((c.via or {}).get("file", ""), _line(c))) for c in body
-                                   if any(_CLOSURE_ARG.match(x) for x in (c.via or {}).get("args", []))]
+            region["_wrappers"] = [(c, c.call_at) for c in body
+                                   if c.via is not None and any(_CLOSURE_ARG.match(x) for x in c.via.args)]
             after = [(c, r) for c, _a, r in roles if _line(c) > el and r in ("instantiate", "replay") and inside(c)]
             inst = _dedupe([{**self._site(c), "primitive": primitive_sites(self.g, c.node, "instantiate")}
                             for c, r in after if r == "instantiate"])
@@ -199,8 +202,7 @@ class CaptureAnalysis:
         return out
 
     def _site(self, st: Stage) -> dict[str, Any]:
-        v = st.via or {}
-        return {"call": v.get("callee", st.name), "target": st.qualname, "at": loc(v.get("file", ""), v.get("line", 0)),
+        return {"call": st.via.callee if st.via else st.name, "target": st.qualname, "at": st.call_at,
                 "role": self.roles.role(st.node)}
 
     # -- body ------------------------------------------------------------------------------
@@ -213,7 +215,7 @@ class CaptureAnalysis:
         allocs = False
         items = [(s, p, a) for c in region["_body"] for s, p, a in subtree(c)]
         for st, _p, _a in items:
-            op = host_op(st.qualname, (st.via or {}).get("args", [])) if st.kind == "external" else None
+            op = host_op(st.qualname, st.via.args if st.via else ()) if st.kind == "external" else None
             if op and op["kind"] == "alloc":
                 allocs = True
         parents: dict[int, Stage] = {}
@@ -221,24 +223,25 @@ class CaptureAnalysis:
             if len(path) > 1:
                 parents[id(st)] = path[-2]
         for st, path, arms in items:
-            v = st.via or {}
-            where = loc(v.get("file", ""), v.get("line", 0))
-            if v.get("kind") == "launch":
+            v = st.via
+            where = st.call_at
+            ekind = v.kind if v else ""
+            if ekind == EdgeKind.LAUNCH:
                 if not self._overload_fits(st, parents.get(id(st), fn)):
                     continue
                 launches.append(self.launch(fn, region, st, path, arms, allocs))
-                cfg = v.get("launch_config", [])
+                cfg: tuple[str, ...] = v.launch_config if v else ()
                 if len(cfg) < 4 or cfg[3].strip() in _DEFAULT_STREAM:
                     occurrences.append({"kind": "default stream", "api": st.qualname, "at": where, "arms": labels(arms),
                                         "_arms": arms, "call_at": where, "via": _via(path),
                                         "detail": "launch without an explicit stream inside a capture region "
                                                   "(legacy default stream: capture error or not recorded)"})
-            elif v.get("kind") == "vendor" or (st.kind == "ffi_decl" and is_library_gemm(st.name or "")):
+            elif ekind == EdgeKind.VENDOR or (st.kind == "ffi_decl" and is_library_gemm(st.name or "")):
                 key = (api_name(st.qualname), where)
                 if key in library:
                     library[key]["paths"] += 1
                 else:
-                    library[key] = {"api": key[0], "library": (v.get("attrs") or {}).get("library", ""),
+                    library[key] = {"api": key[0], "library": v.attrs.get("library", "") if v else "",
                                     "at": where, "arms": labels(arms), "paths": 1}
             elif st.kind == "external":
                 h = self._hazard(st, path, arms, where)
@@ -257,14 +260,12 @@ class CaptureAnalysis:
     def _hazard(
         self, st: Stage, path: tuple[Stage, ...], arms: tuple[ArmRef, ...], where: str
     ) -> dict[str, Any] | None:
-        v = st.via or {}
-        op = host_op(st.qualname, v.get("args", []))
+        op = host_op(st.qualname, st.via.args if st.via else ())
         if op is None:
             return None
         call_at = where
         if len(path) > 1 and path[-2].kind == "ffi_decl":  # the Rust call of the extern declaration
-            pv = path[-2].via or {}
-            call_at = loc(pv.get("file", ""), pv.get("line", 0))
+            call_at = path[-2].call_at
         d = hazard_detail(op)
         if d is None:
             return None
@@ -273,10 +274,10 @@ class CaptureAnalysis:
 
     def _overload_fits(self, st: Stage, parent: Stage) -> bool:
         """False for an overload the launch's argument types rule out (another candidate fits better)."""
-        v = st.via or {}
-        if v.get("resolution") != "ambiguous" or not v.get("site"):
+        v = st.via
+        if v is None or v.resolution != Resolution.AMBIGUOUS or not v.site:
             return True
-        best = best_candidates(self.index, parent.node, v["site"], list(v.get("args", [])))
+        best = best_candidates(self.index, parent.node, v.site, list(v.args))
         return best is None or st.node in best
 
     # -- graph keys ------------------------------------------------------------------------
@@ -315,10 +316,10 @@ class CaptureAnalysis:
     # -- constants -------------------------------------------------------------------------
 
     def launch(self, fn: Stage, region: dict[str, Any], st: Stage, path: tuple[Stage, ...], arms, allocs: bool):
-        v = st.via or {}
+        v = st.via
         d = self.index.definition(st.node)
         params = d.params if d else []
-        args = list(v.get("args", []))
+        args = list(v.args) if v else []
         consts, buffers = [], []
         chain = (fn, *path)
         for i, a in enumerate(args):
@@ -338,8 +339,8 @@ class CaptureAnalysis:
                 continue
             origin = self.origin(chain, len(chain) - 1, a)
             consts.append({"param": p.name, "type": ptype, "arg": a, **origin})
-        return {"kernel": st.qualname, "at": loc(v.get("file", ""), v.get("line", 0)), "arms": labels(arms),
-                "template_args": list(v.get("template_args", [])), "constants": consts, "buffers": buffers}
+        return {"kernel": st.qualname, "at": st.call_at, "arms": labels(arms),
+                "template_args": list(v.template_args) if v else [], "constants": consts, "buffers": buffers}
 
     def origin(self, chain: tuple[Stage, ...], k: int, expr: str) -> dict[str, Any]:
         """Follow an argument of the call into ``chain[k]`` back up the chain to the region function."""
@@ -396,18 +397,18 @@ class CaptureAnalysis:
                 if j == 0:
                     self._req_params.add(ident)
                     return "per-request", f"`{ident}`: parameter of {st.qualname} (per call)", None
-                inc = st.via or {}
-                if inc.get("kind") == "ffi":  # extern decl → C definition: same positions
+                inc = st.via
+                if inc is not None and inc.kind == EdgeKind.FFI:  # extern decl → C definition: same positions
                     prev = self.index.definition(chain[j - 1].node)
                     pn = [p.name for p in prev.params] if prev else []
                     if idx < len(pn):
                         return "param", f"`{ident}` ← `{pn[idx]}` of {chain[j - 1].qualname} (FFI)", (j - 1, pn[idx])
                     return "unknown", f"`{ident}`: no parameter #{idx} in {chain[j - 1].qualname}", None
-                off = 1 if names[0] == "self" and inc.get("call_kind") == "method" else 0
-                args = inc.get("args", [])
+                off = 1 if names[0] == "self" and inc is not None and inc.call_kind == "method" else 0
+                args = inc.args if inc is not None else ()
                 pos = idx - off
                 if 0 <= pos < len(args):
-                    at = loc(inc.get("file", ""), inc.get("line", 0))
+                    at = st.call_at
                     return "param", f"`{ident}` ← `{args[pos]}` at {at}", (j - 1, args[pos])
                 return "unknown", f"`{ident}`: argument #{pos} missing at the call of {st.qualname}", None
         if self._is_loop_var(chain, j, ident):
@@ -421,7 +422,7 @@ class CaptureAnalysis:
     @staticmethod
     def _is_loop_var(chain, j: int, ident: str) -> bool:
         nxt = chain[j + 1] if j + 1 < len(chain) else None
-        loops = (nxt.via or {}).get("loops", []) if nxt is not None else []
+        loops = nxt.via.loops if nxt is not None and nxt.via is not None else ()
         pat = re.compile(rf"\bfor\s*\(?\s*(?:[\w:]+\s+)?\(?[\w\s,]*\b{re.escape(ident)}\b[\w\s,]*\)?\s*(in\b|=|:)")
         return any(pat.search(lp) for lp in loops)
 

@@ -12,7 +12,7 @@ from apxtui.analysis.graphkeys import graph_keys
 from apxtui.analysis.graphkeys import public as gk_public
 from apxtui.analysis.hostops import ROLE_EDGES, api_name, copy_direction
 from apxtui.analysis.lifecycle import primitive_sites
-from apxtui.trace import Tracer
+from apxtui.trace import Tracer, Via
 from apxtui.vocab import CALL_EDGE_KINDS, FN_KINDS
 
 ENTRY_KINDS = ("python_fn", "pyo3_binding", "cpp_binding", "rust_fn", "host_fn", "abi_fn")
@@ -112,15 +112,16 @@ def kernels_report(index: Any, max_entries: int = 8) -> dict[str, Any]:
         for u, _, e in g.in_edges(n, data=True):
             if e.get("kind") != "launch":
                 continue
-            k = dt.kernel(n, e)
+            via = Via.of(e)
+            k = dt.kernel(n, via)
             sites.append(
                 {
                     "caller": g.nodes[u].get("qualname", ""),
-                    "at": loc(e.get("file", ""), e.get("line", 0)),
-                    "template_args": list(e.get("template_args", [])),
+                    "at": loc(via.file, via.line),
+                    "template_args": list(via.template_args),
                     "vendored": bool(g.nodes[u].get("vendored")),
-                    "conditions": [c.get("text", "") for c in e.get("conditions", [])],
-                    "loops": list(e.get("loops", [])),
+                    "conditions": [c.text for c in via.conditions],
+                    "loops": list(via.loops),
                     "dtypes": {x: k[x] for x in ("storage", "input", "output", "accumulator")},
                     "conversions": k["conversions"],
                 }

@@ -19,6 +19,7 @@ from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, fact, identifier
 from apxtui.analysis.hostops import api_name
 from apxtui.analysis.libvalues import Alt, Env, Values, summarize
 from apxtui.facts import CallSite, Definition
+from apxtui.trace import Via
 
 _REDUCTION_HINT = re.compile(r"__shfl\w*|atomicAdd|BlockReduce|WarpReduce|__reduce_\w+")
 HELPER_DEPTH = 3
@@ -68,15 +69,15 @@ class DtypeAnalysis:
 
     # -- kernels -------------------------------------------------------------------------
 
-    def bindings(self, d: Definition, via: dict[str, Any]) -> tuple[dict[str, str], str, str]:
+    def bindings(self, d: Definition, via: Via | None) -> tuple[dict[str, str], str, str]:
         """Template parameter → argument at the launch; status and how."""
-        targs = list(via.get("template_args", []))
+        targs = list(via.template_args) if via else []
         tparams = list(d.template_params)
         b = dict(zip(tparams, targs, strict=False))
         if len(targs) >= len(tparams):
             return b, EXACT, "template arguments at the launch site" if tparams else "not a template"
         # deduce from `static_cast<const X*>(arg)` on pointer arguments
-        for p, a in zip(d.params, via.get("args", []), strict=False):
+        for p, a in zip(d.params, via.args if via else (), strict=False):
             m = re.match(r"\s*(?:static_cast|reinterpret_cast)<\s*(.+?)\s*>\s*\(", a)
             base = ty.strip_type(p.type)
             if m and base in tparams and base not in b and ty.is_pointer(p.type):
@@ -86,10 +87,9 @@ class DtypeAnalysis:
             return b, HEURISTIC, "template parameters deduced from casts on the launch arguments"
         return b, UNKNOWN, f"template parameter(s) {', '.join(missing)} not bound at the launch"
 
-    def kernel(self, node: str, via: dict[str, Any] | None) -> dict[str, Any]:
+    def kernel(self, node: str, via: Via | None) -> dict[str, Any]:
         d = self.defn(node)
-        via = via or {}
-        site = loc(via.get("file", ""), via.get("line", 0))
+        site = loc(via.file, via.line) if via else loc("", 0)
         if d is None:
             none = fact([], UNKNOWN, "no definition of the kernel in the checkout", [site])
             return {"kind": "kernel", "template_bindings": {}, "params": [], "storage": none, "input": none,
@@ -206,7 +206,7 @@ class DtypeAnalysis:
 
     # -- library calls -------------------------------------------------------------------
 
-    def library(self, caller: str, via: dict[str, Any], env: Env | None = None, env_at: str = "") -> dict[str, Any]:
+    def library(self, caller: str, via: Via, env: Env | None = None, env_at: str = "") -> dict[str, Any]:
         """A/B/C/D, compute and scale types of one library call made by ``caller``.
 
         ``env`` binds ``caller``'s parameters to the arguments of the call into it (one level),
@@ -214,16 +214,16 @@ class DtypeAnalysis:
         ``DType::BF16`` (``env_at``: where that call is).  Rust calls of an ``extern`` declaration
         (``ffi::cublasGemmEx``) are read like C calls.
         """
-        api = api_name(via.get("callee", ""))
-        lib = (via.get("attrs") or {}).get("library", "")
-        site = loc(via.get("file", ""), via.get("line", 0))
+        api = api_name(via.callee)
+        lib = via.attrs.get("library", "")
+        site = loc(via.file, via.line)
         d = self.defn(caller)
-        if lib == "cutlass" or (via.get("attrs") or {}).get("operator_type"):
+        if lib == "cutlass" or via.attrs.get("operator_type"):
             return self._cutlass(via, site)
         if d is None:
             return {"kind": "library", "api": api,
                     "operands": fact({}, UNKNOWN, "the calling function has no definition in the index", [site])}
-        args = list(via.get("args", []))
+        args = via.args
         env = env or {}
         if api == "cublasLtMatmul" and len(args) >= 12:
             ops = {k: self._made(d, args[i], "cublasLtMatrixLayoutCreate", 1, env)
@@ -271,12 +271,11 @@ class DtypeAnalysis:
                        + (f" ({env_at})" if env_at else ""))
         return _Op(dt, cond, ev, how)
 
-    def env_for(self, fn_node: str, via: dict[str, Any] | None, caller_node: str | None) -> Env:
+    def env_for(self, fn_node: str, via: Via | None, caller_node: str | None) -> Env:
         """``fn_node``'s parameters bound to the arguments of the call ``via`` made in ``caller_node``."""
-        if not via or caller_node is None:
+        if via is None or caller_node is None:
             return {}
-        return Values.bind(self.defn(fn_node), self.defn(caller_node), list(via.get("args", [])),
-                           via.get("call_kind") == "method")
+        return Values.bind(self.defn(fn_node), self.defn(caller_node), list(via.args), via.call_kind == "method")
 
     def _made(self, d: Definition, var: str, api_prefix: str, pos: int, env: Env) -> _Op:
         """The dtype argument ``pos`` of the creation call of the layout/descriptor ``var`` names."""
@@ -337,21 +336,21 @@ class DtypeAnalysis:
             out["scale"] = fact(scale.dtype, cst, "scale type argument", _uniq(scale.evidence))
         return out
 
-    def _cutlass(self, via: dict[str, Any], site: str) -> dict[str, Any]:
-        op = (via.get("attrs") or {}).get("operator_type", "")
+    def _cutlass(self, via: Via, site: str) -> dict[str, Any]:
+        op = via.attrs.get("operator_type", "")
         args = template_args(op)
         name = op.split("<", 1)[0]
         if name.split("::")[-1] in ("Gemm", "GemmUniversal", "GemmBatched", "GemmSplitKParallel") and len(args) >= 7:
             vals = {"A": ty.canonical(args[0]), "B": ty.canonical(args[2]), "C": ty.canonical(args[4])}
-            return {"kind": "library", "api": f"{name}::{via.get('callee', '')}", "operator_type": op,
+            return {"kind": "library", "api": f"{name}::{via.callee}", "operator_type": op,
                     "operands": fact(vals, EXACT, "CUTLASS device::Gemm element template arguments", [site]),
                     "compute": fact(ty.canonical(args[6]), EXACT, "ElementAccumulator template argument", [site])}
         floats = [(a, ty.canonical(a)) for a in args if ty.canonical(a) in ty.FLOATS]
         if not floats:
-            return {"kind": "library", "api": via.get("callee", ""), "operator_type": op,
+            return {"kind": "library", "api": via.callee, "operator_type": op,
                     "operands": fact({}, UNKNOWN, "no element type spelled in the CUTLASS operator type", [site])}
         vals = {"element": floats[0][1]}
-        out = {"kind": "library", "api": f"{name}::{via.get('callee', '')}", "operator_type": op,
+        out = {"kind": "library", "api": f"{name}::{via.callee}", "operator_type": op,
                "operands": fact(vals, HEURISTIC, "first floating-point template argument of the operator type", [site])}
         if len(floats) > 1:
             out["compute"] = fact(floats[1][1], HEURISTIC, "second floating-point template argument (accumulator by "

@@ -9,6 +9,7 @@ role (``graph::begin_capture`` → ``apxinf_graph_begin`` → ``cudaStreamBeginC
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from apxtui.analysis.calls import bare_name, call_rules
@@ -27,7 +28,7 @@ DEPTH = 5
 api_name = bare_name
 
 
-def copy_direction(name: str, args: list[str]) -> str:
+def copy_direction(name: str, args: Sequence[str]) -> str:
     joined = " ".join(args)
     for key, d in (("HostToDevice", "H2D"), ("DeviceToHost", "D2H"), ("DeviceToDevice", "D2D"),
                    ("HostToHost", "H2H"), ("Default", "default (inferred from pointers)")):
@@ -40,7 +41,7 @@ def copy_direction(name: str, args: list[str]) -> str:
     return "unknown"
 
 
-def host_op(name: str, args: list[str]) -> dict[str, Any] | None:
+def host_op(name: str, args: Sequence[str]) -> dict[str, Any] | None:
     """Category of one runtime call: copy/sync/alloc/free/memset (None when none applies)."""
     n = api_name(name)
     fam = call_rules().family(n)

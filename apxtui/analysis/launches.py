@@ -14,7 +14,7 @@ from typing import Any
 
 from apxtui.analysis.calls import bare_name, call_rules
 from apxtui.trace import Dispatch, Stage
-from apxtui.vocab import CallClass
+from apxtui.vocab import CallClass, EdgeKind
 
 Expr = dict[tuple[str, ...], int]
 KINDS = ("device", "library", "library_setup", "memops", "graph_launches")
@@ -100,13 +100,13 @@ def own_kind(st: Stage, g: Any) -> str | None:
     ``queries/calls.toml`` (:mod:`apxtui.analysis.calls`): ``device`` (a kernel launch), ``library`` (a
     library compute call), ``library_setup`` (handles, descriptors, heuristics, algorithm checks),
     ``memops`` (a copy or memset on a stream), ``graph_launches`` (a graph replay); None otherwise."""
-    v = st.via or {}
-    if v.get("kind") == "launch" or st.kind == "kernel" and v.get("kind") != "call":
+    ekind = st.via.kind if st.via else ""
+    if ekind == EdgeKind.LAUNCH or st.kind == "kernel" and ekind != EdgeKind.CALL:
         return "device"
-    vendor = st.kind == "vendor_api" or v.get("kind") == "vendor"
+    vendor = st.kind == "vendor_api" or ekind == EdgeKind.VENDOR
     if not vendor and st.kind != "external":
         return None  # a function the checkout defines: never classified by its name
-    cls = call_rules().classify(st.kind, st.qualname or st.name, v.get("kind", ""), defined=False).cls
+    cls = call_rules().classify(st.kind, st.qualname or st.name, ekind, defined=False).cls
     if cls == CallClass.LIBRARY:
         return "library"
     if cls == CallClass.SETUP:

@@ -57,7 +57,7 @@ from apxtui.map.model import (
     Work,
 )
 from apxtui.map.operators import OperatorLayer, operator_layer
-from apxtui.trace import Arm, Dispatch, Stage, Tracer, iter_stages, stage_key
+from apxtui.trace import Arm, Dispatch, Stage, Tracer, Via, iter_stages, stage_key
 from apxtui.vocab import CallClass, EdgeKind, Evidence, NodeKind, Phase
 
 #: Model-level functions that run once per model load.
@@ -85,10 +85,6 @@ STATIC_NOTE = ("Static analysis of the source: not runtime validation. Counts ar
 LoopBinder = Callable[[str, str], "tuple[int, str] | None"]
 
 
-def _via(st: Stage, key: str, default: Any = None) -> Any:
-    return (st.via or {}).get(key, default)
-
-
 def _with(obj, **changes):
     """A shallow copy of a dataclass instance with ``changes`` (much cheaper than dataclasses.replace)."""
     new = object.__new__(obj.__class__)
@@ -99,17 +95,24 @@ def _with(obj, **changes):
 
 def call_name(st: Stage) -> str:
     """The call as written, short: ``gemm::bf16``, ``layer.forward`` (receiver's last segment), ``forward``."""
-    callee = _via(st, "callee", "") or st.name
-    recv = _via(st, "receiver", "") or ""
-    if recv and _via(st, "call_kind", "") == "method" and "::" not in callee:
+    v = st.via
+    callee = (v.callee if v else "") or st.name
+    recv = v.receiver if v else ""
+    if recv and v and v.call_kind == "method" and "::" not in callee:
         last = re.split(r"\.|::", re.sub(r"\(.*\)|\[.*\]", "", recv))[-1].strip("&* ")
         if last and last != "self" and re.fullmatch(r"\w+", last):
             return f"{last}.{callee}"
     return callee
 
 
+def _resolution(st: Stage) -> str:
+    """How the call reaching ``st`` was linked ("" for the entry)."""
+    return st.via.resolution if st.via else ""
+
+
 def _site(st: Stage) -> Site:
-    return Site(_via(st, "file", "") or st.file, int(_via(st, "line", 0) or st.line or 0))
+    v = st.via
+    return Site((v.file if v else "") or st.file, (v.line if v else 0) or st.line or 0)
 
 
 @dataclass(frozen=True)
@@ -154,7 +157,7 @@ class MapBuilder:
         self._regions: dict[str, set[int]] = {}
         self._consts: dict[str, dict[str, tuple[str, str]]] = {}
         self._reps: dict[int, tuple[list[Repeat], str]] = {}
-        self._sibs: dict[int, list[dict]] = {}
+        self._sibs: dict[int, list[Via]] = {}
         self._roles: dict[str, str | None] = {}
         self._phase_of: dict[str, str] = {}
         self._counts: dict[str, Counts] = {}
@@ -189,10 +192,10 @@ class MapBuilder:
         kind = st.kind
         defined = kind in _DEFINED or kind == NodeKind.FFI_DECL and any(
             k == EdgeKind.FFI for _, _, k in self.g.out_edges(st.node, data="kind"))
-        return self.rules.classify(kind, st.qualname, _via(st, "kind", ""), defined)
+        return self.rules.classify(kind, st.qualname, st.via.kind if st.via else "", defined)
 
     def _note(self, st: Stage) -> None:
-        res = _via(st, "resolution", "")
+        res = st.via.resolution if st.via else ""
         if res == "unresolved" and st.kind == NodeKind.EXTERNAL:
             self.unresolved.setdefault(st.qualname, []).append(_site(st))
 
@@ -226,17 +229,18 @@ class MapBuilder:
             got = self._reps[id(st)] = self._repeats(st, parent, siblings)
         return got
 
-    def _sibling_vias(self, siblings: list[Stage | Dispatch]) -> list[dict]:
+    def _sibling_vias(self, siblings: list[Stage | Dispatch]) -> list[Via]:
         got = self._sibs.get(id(siblings))
         if got is None:
-            got = self._sibs[id(siblings)] = [x.via or {} for x in iter_stages(siblings, selected_only=False)]
+            got = self._sibs[id(siblings)] = [x.via for x in iter_stages(siblings, selected_only=False)
+                                                  if x.via is not None]
         return got
 
     def _repeats(self, st: Stage, parent: str, siblings: list[Stage | Dispatch]) -> tuple[list[Repeat], str]:
         out: list[Repeat] = []
         site = _site(st)
         qual = self.g.nodes[parent].get("qualname", "") if parent in self.g else ""
-        for h in _via(st, "loops", []) or []:
+        for h in st.via.loops if st.via else ():
             m = multiplier(h, self._consts_of(parent))
             bound = self.loop_bind(h, qual) if self.loop_bind and m["value"] is None else None
             if bound is not None:
@@ -251,15 +255,15 @@ class MapBuilder:
             r.last_differs = self._last_differs(st, h)
             r.function = qual
             out.append(r)
-        if not _via(st, "closures"):
+        if st.via is None or not st.via.closures:
             return out, ""
         sibs = self._sibling_vias(siblings)
-        first = cache_miss_closure(self.rules, st.via or {}, sibs)
-        recv = closure_receiver(st.via or {}, sibs) if not first else None
+        first = cache_miss_closure(self.rules, st.via, sibs)
+        recv = closure_receiver(st.via, sibs) if not first else None
         if recv is not None:
-            name = bare_name(recv.get("callee", ""))
-            header = (_via(st, "closures", []) or [""])[0]
-            at = f"{recv.get('file', '')}:{recv.get('line', 0)}"
+            name = bare_name(recv.callee)
+            header = st.via.closures[0]
+            at = recv.at
             if name in self.rules.closure_loops:
                 out.append(Repeat(header, None, f"× each element (`{name}`)", site, Evidence.HEURISTIC,
                                   f"closure passed to `{name}`: once per element", "per element"))
@@ -276,7 +280,7 @@ class MapBuilder:
         names = {v.strip() for v in m.group(1).split(",") if v.strip() and v.strip() != "_"}
         d = self.index.definition(st.node)
         params = [p.name for p in d.params if p.name != "self"] if d is not None else []
-        for i, a in enumerate(_via(st, "args", []) or []):
+        for i, a in enumerate(st.via.args if st.via else ()):
             if re.search(r"<|>|==|!=", a) and any(re.search(rf"\b{re.escape(n)}\b", a) for n in names):
                 p = params[i] if i < len(params) else f"argument {i + 1}"
                 return f"{p} = {a}: differs on the last iteration"
@@ -339,26 +343,26 @@ class MapBuilder:
         if cl.cls == CallClass.GRAPH:
             return self.cap.roles.role(st.node) or ""
         if "Memcpy" in st.name or "memcpy" in st.name.lower():
-            joined = " ".join(_via(st, "args", []) or [])
+            joined = " ".join(st.via.args if st.via else ())
             for key, d in (("HostToDevice", "H2D"), ("DeviceToHost", "D2H"), ("DeviceToDevice", "D2D")):
                 if key in joined:
                     return d
         return ""
 
     def _call(self, st: Stage, parent: str, cl: Classified, k: KeyChain) -> Call:
-        v = st.via or {}
+        v = st.via
         dt = ""
         try:
             if cl.cls == CallClass.DEVICE:
                 dt = dtype_short(self.dt.kernel(st.node, v))
-            elif v.get("kind") == EdgeKind.VENDOR or st.kind == NodeKind.VENDOR_API:
+            elif v is not None and (v.kind == EdgeKind.VENDOR or st.kind == NodeKind.VENDOR_API):
                 dt = dtype_short(self.dt.library(parent, v))
         except Exception as e:  # noqa: BLE001 - a dtype rule failing must not lose the row
             dt = f"unknown ({type(e).__name__})"
         name = st.qualname if cl.cls == CallClass.DEVICE else bare_name(st.qualname)
         return Call(cl.cls, name, _site(st), Site(st.file, st.line) if st.file else Site("", 0), k,
-                    list(v.get("template_args", [])), dt, library=self.g.nodes[st.node].get("library", "")
-                    if st.node in self.g else "", resolution=v.get("resolution", ""), how=v.get("how", ""))
+                    list(v.template_args) if v else [], dt, library=self.g.nodes[st.node].get("library", "")
+                    if st.node in self.g else "", resolution=v.resolution if v else "", how=v.how if v else "")
 
     def _op_dispatch(self, out: _Op, node: str, d: Dispatch, stack) -> None:
         self._record(d)
@@ -507,7 +511,7 @@ class MapBuilder:
                 first_frame, n_rows, seen_counts = seen
                 row = Row(call_name(st), st.qualname, _site(st), k, ctx.phase, ctx.freq, ref=first_frame.key,
                           ref_rows=n_rows, note=f"same {n_rows} rows as `{first_frame.name}` at {first_frame.site}",
-                          resolution=_via(st, "resolution", ""))
+                          resolution=_resolution(st))
                 row.counts = to_counts(seen_counts.get(ctx.phase))
                 self._emit(row, frames, ctx)
                 return scale(seen_counts, reps)
@@ -557,7 +561,7 @@ class MapBuilder:
             self._mark_graph(ctx)
         other = OtherCall(CallClass.GRAPH, call_name(st), _site(st), (), ctx.phase == Phase.PREPARE, role)
         self._emit(Row(call_name(st), st.qualname, _site(st), k, ctx.phase, ctx.freq,
-                       other=[other], note=notes.get(role, role), resolution=_via(st, "resolution", "")), frames, ctx)
+                       other=[other], note=notes.get(role, role), resolution=_resolution(st)), frames, ctx)
         if role == "replay":
             c = Count.unit("graph_launches")
             return scale({ctx.phase: c}, reps)
@@ -571,7 +575,7 @@ class MapBuilder:
             op = self.op(st.node, ())
         row = Row(call_name(st), st.qualname, _site(st), k, ctx.phase, ctx.freq,
                   adapter=list(op.adapters), work=_rekey(op.work, k, [], (), None), other=self._others(st.node, op),
-                  resolution=_via(st, "resolution", ""))
+                  resolution=_resolution(st))
         if st.kind == NodeKind.ABI_FN and st.qualname not in row.adapter:
             row.adapter.insert(0, st.qualname)
         for c in op.cuts:
@@ -789,7 +793,9 @@ def _keys(items: list[Stage | Dispatch]) -> set[str]:
 
 
 def _item_line(it: Stage | Dispatch) -> int:
-    return int(_via(it, "line", 0) or 0) if isinstance(it, Stage) else it.line
+    if isinstance(it, Stage):
+        return it.via.line if it.via else 0
+    return it.line
 
 
 def _synthetic_exits(node: str, items: list[Stage | Dispatch], exits: list[dict]) -> list[Stage | Dispatch]:
@@ -811,7 +817,8 @@ def _synthetic_exits(node: str, items: list[Stage | Dispatch], exits: list[dict]
         d = Dispatch(key, "match" if kind == "match_arm" else "if", e.get("subject", ""), "", line,
                      [Arm(text + " (returns early)", e.get("kind", "if"), e["arm"]),
                       Arm(cont + " (else: returns early)", "implicit", e["arm"] + 1, rest)])
-        d.file = _via(rest[0], "file", "") if isinstance(rest[0], Stage) else rest[0].file
+        first = rest[0]
+        d.file = (first.via.file if first.via else "") if isinstance(first, Stage) else first.file
         items = [*items[:cut], d]
         have.add(key)
     return items

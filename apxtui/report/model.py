@@ -11,27 +11,27 @@ from typing import Any
 from apxtui import __version__
 from apxtui.index.build import Index
 from apxtui.map import build_map, iter_calls, path_to
-from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, cuts, dispatches, walk
+from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, Via, cuts, dispatches, walk
 
 STATIC_NOTE = "Static analysis of the source: not runtime validation. Counts are static, per call of the entry."
 NO_PROFILE = "no profile: all configurations"
 
 
-def via_dict(via: dict[str, Any] | None) -> dict[str, Any] | None:
+def via_dict(via: Via | None) -> dict[str, Any] | None:
     if via is None:
         return None
     return {
-        "kind": via.get("kind", ""),
-        "file": via.get("file", ""),
-        "line": via.get("line", 0),
-        "callee": via.get("callee", ""),
-        "conditions": [c.get("text", "") for c in via.get("conditions", [])],
-        "loops": list(via.get("loops", [])),
-        "resolution": via.get("resolution", ""),
-        "how": via.get("how", ""),
-        "template_args": list(via.get("template_args", [])),
-        "launch_config": list(via.get("launch_config", [])),
-        "args": list(via.get("args", [])),
+        "kind": via.kind,
+        "file": via.file,
+        "line": via.line,
+        "callee": via.callee,
+        "conditions": [c.text for c in via.conditions],
+        "loops": list(via.loops),
+        "resolution": via.resolution,
+        "how": via.how,
+        "template_args": list(via.template_args),
+        "launch_config": list(via.launch_config),
+        "args": list(via.args),
     }
 
 
@@ -142,7 +142,7 @@ def trace_cuts(root: Stage, budget: int | None = None, first: int = 12) -> dict[
         by[st.cut] = by.get(st.cut, 0) + 1
     return {"count": len(cs), "budget": budget, "by_reason": by,
             "first": [{"reason": st.cut, "qualname": st.qualname, "node": st.node,
-                       "site": f"{(st.via or {}).get('file', '')}:{(st.via or {}).get('line', 0)}", "key": list(k)}
+                       "site": st.via.at if st.via else ":0", "key": list(k)}
                       for st, k in cs[:first]]}
 
 

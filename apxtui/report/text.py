@@ -23,15 +23,14 @@ def _s(x: Any) -> str:
 
 
 def _via(st: Stage) -> str:
-    v = st.via or {}
-    if not v:
+    v = st.via
+    if v is None:
         return ""
-    parts = [f"{v.get('kind', '')} @ {_s(v.get('file', ''))}:{v.get('line', '')}", v.get("resolution", "")]
-    loops = v.get("loops") or []
-    if loops:
-        parts.append("× " + " × ".join(map(_s, loops)))
-    if v.get("template_args"):
-        parts.append("<" + ", ".join(map(_s, v["template_args"])) + ">")
+    parts = [f"{v.kind} @ {_s(v.file)}:{v.line}", v.resolution]
+    if v.loops:
+        parts.append("× " + " × ".join(map(_s, v.loops)))
+    if v.template_args:
+        parts.append("<" + ", ".join(map(_s, v.template_args)) + ">")
     return "  (" + ", ".join(p for p in parts if p) + ")"
 
 

@@ -58,22 +58,22 @@ def call_site(session: Session, st: Stage, ann: dict | None = None, pending: str
     v = st.via
     if not v:
         return "Call site", [("", "entry point of this trace")]
-    rows: list[Row] = [("edge", v.get("kind", "")), ("at", f"{v.get('file', '')}:{v.get('line', '')}")]
-    if v.get("callee"):
-        rows.append(("callee", v["callee"]))
-    if v.get("receiver"):
-        rows.append(("receiver", v["receiver"]))
-    res = v.get("resolution", "")
-    rows.append(("resolution", f"{res} ({v['how']})" if v.get("how") else res))
-    if v.get("template_args"):
-        rows.append(("template args", ", ".join(v["template_args"])))
-    if v.get("launch_config"):
-        rows.append(("launch", "<<<" + ", ".join(v["launch_config"]) + ">>>"))
-    if v.get("args"):
-        rows.append(("args", ", ".join(v["args"])))
-    for c in v.get("conditions") or []:
-        rows.append(("condition", c.get("text", "")))
-    for loop in v.get("loops") or []:
+    rows: list[Row] = [("edge", v.kind), ("at", v.at)]
+    if v.callee:
+        rows.append(("callee", v.callee))
+    if v.receiver:
+        rows.append(("receiver", v.receiver))
+    res = v.resolution
+    rows.append(("resolution", f"{res} ({v.how})" if v.how else res))
+    if v.template_args:
+        rows.append(("template args", ", ".join(v.template_args)))
+    if v.launch_config:
+        rows.append(("launch", "<<<" + ", ".join(v.launch_config) + ">>>"))
+    if v.args:
+        rows.append(("args", ", ".join(v.args)))
+    for c in v.conditions:
+        rows.append(("condition", c.text))
+    for loop in v.loops:
         rows.append(("× loop", loop))
     return "Call site", rows
 

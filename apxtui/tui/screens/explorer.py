@@ -264,9 +264,9 @@ class ExplorerScreen(ApxScreen):
         note = ""
         if isinstance(row, StageRow):
             st = row.stage
-            v = st.via or {}
-            if v.get("file"):
-                source.show(v["file"], int(v.get("line") or 0), f"call site of {one_line(st.name, 40)}")
+            v = st.via
+            if v is not None and v.file:
+                source.show(v.file, v.line, f"call site of {one_line(st.name, 40)}")
             else:
                 source.show(st.file, st.line, "definition")
             self._details(node)

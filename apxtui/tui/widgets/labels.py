@@ -5,6 +5,8 @@ Colours are role words (``ct-kernel``) that the widgets map to theme variables (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 
 from apxtui.textsafe import one_line
@@ -25,29 +27,29 @@ def tag(kind: str) -> Text:
     return Text(label, style=style)
 
 
-def _loops(loops: list[str]) -> str:
+def _loops(loops: Sequence[str]) -> str:
     if not loops:
         return ""
     return " ×" + " ×".join(one_line(x, 28) for x in loops)
 
 
 def stage_label(st: Stage) -> Text:
-    v = st.via or {}
+    v = st.via
     t = Text()
     t.append_text(tag(st.kind))
     t.append(" ")
     name = st.name if st.kind not in ("ffi_decl",) else st.name
     t.append(one_line(name or st.qualname, 80), style="bold" if st.kind in DEVICE_KINDS else "")
-    if v.get("template_args"):
-        t.append("<" + one_line(", ".join(v["template_args"]), 40) + ">", style="dim")
-    res = v.get("resolution", "")
+    if v is not None and v.template_args:
+        t.append("<" + one_line(", ".join(v.template_args), 40) + ">", style="dim")
+    res = v.resolution if v is not None else ""
     if res == "unresolved":
         t.append("  unresolved", style="ct-unresolved")
     elif res == "ambiguous":
         t.append("  ambiguous", style="ct-ambiguous")
     elif res == "heuristic":
         t.append("  ~", style="dim")
-    loops = _loops(v.get("loops") or [])
+    loops = _loops(v.loops if v is not None else ())
     if loops:
         t.append(loops, style="bold ct-loop")
     if st.cut == "recursion":
