@@ -6,7 +6,7 @@
 #
 # Environment: APX (default .venv/bin/apxtui), APXINF (a real ApxInf checkout; its cases are
 # skipped when unset or missing), APXTUI_CACHE_DIR (the caller's cache).  Outputs that carry
-# timings (`index`) are filtered of their seconds.  Exit 1 when any output differs.
+# timings (`index`) are filtered of their seconds, and git revisions are replaced by REV.  Exit 1 when any output differs.
 set -u
 mode=${1:?capture|compare}
 dir=${2:?output directory}
@@ -56,6 +56,8 @@ capture() {
     run real-layer.md trace "$APXINF" --from crates/apxinf-model/src/pi05/bf16_executor.rs::language_layer_bf16 \
       --select BF16 --arch sm_90 --format md --detail full
   fi
+  # the demo checkout lives in this repository: its revision is the commit under test
+  sed -i -E 's/\b[0-9a-f]{40}\b/REV/g' "$out"/*
 }
 
 case $mode in

@@ -64,23 +64,23 @@ def test_unselected_branch_gives_min_max_not_a_sum():
 
 
 def test_multiplier_rules():
-    assert multiplier("for (int i = 0; i < 4; ++i)")["value"] == 4
-    assert multiplier("for (int i = 1; i <= 4; i++)")["value"] == 4
-    assert multiplier("for step in 0..4")["value"] == 4
-    assert multiplier("for step in 0..=3")["value"] == 4
-    assert multiplier("for i in range(8):")["value"] == 8
+    assert multiplier("for (int i = 0; i < 4; ++i)").value == 4
+    assert multiplier("for (int i = 1; i <= 4; i++)").value == 4
+    assert multiplier("for step in 0..4").value == 4
+    assert multiplier("for step in 0..=3").value == 4
+    assert multiplier("for i in range(8):").value == 8
     m = multiplier("for layer in &self.layers")
-    assert m["value"] is None and m["label"] == "for layer in &self.layers"
+    assert m.value is None and m.label == "for layer in &self.layers"
     m = multiplier("for step in 0..num_steps")
-    assert m["value"] is None and "num_steps" in m["reason"]
-    assert multiplier("|x: usize|")["status"] == "unknown"
+    assert m.value is None and "num_steps" in m.reason
+    assert multiplier("|x: usize|").status == "unknown"
 
 
 def test_const_bound_needs_a_single_literal_assignment():
     idx = MiniIndex({"a.cu": ("", ADAPTER_CU)})
     d = idx.definition(find_symbol(idx.graph, "fused"))
     assert consts_of(d)["passes"][0] == "3"
-    assert multiplier("for (int i = 0; i < passes; ++i)", consts_of(d))["value"] == 3
+    assert multiplier("for (int i = 0; i < passes; ++i)", consts_of(d)).value == 3
 
 
 def test_demo_block_forward_default_build(demo_index):

@@ -28,8 +28,8 @@ def _annotate_work(monkeypatch, n: int) -> int:
 
     monkeypatch.setattr(annotate_mod, "consts_of", counting)
     ann = annotate_mod.annotate(idx, root)
-    last = ann.stage(root.children[-1])["launches"]["multiplier_detail"][0]
-    assert last["value"] == n - 1 and last["status"] == "exact"  # the bound came from the function's constants
+    last = ann.stage(root.children[-1]).launches.loops[0]
+    assert last.value == n - 1 and last.status == "exact"  # the bound came from the function's constants
     return work
 
 

@@ -334,7 +334,7 @@ def test_per_stage_frequency_labels_first_call_and_graph_key(demo_index):
     ann = annotate(demo_index, root)
     freq: dict[str, set[str]] = {}
     for _, st, _arms in walk(root):
-        label = ann.stage(st)["frequency"]["label"]
+        label = ann.stage(st).frequency.label
         freq.setdefault(st.name, set()).add(label.split(" (")[0].split(" —")[0])
     assert freq["begin_capture"] == {"once per graph key"}  # the capture miss arm, not "per call"
     assert "first call" in freq["cublasLtCreate"] and "first call" in freq["cublasLtMatmulAlgoCheck"]

@@ -132,8 +132,8 @@ def test_capture_report_and_command(fx, capsys):
 
 def _libs(idx, entry):
     root, ann = _annotated(idx, entry)
-    return [(st, ann.stage(st)["dtypes"]) for _d, st, _a in walk(root)
-            if (ann.stage(st).get("dtypes") or {}).get("kind") == "library"]
+    return [(st, ann.stage(st).dtypes) for _d, st, _a in walk(root)
+            if (ann.stage(st).dtypes or {}).get("kind") == "library"]
 
 
 def test_rust_ffi_gemm_dtype_chosen_by_the_callers_argument(fx):

@@ -1,7 +1,7 @@
 """All analyses over one trace tree: per-stage annotations and the path-level summaries.
 
-``annotate(index, root)`` → :class:`Annotations` with ``stage(st)`` (the ``dtypes``,
-``launches``, ``capture`` and ``frequency`` fields of one stage) and ``path`` (dtype
+``annotate(index, root)`` → :class:`Annotations` with ``stage(st)`` (the
+:class:`~apxtui.analysis.stagefacts.StageFacts` of one stage) and ``path`` (dtype
 boundaries, launch totals, host-transfer audit, capture regions).  Pure: reads the
 index and the tree, never the source.  The path-level summaries are computed at once;
 a stage's own fields when it is first asked for (an export or a pane shows few of
@@ -11,6 +11,7 @@ tens of thousands of stages).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +21,10 @@ from apxtui.analysis.dtypes import DtypeAnalysis, is_library_gemm
 from apxtui.analysis.evidence import HEURISTIC
 from apxtui.analysis.hostops import host_op
 from apxtui.analysis.launches import Count, LaunchCounter, own_kind
-from apxtui.analysis.loops import consts_of, frequency, multiplier
+from apxtui.analysis.loops import LoopCount, consts_of, frequency, multiplier
+from apxtui.analysis.stagefacts import CaptureFacts, Frequency, Launches, StageFacts
 from apxtui.trace import Dispatch, Stage, Via, iter_stages
-from apxtui.vocab import EdgeKind
+from apxtui.vocab import EdgeKind, Evidence
 
 LOADER = re.compile(r"^(load|load_\w+|\w+_load|from_pretrained|read_checkpoint|upload_\w+|warmup|prepare_weights)$")
 HOST_COMPUTE = re.compile(r"(^|::|\.)(cpu|host)(::|\.|$)|Cpu[A-Z]?\w*::", re.I)
@@ -32,8 +34,8 @@ GEMM_APIS = re.compile(r"Matmul$|[Gg]emm|^run$|^operator\(\)$|fwd|attention", re
 @dataclass
 class _Info:
     parent: Stage | None
-    mults: list[dict[str, Any]]  # own call-site loops
-    path_mults: list[dict[str, Any]]  # from the entry down to here, own included
+    mults: list[LoopCount]  # own call-site loops
+    path_mults: list[LoopCount]  # from the entry down to here, own included
     phase: str
     arms: tuple[str, ...]
     alternative: bool  # under a dispatch point with no selection
@@ -44,15 +46,14 @@ class _Info:
 
 @dataclass
 class Annotations:
-    per_stage: dict[int, dict[str, Any]] = field(default_factory=dict)
+    make: Callable[[Stage], StageFacts]  # a stage → its facts (stages of this trace only), made on first request
+    per_stage: dict[int, StageFacts] = field(default_factory=dict)
     path: dict[str, Any] = field(default_factory=dict)
-    make: Any = None  # Stage → its record (stages of this trace only), made on first request
 
-    def stage(self, st: Stage) -> dict[str, Any]:
+    def stage(self, st: Stage) -> StageFacts:
         rec = self.per_stage.get(id(st))
         if rec is None:
-            rec = self.make(st) if self.make is not None else {}
-            self.per_stage[id(st)] = rec
+            rec = self.per_stage[id(st)] = self.make(st)
         return rec
 
 
@@ -226,42 +227,26 @@ class _Annotator:
         }
         return ann
 
-    def record(self, st: Stage) -> dict[str, Any]:
-        """One stage's ``frequency``, ``launches``, ``dtypes`` and ``capture`` fields."""
+    def record(self, st: Stage) -> StageFacts:
+        """One stage's frequency, launches, dtypes and capture facts."""
         entry = self.root.qualname
         info = self.info[id(st)]
         counts = self.counter.stage(st)
         own = own_kind(st, self.index.graph)
-        rec: dict[str, Any] = {
-            "frequency": {"label": frequency(info.path_mults, info.phase, entry, info.graph_key),
-                          "phase": info.phase,
-                          "loops": [m["label"] for m in info.path_mults],
-                          "alternative": info.alternative,
-                          "status": "heuristic" if any(m["value"] is None for m in info.path_mults)
-                          or info.alternative else "exact"},
-            "launches": {**_summary(counts, own), "self": own,
-                         "multiplier": " × ".join(_mult_label(m) for m in info.mults),
-                         "multiplier_detail": info.mults,
-                         "subtree": {ph: c.to_dict() for ph, c in counts.items()},
-                         "scope": f"static, per call of {st.qualname} (subtree; own call not included)"},
-        }
-        d = self.stage_dtypes(st)
-        if d:
-            rec["dtypes"] = d
-        cap: dict[str, Any] = {}
-        if info.region:
-            cap = {"region": info.region, "role": "body"}
-        elif info.phase == "capture":
-            cap = {"region": "", "role": info.role}
-        if id(st) in self.launch_info:
-            li = self.launch_info[id(st)]
-            cap["constants"] = li["constants"]
-            cap["buffers"] = li["buffers"]
-        if id(st) in self.hazard_info:
-            cap["hazards"] = self.hazard_info[id(st)]
-        if cap:
-            rec["capture"] = cap
-        return rec
+        symbolic = any(m.value is None for m in info.path_mults)
+        freq = Frequency(frequency(info.path_mults, info.phase, entry, info.graph_key), info.phase,
+                         tuple(info.path_mults), info.alternative,
+                         Evidence.HEURISTIC if symbolic or info.alternative else Evidence.EXACT)
+        total = _summary(counts, own)
+        launches = Launches(total["device"], total["library"], own, tuple(info.mults), counts,
+                            f"static, per call of {st.qualname} (subtree; own call not included)")
+        region, role = (info.region, "body") if info.region else ("", info.role) if info.phase == "capture" \
+            else (None, None)
+        li = self.launch_info.get(id(st))
+        cap = CaptureFacts(region, role, li["constants"] if li else None, li["buffers"] if li else None,
+                           self.hazard_info.get(id(st)))
+        return StageFacts(freq, launches, self.stage_dtypes(st) or None,
+                          cap if cap != CaptureFacts() else None)
 
     def stage_dtypes(self, st: Stage) -> dict[str, Any] | None:
         if id(st) not in self._dt:
@@ -342,10 +327,6 @@ class _Annotator:
                          "arms": list(info.arms), "alternative": info.alternative})
             out.append(item)
         return out
-
-
-def _mult_label(m: dict[str, Any]) -> str:
-    return f"×{m['value']} ({m['label']})" if m["value"] is not None else f"× {m['label']}"
 
 
 def _summary(counts: dict[str, Count], own: str | None) -> dict[str, str]:

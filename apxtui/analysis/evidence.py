@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from apxtui.vocab import Evidence
+
+T = TypeVar("T")
 
 EXACT, HEURISTIC, UNKNOWN = Evidence.EXACT.value, Evidence.HEURISTIC.value, Evidence.UNKNOWN.value
 _IDENT = re.compile(r"(?<![.\w:])([A-Za-z_]\w*)\b")
@@ -13,6 +16,22 @@ _IDENT = re.compile(r"(?<![.\w:])([A-Za-z_]\w*)\b")
 
 def loc(file: str, line: int | str) -> str:
     return f"{file}:{line}" if file else ""
+
+
+@dataclass(frozen=True)
+class Fact(Generic[T]):
+    """One established (or not) fact: its value, how it was established, why, and the source locations
+    (``path:line``) it rests on.  An ``unknown`` value always carries the reason."""
+
+    value: T
+    status: Evidence
+    reason: str
+    evidence: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report's form (see :func:`fact`)."""
+        return {"value": self.value, "status": self.status.value, "reason": self.reason,
+                "evidence": list(self.evidence)}
 
 
 def fact(value: Any, status: str, reason: str, evidence: list[str] | None = None, **extra: Any) -> dict[str, Any]:

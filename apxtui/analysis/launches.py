@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from apxtui.analysis.calls import bare_name, call_rules
+from apxtui.analysis.loops import LoopCount
 from apxtui.trace import Dispatch, Stage
 from apxtui.vocab import CallClass, EdgeKind
 
@@ -42,13 +43,14 @@ class Count:
                     side[k][mono] = side[k].get(mono, 0) + n
         return self
 
-    def scale(self, mults: list[dict[str, Any]]) -> Count:
+    def scale(self, loops: list[tuple[int | None, str]]) -> Count:
+        """These counts run once per iteration of ``loops`` (trip count, or None and the loop's symbol)."""
         factor, syms = 1, []
-        for m in mults:
-            if m["value"] is not None:
-                factor *= m["value"]
+        for value, symbol in loops:
+            if value is not None:
+                factor *= value
             else:
-                syms.append(m["label"])
+                syms.append(symbol)
         out = Count()
         for k in KINDS:
             for side, oside in ((out.lo, self.lo), (out.hi, self.hi)):
@@ -121,7 +123,7 @@ def own_kind(st: Stage, g: Any) -> str | None:
 class LaunchCounter:
     """Counts per stage (per one call of it) with a phase filter for capture bodies."""
 
-    def __init__(self, g: Any, mults: Callable[[Stage], list[dict[str, Any]]],
+    def __init__(self, g: Any, mults: Callable[[Stage], list[LoopCount]],
                  phase_of: Callable[[Stage], str] | None = None):
         self.g = g
         self.mults = mults
@@ -146,7 +148,7 @@ class LaunchCounter:
             out.setdefault(self.phase_of(st), Count()).add(Count.unit(k))
         for ph, c in self.stage(st).items():
             out.setdefault(ph, Count()).add(c)
-        m = self.mults(st)
+        m = [(x.value, x.label) for x in self.mults(st)]
         return {ph: c.scale(m) for ph, c in out.items()}
 
     def items(self, items: list[Stage | Dispatch]) -> dict[str, Count]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, loc
+from apxtui.analysis.evidence import Fact, loc
+from apxtui.vocab import Evidence
 
 _C_FOR = re.compile(
     r"^for\s*\(\s*(?:[\w:]+\s+)?(\w+)\s*=\s*([\w:]+)\s*;\s*\1\s*(<=?)\s*([\w:.]+)\s*;\s*"
@@ -39,13 +41,24 @@ def _int(text: str, consts: dict[str, tuple[str, str]]) -> tuple[int | None, lis
     return None, []
 
 
-def multiplier(header: str, consts: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
-    """How many times a loop runs: ``{label, value, status, reason, evidence}`` (value None = symbolic)."""
+@dataclass(frozen=True)
+class LoopCount(Fact[int | None]):
+    """How many times one loop runs (``value`` None: symbolic); ``label`` is the loop header."""
+
+    label: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "value": self.value, "status": self.status.value,
+                "evidence": list(self.evidence), "reason": self.reason}
+
+
+def multiplier(header: str, consts: dict[str, tuple[str, str]] | None = None) -> LoopCount:
+    """How many times a loop runs (value None = symbolic), with the status, reason and evidence."""
     consts = consts or {}
     h = " ".join(header.split())
     if _CLOSURE.search(h):
-        return {"label": h, "value": None, "status": UNKNOWN, "evidence": [],
-                "reason": "inside a closure: how often the closure runs is not established"}
+        return LoopCount(None, Evidence.UNKNOWN, "inside a closure: how often the closure runs is not established",
+                         label=h)
     lo_hi = None
     m = _C_FOR.match(h)
     if m:
@@ -61,12 +74,11 @@ def multiplier(header: str, consts: dict[str, tuple[str, str]] | None = None) ->
         if lo is not None and hi is not None:
             n = max(0, hi - lo + (1 if lo_hi[2] else 0))
             via_const = bool(ev1 or ev2)
-            return {"label": h, "value": n, "status": EXACT, "evidence": ev1 + ev2,
-                    "reason": "constant loop bound" if via_const else "literal loop bounds"}
-        return {"label": h, "value": None, "status": HEURISTIC, "evidence": [],
-                "reason": f"bound `{lo_hi[1]}` is not a visible constant (symbolic)"}
-    return {"label": h, "value": None, "status": HEURISTIC, "evidence": [],
-            "reason": "trip count not static (symbolic)"}
+            return LoopCount(n, Evidence.EXACT, "constant loop bound" if via_const else "literal loop bounds",
+                             (*ev1, *ev2), label=h)
+        return LoopCount(None, Evidence.HEURISTIC, f"bound `{lo_hi[1]}` is not a visible constant (symbolic)",
+                         label=h)
+    return LoopCount(None, Evidence.HEURISTIC, "trip count not static (symbolic)", label=h)
 
 
 def consts_of(defn: Any) -> dict[str, tuple[str, str]]:
@@ -83,19 +95,19 @@ def consts_of(defn: Any) -> dict[str, tuple[str, str]]:
     return {k: v for k, v in out.items() if v[0]}
 
 
-def unit(m: dict[str, Any]) -> str:
+def unit(m: LoopCount) -> str:
     """Frequency unit of one loop multiplier."""
-    if m["value"] is not None:
-        return f"×{m['value']}"
-    if m["status"] == UNKNOWN:
+    if m.value is not None:
+        return f"×{m.value}"
+    if m.status == Evidence.UNKNOWN:
         return "per closure call"
     for pat, name in _UNITS:
-        if pat.search(m["label"]):
+        if pat.search(m.label):
             return name
-    return f"per iteration of `{m['label']}`"
+    return f"per iteration of `{m.label}`"
 
 
-def frequency(mults: list[dict[str, Any]], phase: str, entry: str, graph_key: bool = False) -> str:
+def frequency(mults: list[LoopCount], phase: str, entry: str, graph_key: bool = False) -> str:
     """Human label: ``per call of X × per step × per layer`` (+ the phase when not eager).
 
     ``prepare``: work under a first-call guard (a cache miss, a null check) runs on a first call only,

@@ -242,15 +242,15 @@ class MapBuilder:
         qual = self.g.nodes[parent].get("qualname", "") if parent in self.g else ""
         for h in st.via.loops if st.via else ():
             m = multiplier(h, self._consts_of(parent))
-            bound = self.loop_bind(h, qual) if self.loop_bind and m["value"] is None else None
+            bound = self.loop_bind(h, qual) if self.loop_bind and m.value is None else None
             if bound is not None:
                 value, source = bound
                 r = Repeat(h, value, f"× {value} ({source})", site, Evidence.HEURISTIC,
                            f"bound to {source}", unit(m))
-            elif m["value"] is not None:
-                r = Repeat(h, m["value"], f"× {m['value']}", site, Evidence(m["status"]), m["reason"], unit(m))
+            elif m.value is not None:
+                r = Repeat(h, m.value, f"× {m.value}", site, m.status, m.reason, unit(m))
             else:
-                r = Repeat(h, None, "", site, Evidence(m["status"]), m["reason"], unit(m))
+                r = Repeat(h, None, "", site, m.status, m.reason, unit(m))
                 r.label = f"× {loop_symbol(r)} (symbolic)"
             r.last_differs = self._last_differs(st, h)
             r.function = qual

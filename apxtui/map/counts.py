@@ -24,7 +24,7 @@ def scale(pc: PhaseCounts, reps: list[Repeat]) -> PhaseCounts:
     """``pc`` run ``reps`` times (numeric loops multiply, symbolic ones become terms)."""
     if not reps:
         return pc
-    m = [{"value": r.value, "label": loop_symbol(r)} for r in reps]
+    m = [(r.value, loop_symbol(r)) for r in reps]
     return {ph: c.scale(m) for ph, c in pc.items()}
 
 

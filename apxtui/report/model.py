@@ -154,7 +154,7 @@ def add_analyses(index: Index, root: Stage, stages: list[dict[str, Any]], doc: d
     try:
         ann = annotate(index, root)
         for d, (_, st, _) in zip(stages, walk(root), strict=False):
-            d.update(ann.stage(st))  # each stage's record is made here, on request
+            d.update(ann.stage(st).to_dict())  # each stage's record is made here, on request
     except Exception as e:  # noqa: BLE001 - an analysis failure must not lose the trace
         doc["analysis_error"] = f"{type(e).__name__}: {e}"
         return doc

@@ -154,7 +154,7 @@ def analyse_path(session: Session) -> Iterator[Any]:
             cuts[st.cut] = cuts.get(st.cut, 0) + 1
     yield Progress(f"analysis: annotating {len(stages):,} stages…", 0, len(stages))
     ann = annotate(session.index, root)
-    per_stage = {pos: ann.stage(st) for pos, st, _i in stages}
+    per_stage = {pos: ann.stage(st).to_dict() for pos, st, _i in stages}
     note = ""
     if session.checkpoint is None:
         note = "no checkpoint given (--checkpoint PATH)"
