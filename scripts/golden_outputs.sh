@@ -6,7 +6,8 @@
 #
 # Environment: APX (default .venv/bin/apxtui), APXINF (a real ApxInf checkout; its cases are
 # skipped when unset or missing), APXTUI_CACHE_DIR (the caller's cache).  Outputs that carry
-# timings (`index`) are filtered of their seconds, and git revisions are replaced by REV.  Exit 1 when any output differs.
+# timings (`index`) are filtered of their seconds, git revisions are replaced by REV and a
+# cache-rebuild notice (the parser's code changed) is dropped.  Exit 1 when any output differs.
 set -u
 mode=${1:?capture|compare}
 dir=${2:?output directory}
@@ -57,7 +58,7 @@ capture() {
       --select BF16 --arch sm_90 --format md --detail full
   fi
   # the demo checkout lives in this repository: its revision is the commit under test
-  sed -i -E 's/\b[0-9a-f]{40}\b/REV/g' "$out"/*
+  sed -i -E 's/\b[0-9a-f]{40}\b/REV/g; /^apxtui: cache .* rebuilding$/d' "$out"/*
 }
 
 case $mode in

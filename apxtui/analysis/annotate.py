@@ -83,7 +83,8 @@ class _Annotator:
 
     # -- pass 1: structure ---------------------------------------------------------------
 
-    def walk(self, st: Stage, parent: Stage | None, path_mults, phase, arms, alt) -> None:
+    def walk(self, st: Stage, parent: Stage | None, path_mults: list[LoopCount], phase: str,
+             arms: tuple[str, ...], alt: bool) -> None:
         own = [multiplier(h, self.consts(parent)) for h in (st.via.loops if st.via else ())]
         if phase == "eager" and LOADER.match(st.name or ""):
             phase = "load"
@@ -94,7 +95,8 @@ class _Annotator:
             return
         self._items(st.children, st, info.path_mults, phase, arms, alt)
 
-    def _items(self, items, parent, path_mults, phase, arms, alt) -> None:
+    def _items(self, items: list[Stage | Dispatch], parent: Stage, path_mults: list[LoopCount], phase: str,
+               arms: tuple[str, ...], alt: bool) -> None:
         rules = call_rules()
         sibs: list[Via] | None = None
         for it in items:

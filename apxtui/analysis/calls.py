@@ -13,6 +13,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from apxtui.parse.languages import query_dirs
 from apxtui.trace import Via
@@ -132,14 +133,14 @@ def calls_path() -> Path:
     raise CallsFileError(f"no {CALLS_FILE} in any of: " + ", ".join(str(d) for d in query_dirs()))
 
 
-def _strings(data: dict, key: str, where: str) -> list[str]:
+def _strings(data: dict[str, Any], key: str, where: str) -> list[str]:
     v = data.get(key, [])
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise CallsFileError(f"{where}: `{key}` must be a list of strings")
     return v
 
 
-def _regexes(data: dict, key: str, where: str) -> list[re.Pattern[str]]:
+def _regexes(data: dict[str, Any], key: str, where: str) -> list[re.Pattern[str]]:
     out = []
     for x in _strings(data, key, where):
         try:

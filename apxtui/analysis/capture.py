@@ -14,6 +14,7 @@ are grouped by site with their guards (:mod:`apxtui.analysis.hazards`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from apxtui.analysis import types as ty
@@ -43,7 +44,8 @@ def _via(path: tuple[Stage, ...]) -> str:
                 next((p.qualname for p in up if p.kind in ("host_fn", "abi_fn")), ""))
 
 
-def _children_stages(items: list[Stage | Dispatch], arms: tuple[ArmRef, ...] = ()):
+def _children_stages(items: list[Stage | Dispatch],
+                     arms: tuple[ArmRef, ...] = ()) -> Iterator[tuple[Stage, tuple[ArmRef, ...]]]:
     """Direct call stages of a function (through its dispatch arms), with the arms taken."""
     for it in items:
         if isinstance(it, Stage):
@@ -81,7 +83,8 @@ def _branches(arms: tuple[ArmRef, ...]) -> tuple[ArmRef, ...]:
     return tuple(a for a in arms if a.construct != "candidates")
 
 
-def subtree(st: Stage, path: tuple[Stage, ...] = (), arms: tuple[ArmRef, ...] = ()):
+def subtree(st: Stage, path: tuple[Stage, ...] = (),
+            arms: tuple[ArmRef, ...] = ()) -> Iterator[tuple[Stage, tuple[Stage, ...], tuple[ArmRef, ...]]]:
     """(stage, path from the region's body call to it, arms taken) over the selected/shown arms."""
     path = (*path, st)
     yield st, path, arms
@@ -116,7 +119,7 @@ class CaptureAnalysis:
         for b, barms in begins:
             bl, bc, nb = _line(b), _conds(b), len(_branches(barms))
 
-            def inside(c: Stage, bc: list = bc) -> bool:  # same branch as the begin
+            def inside(c: Stage, bc: list[tuple[str, int]] = bc) -> bool:  # same branch as the begin
                 return _conds(c)[: len(bc)] == bc
 
             region: dict[str, Any] = {
@@ -315,7 +318,8 @@ class CaptureAnalysis:
 
     # -- constants -------------------------------------------------------------------------
 
-    def launch(self, fn: Stage, region: dict[str, Any], st: Stage, path: tuple[Stage, ...], arms, allocs: bool):
+    def launch(self, fn: Stage, region: dict[str, Any], st: Stage, path: tuple[Stage, ...],
+               arms: tuple[ArmRef, ...], allocs: bool) -> dict[str, Any]:
         v = st.via
         d = self.index.definition(st.node)
         params = d.params if d else []
@@ -379,7 +383,8 @@ class CaptureAnalysis:
         return {"origin": sorted(kinds), "derivation": steps, "flagged": per_request, "status": status,
                 "reason": reason, "_params": sorted(self._req_params), "_locals": sorted(self._req_locals)}
 
-    def _ident(self, chain, j: int, ident: str, expr: str):
+    def _ident(self, chain: tuple[Stage, ...], j: int, ident: str,
+               expr: str) -> tuple[str, str, tuple[int, str] | None]:
         """Classify ``ident`` evaluated inside ``chain[j]``: (kind, step text, next work item)."""
         st = chain[j]
         d = self.index.definition(st.node)
@@ -420,7 +425,7 @@ class CaptureAnalysis:
         return "unknown", f"`{ident}` in {st.qualname}: no recorded definition", None
 
     @staticmethod
-    def _is_loop_var(chain, j: int, ident: str) -> bool:
+    def _is_loop_var(chain: tuple[Stage, ...], j: int, ident: str) -> bool:
         nxt = chain[j + 1] if j + 1 < len(chain) else None
         loops = nxt.via.loops if nxt is not None and nxt.via is not None else ()
         pat = re.compile(rf"\bfor\s*\(?\s*(?:[\w:]+\s+)?\(?[\w\s,]*\b{re.escape(ident)}\b[\w\s,]*\)?\s*(in\b|=|:)")

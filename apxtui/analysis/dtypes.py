@@ -11,6 +11,7 @@ and descriptor/layout creation calls inside the same function.  Nothing is parse
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,12 +35,13 @@ class DtypeAnalysis:
         self._calls: dict[tuple[str, str], list[CallSite]] = {}
         self.values = Values(index)
         self._made_memo: dict[tuple[str, int, str, str, int], _Op] = {}
-        self._arg_memo: dict[tuple, _Op] = {}
+        self._arg_memo: dict[tuple[Any, ...], _Op] = {}
 
     # -- facts access --------------------------------------------------------------------
 
     def defn(self, node: str) -> Definition | None:
-        return self.index.definition(node)
+        d: Definition | None = self.index.definition(node)
+        return d
 
     def calls_in(self, d: Definition) -> list[CallSite]:
         key = (d.file, f"{d.qualname}@{d.line}")
@@ -302,7 +304,8 @@ class DtypeAnalysis:
         how = "; ".join(dict.fromkeys(h for h in hows if h != "created in the calling function"))
         return _Op(dt, cond, ev, how)
 
-    def _gemm(self, api, ops: dict[str, _Op], compute: _Op, scale: _Op, site, d) -> dict[str, Any]:
+    def _gemm(self, api: str, ops: dict[str, _Op], compute: _Op, scale: _Op, site: str,
+              d: Definition) -> dict[str, Any]:
         vals = {k: v.dtype for k, v in ops.items()}
         ev = [site] + [e for v in ops.values() for e in v.evidence]
         missing = [k for k, v in vals.items() if v is None]
@@ -317,7 +320,7 @@ class DtypeAnalysis:
             operands["alternatives"] = alts
             operands["reason"] += "; the value depends on a condition the trace does not decide (see alternatives)"
         cst = (HEURISTIC if compute.how else EXACT) if compute.dtype else UNKNOWN
-        out = {
+        out: dict[str, Any] = {
             "kind": "library",
             "api": api,
             "operands": operands,
@@ -442,5 +445,5 @@ def template_args(t: str) -> list[str]:
     return out
 
 
-def _uniq(xs) -> list:
+def _uniq(xs: Iterable[str | None]) -> list[str]:
     return list(dict.fromkeys(x for x in xs if x))

@@ -9,12 +9,12 @@ Counts are static, per call of the stage they are attached to.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from apxtui.analysis.calls import bare_name, call_rules
 from apxtui.analysis.loops import LoopCount
-from apxtui.trace import Dispatch, Stage
+from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.vocab import CallClass, EdgeKind
 
 Expr = dict[tuple[str, ...], int]
@@ -196,7 +196,7 @@ class LaunchCounter:
         return out
 
 
-def _differs(per_arm: list) -> bool:
+def _differs(per_arm: list[tuple[Arm, dict[str, Count]]]) -> bool:
     """Arms that submit different device launches or library calls."""
     seen = set()
     for _, r in per_arm:
@@ -210,7 +210,7 @@ def _cfg_key(d: Dispatch) -> str | None:
     return arms[0].label.strip() if d.construct == "cfg" and len(arms) == 1 else None
 
 
-def complementary_cfg(items: list) -> dict[int, int]:
+def complementary_cfg(items: Sequence[object]) -> dict[int, int]:
     """Index pairs of sibling cfg dispatches whose predicates are ``X`` and ``not(X)``."""
     out: dict[int, int] = {}
     keys = {i: _cfg_key(it) for i, it in enumerate(items) if isinstance(it, Dispatch)}

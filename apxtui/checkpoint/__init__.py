@@ -8,9 +8,10 @@ Pure functions over plain dataclasses (no Textual):
 from apxtui.checkpoint.config import Dim, dims_for, model_dims, split_sections
 from apxtui.checkpoint.export import to_dict
 from apxtui.checkpoint.model import Checkpoint, Problem, Shard, TensorInfo
-from apxtui.checkpoint.reader import CheckpointError, read_checkpoint
+from apxtui.checkpoint.reader import read_checkpoint
 from apxtui.checkpoint.shapes import Finding, check_shapes
 from apxtui.checkpoint.summary import Summary, summarize
+from apxtui.errors import CheckpointError
 
 __all__ = [
     "Checkpoint",

@@ -9,6 +9,7 @@ the stages and binds layer loops (``doc["checkpoint"]`` = the path as text,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from apxtui.checkpoint.join import JoinResult, join_dict, join_index
@@ -54,7 +55,8 @@ def parse_bind(items: list[str]) -> dict[str, int]:
     return out
 
 
-def loop_binder(ckpt: Checkpoint | None, bind: dict[str, int] | None = None):
+def loop_binder(ckpt: Checkpoint | None,
+                bind: dict[str, int] | None = None) -> Callable[[str, str], tuple[int, str] | None]:
     """A loop binder for :func:`apxtui.map.build_map`: ``(header, qualname) → (value, source)`` from
     ``--bind`` and, with a checkpoint, the config's layer count (None: the loop stays symbolic)."""
     memo: dict[tuple[str, str], tuple[int, str] | None] = {}

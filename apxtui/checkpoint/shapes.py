@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from apxtui.checkpoint.config import Dim, dims_for, text_section
 from apxtui.checkpoint.dtypes import PACKING_DTYPES
@@ -105,7 +105,7 @@ def check_shapes(ckpt: Checkpoint) -> list[Finding]:
         _check_layer_count(acc, sec, dims, stack, layers)
         _check_experts(acc, sec, dims, stack, layers)
         # Tensors alike but for their indices give the same result: check one, count all.
-        groups: dict[tuple, list] = {}
+        groups: dict[tuple[str, str, tuple[int, ...]], list[Any]] = {}
         for tensors in layers.values():
             for t in tensors:
                 groups.setdefault((pattern(t.name), t.dtype, t.shape), [t, 0])[1] += 1
@@ -122,7 +122,7 @@ class _Acc:
     """Merges findings that differ only by block index."""
 
     def __init__(self) -> None:
-        self._by: dict[tuple, Finding] = {}
+        self._by: dict[tuple[Any, ...], Finding] = {}
         self.weight = 1  # how many tensors the finding being added stands for
 
     def add(self, f: Finding, key: str = "") -> None:
@@ -137,7 +137,7 @@ class _Acc:
         return sorted(self._by.values(), key=lambda f: order[f.kind])
 
 
-def _section_for(name: str, config: dict, text: str) -> str:
+def _section_for(name: str, config: dict[str, Any], text: str) -> str:
     low = name.lower()
     for tokens, word in ((_VISION, "vision"), (_AUDIO, "audio")):
         if any(tok in low for tok in tokens):
@@ -279,7 +279,8 @@ def _axis(i: int) -> str:
     return "out width (dim 0)" if i == 0 else "in width (dim 1)"
 
 
-def _check_layer_count(acc: _Acc, sec: str, dims: dict[str, Dim], stack: str, layers: dict) -> None:
+def _check_layer_count(acc: _Acc, sec: str, dims: dict[str, Dim], stack: str,
+                       layers: dict[int, list[TensorInfo]]) -> None:
     idx = sorted(layers)
     n, first = len(idx), f"{stack}.{idx[-1]}"
     holes = sorted(set(range(idx[-1] + 1)) - set(idx))
@@ -303,7 +304,8 @@ def _check_layer_count(acc: _Acc, sec: str, dims: dict[str, Dim], stack: str, la
                         expected=stated.value, actual=n, keys=keys))
 
 
-def _check_experts(acc: _Acc, sec: str, dims: dict[str, Dim], stack: str, layers: dict) -> None:
+def _check_experts(acc: _Acc, sec: str, dims: dict[str, Dim], stack: str,
+                   layers: dict[int, list[TensorInfo]]) -> None:
     counts: dict[int, set[int]] = defaultdict(set)
     example = None
     for i, tensors in layers.items():

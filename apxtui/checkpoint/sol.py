@@ -110,15 +110,16 @@ def _ints(text: Any) -> int | None:
     return int(m.group(1)) if m and re.fullmatch(r"\s*(\d+\s*\.\.\s*)?\d+\s*", str(text)) else None
 
 
-def _path_multipliers(stages: list[dict[str, Any]], bounds: dict[str, int], bind: dict[str, int]):
+def _path_multipliers(stages: list[dict[str, Any]], bounds: dict[str, int],
+                      bind: dict[str, int]) -> list[tuple[int, list[str]]]:
     """Per stage index: (numeric multiplier, [unbound loop labels])."""
     stack: list[tuple[int, list[dict[str, Any]]]] = []
-    out = []
+    out: list[tuple[int, list[str]]] = []
     for st in stages:
         d = st.get("depth", 0)
         del stack[d:]
         stack.append((d, (st.get("launches") or {}).get("multiplier_detail", [])))
-        n, missing = 1, []
+        n, missing = 1, list[str]()
         for _, mults in stack:
             for m in mults:
                 v = m.get("value")
@@ -139,7 +140,7 @@ def _act_dtype(comp: list[dict[str, Any]]) -> str | None:
         vals = c.get("input") or [(c.get("operands") or {}).get("A")]
         for v in vals:
             if v in ANALYSIS_BYTES:
-                return v
+                return str(v)
     return None
 
 
@@ -148,11 +149,11 @@ def _gemm_dtype(comp: list[dict[str, Any]]) -> str | None:
         if c["kind"] == "library":
             a = (c.get("operands") or {}).get("A")
             if a:
-                return a
+                return str(a)
     for c in comp:
         for v in c.get("input") or []:
             if v in PEAK_KEY:
-                return v
+                return str(v)
     return None
 
 

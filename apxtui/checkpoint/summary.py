@@ -105,5 +105,5 @@ def _ranges(values: set[int]) -> str:
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
-def _natural(name: str) -> list:
+def _natural(name: str) -> list[tuple[int, int, str]]:
     return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in name.split(".")]

@@ -81,7 +81,7 @@ class SolRequest:
     errors: list[str] = field(default_factory=list)
 
 
-def _num(text: str, name: str, errors: list[str], kind: type = int, minimum: float = 1):
+def _num(text: str, name: str, errors: list[str], kind: type = int, minimum: float = 1) -> Any:
     text = (text or "").strip().replace("_", "").replace(",", "")
     if not text:
         return None

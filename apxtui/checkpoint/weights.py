@@ -15,6 +15,7 @@ so the exporters and the TUI can call them without the index:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from apxtui.checkpoint.config import dims_for, text_section
@@ -47,7 +48,7 @@ def _field(arg: str) -> str | None:
 def weight_for_field(name: str, join: JoinResult) -> tuple[list[PatternMatch], str]:
     """Matched patterns for a field name, best rule first: (candidates, how)."""
     matched = join.matched
-    rules = (
+    rules: tuple[tuple[str, Callable[[PatternMatch], bool]], ...] = (
         ("field name is a segment of the loader's tensor name", lambda m: name in m.pattern.segments),
         ("the loader line initialises a field of this name", lambda m: any(s.field == name for s in m.pattern.sources)),
         ("field name starts a segment of the tensor name", lambda m: len(name) >= 4 and any(

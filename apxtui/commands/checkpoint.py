@@ -18,9 +18,8 @@ from apxtui.checkpoint.model import Checkpoint
 from apxtui.checkpoint.names import pattern
 from apxtui.checkpoint.shapes import Finding
 from apxtui.checkpoint.summary import Summary
-from apxtui.errors import UserError
+from apxtui.errors import ScanError, UserError
 from apxtui.index.build import build_index
-from apxtui.scan import ScanError
 from apxtui.textsafe import join_lines, one_line
 
 

@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 from apxtui.demo import DEMO_CHECKOUT
-from apxtui.errors import UserError
+from apxtui.errors import ScanError, UserError
 from apxtui.index.build import build_index
-from apxtui.scan import ScanError
 from apxtui.textsafe import neutralise, one_line
 
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+from typing import TYPE_CHECKING
 
 from apxtui.facts import FileFacts, Issue
 from apxtui.parse import languages
 from apxtui.parse.budget import Budget, BudgetExceeded
 from apxtui.parse.plain import TREE_FILES, from_tree
+
+if TYPE_CHECKING:
+    import tree_sitter as ts
 
 
 def content_hash(data: bytes) -> str:
@@ -46,7 +50,7 @@ def file_budget() -> float:
         return FILE_BUDGET
 
 
-def error_regions(root) -> list[tuple[int, int, str]]:
+def error_regions(root: ts.Node) -> list[tuple[int, int, str]]:
     """(first line, last line, what) of each outermost ERROR node (code the parser could not
     read: ``what`` is "") and each MISSING node (a token it assumed: ``what`` is its type),
     in source order.  Walks only the nodes that contain an error."""
@@ -68,7 +72,7 @@ def error_regions(root) -> list[tuple[int, int, str]]:
     return out
 
 
-def _syntax_issues(rel: str, root) -> list[Issue]:
+def _syntax_issues(rel: str, root: ts.Node) -> list[Issue]:
     """One ``syntax`` issue per region of code the parser could not read (regions on the same
     or adjacent lines merged), with its lines; only a missing token assumed: one issue."""
     regions = error_regions(root)

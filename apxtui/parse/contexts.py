@@ -350,10 +350,10 @@ class Contexts:
         got = self._tuples[id(frame)] = tuple(out)
         return got
 
-    def _link(self, frame: Frame) -> tuple:
+    def _link(self, frame: Frame) -> tuple[Any, ...]:
         pending: list[Frame] = []
         f: Frame | None = frame
-        above: tuple = ()
+        above: tuple[Any, ...] = ()
         while f is not None:
             if f.ctx is not None:
                 above = f.ctx

@@ -1144,7 +1144,8 @@ class _Extractor:
             self.facts.calls = [c for c in self.facts.calls if c.caller or c.kind == "macro"
                                 or (c.line, c.col, c.callee) not in found]
 
-    def _line_invocation(self, root: Node, m: re.Match, lno: int, seen: set, found: set) -> None:
+    def _line_invocation(self, root: Node, m: re.Match[bytes], lno: int, seen: set[tuple[int, int]],
+                         found: set[tuple[int, int, str]]) -> None:
         src = self.src
         name = m.group(1).decode("ascii")
         start = m.start(1)
@@ -1245,7 +1246,7 @@ class _Extractor:
             )
         )
 
-    def _around_conditional(self, call: Node):
+    def _around_conditional(self, call: Node) -> tuple[Node, Node | None, Node] | None:
         """``getenv(X) ? a : b`` (through up to 5 calls, argument lists, operators, casts or
         parentheses): (the operand holding the call, the alternative, the conditional), else None."""
         f = self._frame(call)

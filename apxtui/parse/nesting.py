@@ -16,7 +16,7 @@ is clipped to it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 #: ``kind`` of a frame that stops context collection (a function or class body).
@@ -80,7 +80,7 @@ def nest(frames: Sequence[Frame], points: Sequence[tuple[int, int, bool]]) -> li
     return out
 
 
-def chain(frame: Frame | None):
+def chain(frame: Frame | None) -> Iterator[Frame]:
     """``frame`` and its parents, innermost first."""
     while frame is not None:
         yield frame

@@ -13,8 +13,12 @@ without recursion, whatever the nesting depth.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from apxtui.parse import languages
+
+if TYPE_CHECKING:
+    import tree_sitter as ts
 
 #: File names whose facts carry their plain syntax tree (Cargo build scripts).
 TREE_FILES = ("build.rs",)
@@ -109,7 +113,7 @@ class PlainNode:
         return f"PlainNode({self.type} {self.start_point})"
 
 
-def from_tree(root, src: bytes) -> PlainTree:
+def from_tree(root: ts.Node, src: bytes) -> PlainTree:
     """A tree-sitter tree (its root node) as a :class:`PlainTree`: one cursor walk, no recursion."""
     t = PlainTree(src)
     types, spans, named, parents, kids, fields = t.types, t.spans, t.named, t.parents, t.kids, t.fields
@@ -118,6 +122,7 @@ def from_tree(root, src: bytes) -> PlainTree:
     cur = -1
     while True:
         n = cursor.node
+        assert n is not None  # a cursor over a tree always stands on a node
         i = len(types)
         types.append(n.type)
         sp = n.start_point

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -368,7 +369,7 @@ class _Extractor:
         elif name == "attr.before":
             self.ctx.next_sibling[caps[name][0].id] = caps["attr.next"][0]
 
-    def _guarded(self, fn, *args) -> None:
+    def _guarded(self, fn: Callable[..., object], *args: Any) -> None:
         """Run one record's handler; a failure on odd syntax becomes an Issue, not a lost file."""
         self.check()
         try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from apxtui.errors import CfgSyntaxError
 from apxtui.profile import cfgexpr, envgate, ppexpr
 from apxtui.profile.buildscript import arch_number
 from apxtui.profile.space import ConfigSpace, Crate
@@ -94,7 +95,7 @@ class Resolved:
         for it in items:
             try:
                 o = cfgexpr.parse(it)
-            except cfgexpr.CfgSyntaxError:
+            except CfgSyntaxError:
                 names.add(it)
                 continue
             if isinstance(o, cfgexpr.Opt):
