@@ -79,6 +79,13 @@ class Count:
     def is_zero(self) -> bool:
         return not any(self.hi[k] for k in KINDS)
 
+    def numeric(self, kind: str) -> tuple[int, int] | None:
+        """(min, max) of ``kind`` when both are plain numbers (no symbolic loop), else None."""
+        lo, hi = self.lo[kind], self.hi[kind]
+        if any(lo) or any(hi):  # a non-empty monomial: a symbolic loop count
+            return None
+        return lo.get((), 0), hi.get((), 0)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for k in KINDS:

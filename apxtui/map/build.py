@@ -427,13 +427,10 @@ class MapBuilder:
         self.totals = self._model(entry, (stage_key(root),), (), (entry,), ctx)
 
     def _freq(self, phase: Phase, why: str) -> str:
-        if phase == Phase.LOAD:
-            return "once per model load"
-        if phase == Phase.CAPTURED:
-            return "recorded once per graph key (capture); replayed on every replay"
+        """A row's frequency: its table's, or for a first call the reason (``why``) it runs once."""
         if phase == Phase.PREPARE:
             return f"first call ({why})" if why else "first call"
-        return f"per call of {self.entry_name}"
+        return table_frequency(phase, self.entry_name)
 
     def _capture_body(self, node: str, items: list[Stage | Dispatch]) -> set[int]:
         got = self._regions.get(node)
@@ -689,7 +686,7 @@ class MapBuilder:
         for r in self.rows:
             t = tables.get(r.phase)
             if t is None:
-                t = tables[r.phase] = PhaseTable(r.phase, _table_freq(r.phase, self.entry_name))
+                t = tables[r.phase] = PhaseTable(r.phase, table_frequency(r.phase, self.entry_name))
             t.rows.append(r)
         for ph, t in tables.items():
             t.totals = to_counts(self.totals.get(ph), self.range_arms.get(ph, []))
@@ -717,14 +714,19 @@ class MapBuilder:
         return out
 
 
-def _table_freq(phase: Phase, entry: str) -> str:
-    return {
-        Phase.EAGER: f"per call of {entry}",
-        Phase.CAPTURED: "captured: recorded once per graph key, replayed on every replay (per request)",
-        Phase.PREPARE: "preparation: first call / once per graph key",
-        Phase.CAPTURE: "capture lifecycle",
-        Phase.LOAD: "load: once per model load",
-    }[phase]
+#: How often a phase's work runs (the eager phase: per call of the entry).  The renderers name the phase
+#: beside it; rows that run as often as their table print no frequency line of their own.
+_PHASE_FREQUENCY = {
+    Phase.CAPTURED: "recorded once per graph key (capture); replayed on every replay",
+    Phase.PREPARE: "first call / once per graph key",
+    Phase.CAPTURE: "capture lifecycle",
+    Phase.LOAD: "once per model load",
+}
+
+
+def table_frequency(phase: Phase, entry: str) -> str:
+    """The frequency of a phase table of ``entry``'s map (and of its rows, but a first call's)."""
+    return _PHASE_FREQUENCY.get(phase, f"per call of {entry}")
 
 
 # -- helpers -----------------------------------------------------------------------------------

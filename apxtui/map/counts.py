@@ -47,7 +47,8 @@ def to_counts(pc: Count | None, arms: list[str] | None = None) -> Counts:
         return Counts()
     d = pc.to_dict()
     fmt = {k: d[k]["max"] if d[k]["exact"] else f"{d[k]['min']} .. {d[k]['max']}" for k in ("device", "library")}
-    return Counts(fmt["device"], fmt["library"], d["device"]["exact"] and d["library"]["exact"], list(arms or []))
+    return Counts(fmt["device"], fmt["library"], d["device"]["exact"] and d["library"]["exact"], list(arms or []),
+                  pc.numeric("device"), pc.numeric("library"))
 
 
 def work_count(work: list[Work]) -> Count:

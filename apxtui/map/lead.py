@@ -22,14 +22,6 @@ def _names(rows: list[Row], pat: re.Pattern[str]) -> list[str]:
     return out
 
 
-def _int_range(text: str) -> tuple[int, int] | None:
-    m = re.fullmatch(r"(\d+)(?: \.\. (\d+))?", text.strip())
-    if not m:
-        return None
-    lo = int(m.group(1))
-    return lo, int(m.group(2) or lo)
-
-
 def per_layer(rows: list[Row]) -> list[str]:
     """Device launches and library calls of one iteration of each layer loop (rows under it summed)."""
     loops: dict[str, list[Row]] = {}
@@ -43,7 +35,7 @@ def per_layer(rows: list[Row]) -> list[str]:
         tot = [0, 0, 0, 0]
         ok = True
         for r in rs:
-            dr, lr = _int_range(r.counts.device), _int_range(r.counts.library)
+            dr, lr = r.counts.device_range, r.counts.library_range
             if dr is None or lr is None:
                 ok = False
                 break

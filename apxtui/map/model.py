@@ -156,6 +156,8 @@ class Counts:
     library: str = "0"
     exact: bool = True
     arms: list[str] = field(default_factory=list)  # the dispatch sites whose arms make a range
+    device_range: tuple[int, int] | None = (0, 0)  # (min, max) as numbers; None when a loop is symbolic
+    library_range: tuple[int, int] | None = (0, 0)
 
 
 @dataclass

@@ -14,11 +14,12 @@ from typing import Any
 from apxtui.analysis.capture import hazard_detail
 from apxtui.analysis.hostops import host_op
 from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
-from apxtui.map import Call, Row, iter_calls
+from apxtui.map import Call, iter_calls
 from apxtui.map.fold import BlockRef, Heading, fold_blocks, site_short
 from apxtui.map.fold import aliases as make_aliases
 from apxtui.map.model import marked
 from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
+from apxtui.report.maptable import FrequencyChange, table_lines
 from apxtui.textsafe import md as esc
 from apxtui.textsafe import md_code as code
 from apxtui.textsafe import one_line
@@ -412,12 +413,6 @@ def path_line(steps: list[Any]) -> str:
     return " → ".join(f"{KIND_TAG.get(s.kind, s.kind)}: {code(s.name or s.qualname)}" for s in steps) or "—"
 
 
-def _own(items: list[Any], frames: tuple[Any, ...], attr: str) -> list[Any]:
-    """Items of a row (loops / conditions) not already shown on its enclosing frames."""
-    shown = {id(x) for f in frames for x in getattr(f, attr)}
-    return [x for x in items if id(x) not in shown]
-
-
 def work_cell(work: list[Any], base: Any, aliases: dict[str, str]) -> str:
     """Device work of a row: calls in order, alternatives as ``a; or b [condition :line]``."""
     parts: list[str] = []
@@ -506,14 +501,10 @@ def map_table(t: Any, lines: list[Any], aliases: dict[str, str], ncols: int = 8)
     """One phase table; ``ncols``: the empty cells after a heading's two (the table has ten columns)."""
     out = ["| # | operation | call site | adapter | device work (kernels, library calls) | launches dev / lib "
            "| dtypes | repeat | condition | also |", "|---|---|---|---|---|---|---|---|---|---|"]
-    n = 0
-    freq = t.frequency
-    for ln in lines:
-        f = ln.frequency if isinstance(ln, Row) else ln.rows[0].frequency if isinstance(ln, BlockRef) else freq
-        if f != freq:
-            freq = f
-            out.append(f"|  | **{esc(f)}** |" + " |" * ncols)
-        if isinstance(ln, Heading):
+    for ln in table_lines(t, lines):
+        if isinstance(ln, FrequencyChange):
+            out.append(f"|  | **{esc(ln.frequency)}** |" + " |" * ncols)
+        elif isinstance(ln, Heading):
             for text in _heading_cells(ln):
                 out.append(f"|  | {text} |" + " |" * ncols)
         elif isinstance(ln, BlockRef):
@@ -521,19 +512,17 @@ def map_table(t: Any, lines: list[Any], aliases: dict[str, str], ncols: int = 8)
             sites = ", ".join(str(f.site) for f in ln.frames[:3]) + more
             out.append(f"| ↳ | {code(ln.frame.name)} at {esc(sites)}: same {len(ln.rows)} rows as {esc(ln.same_as)} "
                        f"({code(ln.first.name)} at {esc(ln.first.site)}) |" + " |" * ncols)
-        elif isinstance(ln, Row):
-            n += 1
-            r = ln
-            reps = " ".join(x.label for x in _own(r.repeat, r.context, "repeat") if x.value != 1)
-            last = "; ".join(x.last_differs for x in _own(r.repeat, r.context, "repeat") if x.last_differs)
-            conds = _own(r.condition, r.context[-1:], "condition") if r.context else r.condition
+        else:
+            r = ln.row
+            reps = " ".join(x.label for x in ln.repeats if x.value != 1)
+            last = "; ".join(x.last_differs for x in ln.repeats if x.last_differs)
             work = work_cell(r.work, r.site, aliases) or esc(r.note) or "—"
             out.append("| " + " | ".join([
-                str(n), code(marked(r.op, r.resolution)), esc(r.site), ", ".join(code(a) for a in r.adapter[:2]) + (
+                str(ln.n), code(marked(r.op, r.resolution)), esc(r.site), ", ".join(code(a) for a in r.adapter[:2]) + (
                     f" (+{len(r.adapter) - 2})" if len(r.adapter) > 2 else ""),
                 work, f"{esc(r.counts.device)} / {esc(r.counts.library)}", esc(_dtypes(r)),
                 esc(reps + (f"; last differs: {last}" if last else "")),
-                esc("; ".join(_cut(str(c)) for c in conds)), also_cell(r, aliases)]) + " |")
+                esc("; ".join(_cut(str(c)) for c in ln.conditions)), also_cell(r, aliases)]) + " |")
     return out
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
-from apxtui.map import Row
 from apxtui.map.fold import BlockRef, Heading, aliases, fold_blocks
 from apxtui.map.model import marked
 from apxtui.report.capture_lines import hazard_line
+from apxtui.report.maptable import FrequencyChange, table_lines
 from apxtui.report.markdown import also_cell, map_choice_lines, path_line, work_cell
 from apxtui.textsafe import one_line
 from apxtui.trace import Dispatch, Stage
@@ -126,14 +126,10 @@ def render_map_text(rep: Any) -> str:
     for t in m.phases:
         out += ["", f"== {t.phase.value}: {t.frequency} — {t.totals.device} device launches, {t.totals.library} "
                     f"library calls (static{'' if t.totals.exact else ', range'}) =="]
-        n = 0
-        freq = t.frequency
-        for ln in folded.get(t.phase.value, []):
-            f = ln.frequency if isinstance(ln, Row) else ln.rows[0].frequency if isinstance(ln, BlockRef) else freq
-            if f != freq:
-                freq = f
-                out.append(f"  -- {f}")
-            if isinstance(ln, Heading):
+        for ln in table_lines(t, folded.get(t.phase.value, [])):
+            if isinstance(ln, FrequencyChange):
+                out.append(f"  -- {ln.frequency}")
+            elif isinstance(ln, Heading):
                 for i, fr in enumerate(ln.frames):
                     reps = " ".join(x.label for x in fr.repeat if x.value != 1)
                     last = "; ".join(x.last_differs for x in fr.repeat if x.last_differs)
@@ -145,15 +141,12 @@ def render_map_text(rep: Any) -> str:
                     f" (+{len(ln.frames) - 3})" if len(ln.frames) > 3 else "")
                 out.append(f"  ↳ {ln.frame.name} at {sites}: same {len(ln.rows)} rows as {ln.same_as}")
             else:
-                n += 1
-                r = ln
-                own_reps = [x for x in r.repeat if all(x is not y for fr in r.context for y in fr.repeat)]
-                reps = " ".join(x.label for x in own_reps if x.value != 1)
-                outer = r.context[-1].condition if r.context else []
-                conds = [c for c in r.condition if all(c is not y for y in outer)]
+                r = ln.row
+                reps = " ".join(x.label for x in ln.repeats if x.value != 1)
+                conds = ln.conditions
                 work = plain(work_cell(r.work, r.site, al)) or r.note or "—"
                 op = marked(r.op, r.resolution)
-                line = f"  {n:>3}  {op}  @ {r.site}  →  {work}  [{r.counts.device} dev / {r.counts.library} lib]"
+                line = f"  {ln.n:>3}  {op}  @ {r.site}  →  {work}  [{r.counts.device} dev / {r.counts.library} lib]"
                 if reps:
                     line += f"  {reps}"
                 if conds:
