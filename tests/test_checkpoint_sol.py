@@ -8,28 +8,38 @@ import shutil
 
 import pytest
 
+from apxtui.analysis.path import analyse
 from apxtui.checkpoint import read_checkpoint
 from apxtui.checkpoint.join import join_index
 from apxtui.checkpoint.sol import IE, Device, find_device, load_devices, speed_of_light
 from apxtui.checkpoint.weights import bind_loops, stage_weights
 from apxtui.cli import main
 from apxtui.demo import DEMO_CHECKPOINT
-from apxtui.report.model import trace_document
 from apxtui.trace import Tracer, find_symbol
 
 TEST_DEV = Device("T", bandwidth={"value": 1000.0, "source": "test"},
                   peaks={"bf16": {"value": 100.0, "source": "test"}})
 
 
+class Forward:
+    """The demo forward pass analysed, with its stored weights and loops bound to the demo config."""
+
+    def __init__(self, demo_index) -> None:
+        self.ckpt = read_checkpoint(DEMO_CHECKPOINT)
+        g = demo_index.graph
+        root = Tracer(g, select=["CudaBackend"], depth=40).trace(find_symbol(g, "Pi05Model::forward"))
+        self.path = analyse(demo_index, root)
+        self.weights = stage_weights(self.path.stages, join_index(demo_index, self.ckpt))
+        self.bounds = bind_loops(self.path, self.ckpt)
+
+    def sol(self, device, *args, ckpt=None, **kw):
+        return speed_of_light(self.path, self.weights, self.bounds, ckpt or self.ckpt, device, *args, **kw)
+
+
 @pytest.fixture(scope="module")
-def forward_doc(demo_index):
-    ckpt = read_checkpoint(DEMO_CHECKPOINT)
-    g = demo_index.graph
-    root = Tracer(g, select=["CudaBackend"], depth=40).trace(find_symbol(g, "Pi05Model::forward"))
-    doc = trace_document(demo_index, root, ["CudaBackend"], 40)
-    stage_weights(doc, join_index(demo_index, ckpt))
-    bind_loops(doc, ckpt)
-    return doc, ckpt
+def forward(demo_index):
+    f = Forward(demo_index)
+    return f, f.ckpt
 
 
 def _hand(ckpt, b: int, s: int, ctx: int):
@@ -51,9 +61,9 @@ def _hand(ckpt, b: int, s: int, ctx: int):
 
 
 @pytest.mark.parametrize(("b", "s", "ctx"), [(1, 128, None), (4, 16, 64)])
-def test_bound_matches_hand_calculation(forward_doc, b, s, ctx):
-    doc, ckpt = forward_doc
-    r = speed_of_light(doc, ckpt, TEST_DEV, b, s, ctx)
+def test_bound_matches_hand_calculation(forward, b, s, ctx):
+    fwd, ckpt = forward
+    r = fwd.sol(TEST_DEV, b, s, ctx)
     flops, w, act, kv = _hand(ckpt, b, s, ctx or s)
     d = r["demand"]
     assert d["flops_by_dtype"] == {"bf16": pytest.approx(flops)}
@@ -67,41 +77,41 @@ def test_bound_matches_hand_calculation(forward_doc, b, s, ctx):
     assert all(a["consistent"] for a in r["anchors"]) and len(r["anchors"]) == 12
 
 
-def test_serial_estimate_with_launch_floor(forward_doc):
-    doc, ckpt = forward_doc
-    r = speed_of_light(doc, ckpt, TEST_DEV, 1, 128, launch_floor_us=1000.0)
+def test_serial_estimate_with_launch_floor(forward):
+    fwd, ckpt = forward
+    r = fwd.sol(TEST_DEV, 1, 128, launch_floor_us=1000.0)
     e = r["estimate"]
     assert e["status"] == "ok"
-    lt = doc["launch_totals_bound"]["by_phase"]["eager"]
+    lt = fwd.bounds.totals["by_phase"]["eager"]
     launches = int(lt["device"]["value"]) + int(lt["library"]["value"])
     # a 1 ms floor dominates every stage of this tiny model: estimate = floor × every launch
     assert e["seconds"] == pytest.approx(launches * 1e-3)
     assert e["seconds"] >= r["bound"]["seconds"]
-    small = speed_of_light(doc, ckpt, TEST_DEV, 1, 128, launch_floor_us=0.0)["estimate"]
+    small = fwd.sol(TEST_DEV, 1, 128, launch_floor_us=0.0)["estimate"]
     assert small["seconds"] >= r["bound"]["seconds"] * 0.999  # serial sum never below the resource max
 
 
-def test_estimate_without_launch_floor_is_insufficient(forward_doc):
-    doc, ckpt = forward_doc
-    r = speed_of_light(doc, ckpt, TEST_DEV, 1, 128)
+def test_estimate_without_launch_floor_is_insufficient(forward):
+    fwd, ckpt = forward
+    r = fwd.sol(TEST_DEV, 1, 128)
     assert r["estimate"]["status"] == IE and any("launch floor" in m for m in r["estimate"]["missing"])
     assert r["bound"]["status"] == "ok"  # the bound needs no launch floor
 
 
-def test_missing_peak_gives_partial_bound_naming_it(forward_doc):
-    doc, ckpt = forward_doc
+def test_missing_peak_gives_partial_bound_naming_it(forward):
+    fwd, ckpt = forward
     orin = find_device("jetson-agx-orin", load_devices())
-    r = speed_of_light(doc, ckpt, orin, 1, 128, launch_floor_us=5.0)
+    r = fwd.sol(orin, 1, 128, launch_floor_us=5.0)
     assert r["bound"]["status"] == "partial" and r["bound"]["limiter"] == "memory"
     assert any("peak for bf16" in m for m in r["bound"]["missing"])
     assert r["estimate"]["status"] == IE and any("peak for bf16" in m for m in r["estimate"]["missing"])
-    bare = speed_of_light(doc, ckpt, Device("bare"), 1, 128)
+    bare = fwd.sol(Device("bare"), 1, 128)
     assert bare["bound"]["status"] == IE
     assert any("memory bandwidth" in m for m in bare["bound"]["missing"])
 
 
-def test_missing_config_dims_named(forward_doc, tmp_path):
-    doc, _ = forward_doc
+def test_missing_config_dims_named(forward, tmp_path):
+    fwd, _ = forward
     d = tmp_path / "ck"
     shutil.copytree(DEMO_CHECKPOINT, d)
     cfg = json.loads((d / "config.json").read_text())
@@ -109,37 +119,37 @@ def test_missing_config_dims_named(forward_doc, tmp_path):
         cfg.pop(k)
     (d / "config.json").write_text(json.dumps(cfg))
     ckpt = read_checkpoint(d)
-    r = speed_of_light(doc, ckpt, TEST_DEV, 1, 8)
+    r = fwd.sol(TEST_DEV, 1, 8, ckpt=ckpt)
     att = [s for s in r["stages"] if s["kind"] == "attention"]
     assert att and all("config top.num_attention_heads" in s["missing"] for s in att)
     assert r["bound"]["status"] == "partial"
     assert r["kv_cache"]["status"] == IE and "config top.num_hidden_layers" in r["kv_cache"]["missing"]
 
 
-def test_kv_cache_bytes_per_token(forward_doc):
-    doc, ckpt = forward_doc
+def test_kv_cache_bytes_per_token(forward):
+    fwd, ckpt = forward
     c = ckpt.config["top"]
-    r = speed_of_light(doc, ckpt, TEST_DEV, 2, 8, 100)
+    r = fwd.sol(TEST_DEV, 2, 8, 100)
     per = 2 * c["num_hidden_layers"] * c["num_key_value_heads"] * c["head_dim"] * 2
     assert r["kv_cache"]["bytes_per_token"] == per
     assert r["kv_cache"]["bytes_at_context"] == per * 100 * 2
 
 
-def test_layer_loop_bound_to_config_field(forward_doc):
-    doc, ckpt = forward_doc
-    rec = next(r for r in doc["loop_bounds"] if "self.layers" in r["loop"])
+def test_layer_loop_bound_to_config_field(forward):
+    fwd, ckpt = forward
+    rec = next(r for r in fwd.bounds.loops if "self.layers" in r["loop"])
     assert rec["value"] == ckpt.config["top"]["num_hidden_layers"] and rec["config_field"] == "num_hidden_layers"
-    kernel_loops = [r for r in doc["loop_bounds"] if "blockIdx" in r["loop"]]
+    kernel_loops = [r for r in fwd.bounds.loops if "blockIdx" in r["loop"]]
     assert all(r["value"] is None and r["status"] == "symbolic" for r in kernel_loops)
 
 
-def test_per_stage_weights_beside_compute_dtypes(forward_doc):
-    doc, _ = forward_doc
-    rows = {w["arg"]: (s, w) for s in doc["stages"] for w in s.get("weights", []) if w["first_at_site"]}
+def test_per_stage_weights_beside_compute_dtypes(forward):
+    fwd, _ = forward
+    rows = {w["arg"]: (s, w) for s in fwd.weights.values() for w in s.rows if w["first_at_site"]}
     s, w = rows["&self.down_proj"]
     assert w["pattern"] == "model.layers.{*}.mlp.down_proj.weight" and w["stored"]["dtype"] == ["BF16"]
     assert w["stored"]["shape"] == [[64, 128]] and w["status"] == "heuristic"
-    lib = [c for c in s["weights_compute"] if c["kind"] == "library"]
+    lib = [c for c in s.compute if c["kind"] == "library"]
     assert lib and lib[0]["operands"]["A"] == "bf16" and lib[0]["compute"] == "f32"
     assert "&s.q" not in rows and "&mut s.q" not in rows  # activations are not weights
 
@@ -187,7 +197,6 @@ def test_nothing_priced_is_insufficient_evidence_not_a_zero_bound(demo_index):
     ckpt = read_checkpoint(DEMO_CHECKPOINT)
     g = demo_index.graph
     root = Tracer(g).trace(find_symbol(g, "Tensor::numel"))
-    doc = trace_document(demo_index, root, [], 40)
-    sol = speed_of_light(doc, ckpt, TEST_DEV, 1, 8, launch_floor_us=2.0)
+    sol = speed_of_light(analyse(demo_index, root), {}, None, ckpt, TEST_DEV, 1, 8, launch_floor_us=2.0)
     assert sol["bound"]["status"] == IE and "nothing could be priced" in " ".join(sol["bound"]["missing"])
     assert sol["estimate"]["status"] == IE

@@ -1,47 +1,48 @@
-"""Checkpoint facts added to a trace document (used by ``trace --checkpoint`` and the TUI).
+"""Checkpoint facts on an analysed path (used by ``trace --checkpoint`` and the TUI).
 
-:func:`add_checkpoint` runs the weight join over the index, puts stored weights on
-the stages and binds layer loops (``doc["checkpoint"]`` = the path as text,
-``doc["checkpoint_join"]``, ``doc["loop_bounds"]``,
-``doc["launch_totals_bound"]``, per-stage ``weights``); :func:`add_sol` adds
-``doc["speed_of_light"]``.  Both only add keys.
+:func:`checkpoint_facts` runs the weight join over the index, finds the stored weights each stage
+reads and binds the layer loops; :func:`price_path` adds the speed of light for a device.  The
+report's trace document takes the result in :func:`apxtui.report.model.add_checkpoint_facts`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from apxtui.analysis.path import AnalysedPath
 from apxtui.checkpoint.join import JoinResult, join_dict, join_index
 from apxtui.checkpoint.model import Checkpoint
 from apxtui.checkpoint.sol import find_device, load_devices, speed_of_light
-from apxtui.checkpoint.weights import bind_loop, bind_loops, stage_weights
+from apxtui.checkpoint.weights import LoopBounds, StageWeights, bind_loop, bind_loops, stage_weights
 
 
-def add_checkpoint(doc: dict[str, Any], index: Any, ckpt: Checkpoint, under: list[str] | None = None,
-                   bind: dict[str, int] | None = None) -> JoinResult:
+@dataclass
+class CheckpointFacts:
+    """What a checkpoint says about an analysed path."""
+
+    checkpoint: Checkpoint
+    join: JoinResult  # the checkout's loader names against the checkpoint's tensors
+    join_summary: dict[str, Any]  # :func:`~apxtui.checkpoint.join.join_dict` of ``join`` (50 names per list)
+    weights: dict[int, StageWeights]  # by index in the path's stages
+    bounds: LoopBounds
+    sol: dict[str, Any] | None = None  # the speed of light (:func:`price_path`), when asked for
+
+
+def checkpoint_facts(path: AnalysedPath, index: Any, ckpt: Checkpoint, under: list[str] | None = None,
+                     bind: dict[str, int] | None = None) -> CheckpointFacts:
     j = join_index(index, ckpt, under)
-    jd = join_dict(j, limit=50)
-    n = stage_weights(doc, j)
-    bind_loops(doc, ckpt, bind)
-    doc["checkpoint"] = str(ckpt.path)
-    doc["checkpoint_join"] = {
-        "path": str(ckpt.path), "tensors": len(ckpt.tensors), "bytes": ckpt.total_bytes,
-        "config": ckpt.config_file, "problems": [str(p) for p in ckpt.problems][:20],
-        "join": jd, "stages_with_weights": n,
-        "weights_note": "per-stage weights are heuristic: the field an operator reads matched to the loader's "
-                        "tensor name; stored dtype (checkpoint) and compute dtypes (analysis) are separate facts",
-    }
-    return j
+    return CheckpointFacts(ckpt, j, join_dict(j, limit=50), stage_weights(path.stages, j),
+                           bind_loops(path, ckpt, bind))
 
 
-def add_sol(doc: dict[str, Any], ckpt: Checkpoint, device: str, batch: int, seq: int, context: int | None = None,
-            launch_floor_us: float | None = None) -> dict[str, Any]:
-    """``doc["speed_of_light"]`` for ``device`` (after :func:`add_checkpoint`)."""
+def price_path(path: AnalysedPath, facts: CheckpointFacts, device: str, batch: int, seq: int,
+               context: int | None = None, launch_floor_us: float | None = None) -> dict[str, Any]:
+    """The speed of light of ``path`` on ``device`` (KeyError: unknown device; ValueError: bad sizes)."""
     dev = find_device(device, load_devices())
-    sol = speed_of_light(doc, ckpt, dev, batch, seq, context, launch_floor_us)
-    doc["speed_of_light"] = sol
-    return sol
+    return speed_of_light(path, facts.weights, facts.bounds, facts.checkpoint, dev, batch, seq, context,
+                          launch_floor_us)
 
 
 def parse_bind(items: list[str]) -> dict[str, int]:

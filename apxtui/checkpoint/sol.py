@@ -28,9 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apxtui.analysis.loops import LoopCount
+from apxtui.analysis.path import AnalysedPath, PathStage
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.dtypes import DTYPE_BITS
 from apxtui.checkpoint.model import Checkpoint
+from apxtui.checkpoint.weights import LoopBounds, StageWeights
+from apxtui.trace import Stage
 from apxtui.vocab import Evidence, dtype_bytes
 
 IE = Evidence.INSUFFICIENT.value
@@ -110,25 +114,25 @@ def _ints(text: Any) -> int | None:
     return int(m.group(1)) if m and re.fullmatch(r"\s*(\d+\s*\.\.\s*)?\d+\s*", str(text)) else None
 
 
-def _path_multipliers(stages: list[dict[str, Any]], bounds: dict[str, int],
+def _path_multipliers(stages: list[PathStage], bounds: dict[str, int],
                       bind: dict[str, int]) -> list[tuple[int, list[str]]]:
     """Per stage index: (numeric multiplier, [unbound loop labels])."""
-    stack: list[tuple[int, list[dict[str, Any]]]] = []
+    stack: list[tuple[int, tuple[LoopCount, ...]]] = []
     out: list[tuple[int, list[str]]] = []
-    for st in stages:
-        d = st.get("depth", 0)
+    for ps in stages:
+        d = ps.depth
         del stack[d:]
-        stack.append((d, (st.get("launches") or {}).get("multiplier_detail", [])))
+        stack.append((d, ps.facts.launches.loops if ps.facts else ()))
         n, missing = 1, list[str]()
         for _, mults in stack:
             for m in mults:
-                v = m.get("value")
+                v = m.value
                 if v is None:
-                    v = bounds.get(m["label"])
+                    v = bounds.get(m.label)
                 if v is None:
-                    v = next((x for k, x in bind.items() if k in m["label"]), None)
+                    v = next((x for k, x in bind.items() if k in m.label), None)
                 if v is None:
-                    missing.append(m["label"])
+                    missing.append(m.label)
                 else:
                     n *= int(v)
         out.append((n, missing))
@@ -183,12 +187,13 @@ def _dims(ckpt: Checkpoint) -> tuple[dict[str, Any], str]:
     return (dict(dims.get(sec, {})), sec)
 
 
-def collect_work(doc: dict[str, Any], ckpt: Checkpoint, batch: int, seq: int, context: int,
+def collect_work(path: AnalysedPath, weights: dict[int, StageWeights], bounds: LoopBounds | None,
+                 ckpt: Checkpoint, batch: int, seq: int, context: int,
                  bind: dict[str, int] | None = None) -> tuple[list[Work], list[str], list[dict[str, Any]]]:
-    """(work items, exclusions, anchors) for one call of the traced entry."""
-    stages = doc.get("stages", [])
-    bounds = {r["loop"]: r["value"] for r in doc.get("loop_bounds", []) if r.get("value") is not None}
-    mults = _path_multipliers(stages, bounds, bind or {})
+    """(work items, exclusions, anchors) for one call of the traced entry: ``weights`` the stored weights
+    per stage (by index in ``path.stages``), ``bounds`` the loops bound to the config."""
+    stages = path.stages
+    mults = _path_multipliers(stages, bounds.values() if bounds else {}, bind or {})
     dims, sec = _dims(ckpt)
     tokens = batch * seq
     work: list[Work] = []
@@ -196,27 +201,27 @@ def collect_work(doc: dict[str, Any], ckpt: Checkpoint, batch: int, seq: int, co
     calls_per_pattern: dict[str, int] = {}
     tensors_per_pattern: dict[str, int] = {}
     attn_depth: int | None = None
-    for i, st in enumerate(stages):
-        phase = (st.get("frequency") or {}).get("phase", "eager")
-        depth = st.get("depth", 0)
+    for i, ps in enumerate(stages):
+        st, facts = ps.stage, ps.facts
+        phase = facts.frequency.phase if facts else "eager"
+        depth = ps.depth
         if attn_depth is not None and depth <= attn_depth:
             attn_depth = None
         if phase in ("load", "capture"):
             continue
-        v = st.get("via") or {}
-        at = f"{v.get('file', '')}:{v.get('line', 0)}"
+        at = st.via.at if st.via else ":0"
         mult, missing = mults[i]
-        launches = _ints((st.get("launches") or {}).get("device", "")) or 0
-        launches += _ints((st.get("launches") or {}).get("library", "")) or 0
-        rows = [r for r in st.get("weights", []) if r.get("first_at_site")]
+        launches = (_ints(facts.launches.device) or 0) + (_ints(facts.launches.library) or 0) if facts else 0
+        sw = weights.get(i)
+        rows = [r for r in sw.rows if r.get("first_at_site")] if sw else []
         if rows:
             by_arg: dict[str, list[dict[str, Any]]] = {}
             for r in rows:
                 by_arg.setdefault(r["arg"], []).append(r)
-            comp = st.get("weights_compute", [])
+            comp = sw.compute if sw else []
             for arg, rs in by_arg.items():
                 if len(rs) > 1:
-                    excluded.append(f"{st['qualname']} at {at}: `{arg}` has {len(rs)} candidate weights; not priced")
+                    excluded.append(f"{st.qualname} at {at}: `{arg}` has {len(rs)} candidate weights; not priced")
                     continue
                 r = rs[0]
                 w = _weight_work(st, at, r, comp, tokens, mult, launches)
@@ -226,7 +231,7 @@ def collect_work(doc: dict[str, Any], ckpt: Checkpoint, batch: int, seq: int, co
                 calls_per_pattern[r["pattern"]] = calls_per_pattern.get(r["pattern"], 0) + (0 if missing else mult)
                 tensors_per_pattern[r["pattern"]] = r["stored"]["tensors"]
             continue
-        if attn_depth is None and _ATTN.search(st.get("name") or "") and st.get("kind") in ("rust_fn", "python_fn"):
+        if attn_depth is None and _ATTN.search(st.name or "") and st.kind in ("rust_fn", "python_fn"):
             attn_depth = depth
             w = _attention_work(st, at, dims, sec, batch, seq, context, mult, launches, stages, i)
             w.missing += [f"unbound loop `{x}`" for x in missing]
@@ -237,24 +242,24 @@ def collect_work(doc: dict[str, Any], ckpt: Checkpoint, batch: int, seq: int, co
     return work, excluded, anchors
 
 
-def _weight_work(st: dict[str, Any], at: str, r: dict[str, Any], comp: list[dict[str, Any]], tokens: int,
+def _weight_work(st: Stage, at: str, r: dict[str, Any], comp: list[dict[str, Any]], tokens: int,
                  mult: int, launches: int) -> Work:
     s = r["stored"]
     shape = s["shape"][0] if s["shape"] else []
-    w = Work(st["qualname"], at, "weight", mult, weight=r["pattern"], launches=launches)
+    w = Work(st.qualname, at, "weight", mult, weight=r["pattern"], launches=launches)
     per = s["bytes_per_tensor"]
     if not s.get("uniform", True):
         w.missing.append(f"`{r['pattern']}` tensors differ in dtype/shape")
     act = _act_dtype(comp)
     ab = ANALYSIS_BYTES.get(act or "")
-    name = (st.get("name") or "") + " " + r["field"]
+    name = (st.name or "") + " " + r["field"]
     if len(shape) == 2 and _EMBED.search(name):
         w.kind = "embedding"
         rows, cols = shape
         elt = per / max(1, rows * cols)
         w.weight_bytes = min(per, tokens * cols * elt)
         if ab is None:
-            w.missing.append(f"activation dtype at {st['qualname']} not established")
+            w.missing.append(f"activation dtype at {st.qualname} not established")
         else:
             w.act_bytes = tokens * cols * ab
     elif len(shape) == 2:
@@ -267,9 +272,9 @@ def _weight_work(st: dict[str, Any], at: str, r: dict[str, Any], comp: list[dict
         w.flops = 2.0 * tokens * n_out * k_in
         w.dtype = _gemm_dtype(comp)
         if w.dtype is None:
-            w.missing.append(f"compute dtype at {st['qualname']} not established")
+            w.missing.append(f"compute dtype at {st.qualname} not established")
         if ab is None:
-            w.missing.append(f"activation dtype at {st['qualname']} not established")
+            w.missing.append(f"activation dtype at {st.qualname} not established")
         else:
             w.act_bytes = tokens * (n_out + k_in) * ab
     else:
@@ -277,31 +282,31 @@ def _weight_work(st: dict[str, Any], at: str, r: dict[str, Any], comp: list[dict
         width = shape[0] if shape else 0
         w.weight_bytes = per
         if ab is None:
-            w.missing.append(f"activation dtype at {st['qualname']} not established")
+            w.missing.append(f"activation dtype at {st.qualname} not established")
         else:
             w.act_bytes = 2 * tokens * width * ab
     return w
 
 
-def _attention_work(st: dict[str, Any], at: str, dims: dict[str, Any], sec: str, batch: int, seq: int, ctx: int,
-                    mult: int, launches: int, stages: list[dict[str, Any]], i: int) -> Work:
-    w = Work(st["qualname"], at, "attention", mult, launches=launches)
+def _attention_work(st: Stage, at: str, dims: dict[str, Any], sec: str, batch: int, seq: int, ctx: int,
+                    mult: int, launches: int, stages: list[PathStage], i: int) -> Work:
+    w = Work(st.qualname, at, "attention", mult, launches=launches)
     need = {k: dims.get(k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim")}
     for k, d in need.items():
         if d is None:
             w.missing.append(f"config {sec}.{k}")
     dt = None
-    depth = st.get("depth", 0)
+    depth = stages[i].depth
     for s2 in stages[i + 1:]:
-        if s2.get("depth", 0) <= depth:
+        if s2.depth <= depth:
             break
-        d = s2.get("dtypes") or {}
+        d = (s2.facts.dtypes if s2.facts else None) or {}
         if d.get("kind") == "kernel":
             dt = next((x for x in d["input"]["value"] if x in ANALYSIS_BYTES), None)
             if dt:
                 break
     if dt is None:
-        w.missing.append(f"KV/activation dtype under {st['qualname']} not established")
+        w.missing.append(f"KV/activation dtype under {st.qualname} not established")
     if w.missing:
         return w
     assert dt is not None  # established above, else w.missing
@@ -338,16 +343,17 @@ def kv_cache(ckpt: Checkpoint, dtype_bytes: int | None, batch: int, context: int
             "fields": {k: dims[k].source for k in need}, "context": context, "batch": batch}
 
 
-def speed_of_light(doc: dict[str, Any], ckpt: Checkpoint, device: Device, batch: int, seq: int,
-                   context: int | None = None, launch_floor_us: float | None = None,
-                   bind: dict[str, int] | None = None) -> dict[str, Any]:
-    """Bound and estimate for one call of the traced entry (pure; see the module docstring)."""
+def speed_of_light(path: AnalysedPath, weights: dict[int, StageWeights], bounds: LoopBounds | None,
+                   ckpt: Checkpoint, device: Device, batch: int, seq: int, context: int | None = None,
+                   launch_floor_us: float | None = None, bind: dict[str, int] | None = None) -> dict[str, Any]:
+    """Bound and estimate for one call of the traced entry (pure; see the module docstring): ``weights``
+    the stored weights per stage of ``path``, ``bounds`` its loops bound to the config (None: unbound)."""
     if batch < 1 or seq < 1:
         raise ValueError("batch and seq must be at least 1")
     ctx = context if context is not None else seq
     if ctx < seq:
         raise ValueError("context must be at least seq")
-    work, excluded, anchors = collect_work(doc, ckpt, batch, seq, ctx, bind)
+    work, excluded, anchors = collect_work(path, weights, bounds, ckpt, batch, seq, ctx, bind)
     floor = ({"value": launch_floor_us, "source": "user (--launch-floor-us)"} if launch_floor_us is not None
              else device.launch_floor)
     bw = device.bandwidth
@@ -396,7 +402,7 @@ def speed_of_light(doc: dict[str, Any], ckpt: Checkpoint, device: Device, batch:
                             "irreducible and the device runs at the datasheet peaks"
                             + ("; partial: computed over the resources and stages with evidence only" if partial
                                else "")}
-    estimate = _estimate(work, device, bw, floor, doc, missing_figs, missing_inputs)
+    estimate = _estimate(work, device, bw, floor, bounds.totals if bounds else {}, missing_figs, missing_inputs)
     act = next((w.dtype for w in priced if w.kind == "attention"), None)
     return {
         "device": device.name, "device_table": device.origin,
@@ -416,12 +422,12 @@ def speed_of_light(doc: dict[str, Any], ckpt: Checkpoint, device: Device, batch:
 
 
 def _estimate(work: list[Work], device: Device, bw: dict[str, Any] | None, floor: dict[str, Any] | None,
-              doc: dict[str, Any], missing_figs: list[str], missing_inputs: list[str]) -> dict[str, Any]:
+              totals_bound: dict[str, Any], missing_figs: list[str], missing_inputs: list[str]) -> dict[str, Any]:
     miss = list(missing_figs) + list(missing_inputs)
     if floor is None:
         miss.append(f"{device.name}: launch floor (no datasheet figure; add launch_floor_us or pass "
                     "--launch-floor-us)")
-    other = _other_launches(doc, work)
+    other = _other_launches(totals_bound, work)
     if other is None:
         miss.append("total launch count of the path is symbolic (bind the loop, e.g. --bind num_steps=N)")
     if not [w for w in work if not w.missing]:
@@ -447,9 +453,10 @@ def _estimate(work: list[Work], device: Device, bw: dict[str, Any] | None, floor
                        "counts as one launch"}
 
 
-def _other_launches(doc: dict[str, Any], work: list[Work]) -> int | None:
-    """Device launches + library calls of the path not attributed to a priced stage (None: symbolic)."""
-    lt = (doc.get("launch_totals_bound") or {}).get("by_phase") or {}
+def _other_launches(totals_bound: dict[str, Any], work: list[Work]) -> int | None:
+    """Device launches + library calls of the path not attributed to a priced stage (None: symbolic);
+    ``totals_bound``: the launch totals with the loops bound (:class:`~apxtui.checkpoint.weights.LoopBounds`)."""
+    lt = totals_bound.get("by_phase") or {}
     total = 0
     for ph, kinds in lt.items():
         if ph in ("load", "capture"):

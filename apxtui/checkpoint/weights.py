@@ -1,7 +1,7 @@
 """Checkpoint facts on a traced path: the weight each operator reads, and loop bounds.
 
-Both work on the trace document (``report.model.trace_document``) and a join result,
-so the exporters and the TUI can call them without the index:
+Both read an analysed path (:class:`apxtui.analysis.path.AnalysedPath`) and return records; the
+report's trace document takes them in :func:`apxtui.report.model.add_checkpoint_facts`:
 
 * :func:`stage_weights` — a stage whose call passes a struct field (``&self.q_proj``)
   is matched to the loader pattern that names it (the field is a segment of the
@@ -15,9 +15,11 @@ so the exporters and the TUI can call them without the index:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from apxtui.analysis.path import AnalysedPath, PathStage
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.join import JoinResult, PatternMatch
 from apxtui.checkpoint.model import Checkpoint
@@ -61,20 +63,20 @@ def weight_for_field(name: str, join: JoinResult) -> tuple[list[PatternMatch], s
     return [], ""
 
 
-def _compute_below(stages: list[dict[str, Any]], i: int) -> list[dict[str, Any]]:
-    depth = stages[i].get("depth", 0)
-    out = []
-    for st in stages[i + 1:]:
-        if st.get("depth", 0) <= depth:
+def _compute_below(stages: Sequence[PathStage], i: int) -> list[dict[str, Any]]:
+    depth = stages[i].depth
+    out: list[dict[str, Any]] = []
+    for ps in stages[i + 1:]:
+        if ps.depth <= depth:
             break
-        d = st.get("dtypes") or {}
+        d = (ps.facts.dtypes if ps.facts else None) or {}
         if d.get("kind") == "kernel":
-            out.append({"stage": st["qualname"], "kind": "kernel", "input": d["input"]["value"],
+            out.append({"stage": ps.stage.qualname, "kind": "kernel", "input": d["input"]["value"],
                         "accumulator": d["accumulator"]["value"], "output": d["output"]["value"],
                         "status": d["input"]["status"]})
         elif d.get("kind") == "library":
             ops = d["operands"]["value"] or {}
-            out.append({"stage": st["qualname"], "kind": "library", "operands": ops,
+            out.append({"stage": ps.stage.qualname, "kind": "library", "operands": ops,
                         "compute": (d.get("compute") or {}).get("value"), "status": d["operands"]["status"]})
         if len(out) >= 3:
             break
@@ -94,27 +96,35 @@ def _weight_row(arg: str, name: str, m: PatternMatch, how: str, n_cands: int) ->
     }
 
 
-def stage_weights(doc: dict[str, Any], join: JoinResult) -> int:
-    """Add ``weights`` (stored, from the checkpoint) and ``weights_compute`` to stages; return how many."""
-    stages = doc.get("stages", [])
-    n = 0
+@dataclass(frozen=True)
+class StageWeights:
+    """The weights one stage's call reads (stored, from the checkpoint) and the compute dtypes below it."""
+
+    rows: list[dict[str, Any]]  # one per matched pattern: arg, field, pattern, stored, how, first_at_site …
+    compute: list[dict[str, Any]]  # the first kernels / library calls below the stage with their dtypes
+
+
+def stage_weights(stages: Sequence[PathStage], join: JoinResult) -> dict[int, StageWeights]:
+    """The weights of the stages (by index in ``stages``) whose call passes a field naming a weight."""
+    out: dict[int, StageWeights] = {}
     seen: set[tuple[int, str, int, str]] = set()
     stack: list[int] = []
-    for i, st in enumerate(stages):
-        via = st.get("via") or {}
-        depth = st.get("depth", 0)
+    for i, ps in enumerate(stages):
+        via = ps.stage.via
+        depth = ps.depth
         del stack[depth:]
         parent = stack[-1] if stack else -1
         stack.append(i)
         rows = []
-        for arg in via.get("args", []):
+        for arg in via.args if via else ():
             name = _field(arg)
             if not name:
                 continue
             cands, how = weight_for_field(name, join)
             if not cands or len(cands) > 3:
                 continue
-            key = (parent, via.get("file", ""), via.get("line", 0), name)
+            assert via is not None  # an argument comes from the call site
+            key = (parent, via.file, via.line, name)
             first = key not in seen
             seen.add(key)
             for m in cands:
@@ -122,29 +132,27 @@ def stage_weights(doc: dict[str, Any], join: JoinResult) -> int:
                 row["first_at_site"] = first  # alternatives at one call site read the same weight
                 rows.append(row)
         if rows:
-            st["weights"] = rows
             comp = _compute_below(stages, i)
-            st["weights_compute"] = comp
             for r in rows:
                 stored = {STORAGE_TO_ANALYSIS.get(d, d.lower()) for d in r["stored"]["dtype"]}
                 ins = {x for c in comp for x in (c.get("input") or list((c.get("operands") or {}).values()))}
                 r["stored_vs_compute"] = ("same" if stored and stored <= ins else "differs" if ins else
                                           "compute dtype not established")
-            n += 1
-    return n
+            out[i] = StageWeights(rows, comp)
+    return out
 
 
 # -- loop bounds ---------------------------------------------------------------------------------
 
 
-def _loops(doc: dict[str, Any]) -> dict[str, str]:
+def _loops(path: AnalysedPath) -> dict[str, str]:
     """Symbolic loop label -> qualname of a stage under it (for the section choice)."""
     out: dict[str, str] = {}
-    for st in doc.get("stages", []):
-        for m in (st.get("launches") or {}).get("multiplier_detail", []):
-            if m.get("value") is None:
-                out.setdefault(m["label"], st.get("qualname", ""))
-    for ph in ((doc.get("launch_totals") or {}).get("by_phase") or {}).values():
+    for ps in path.stages:
+        for m in ps.facts.launches.loops if ps.facts else ():
+            if m.value is None:
+                out.setdefault(m.label, ps.stage.qualname)
+    for ph in ((path.summary.get("launch_totals") or {}).get("by_phase") or {}).values():
         for k in ph.values():
             for t in k.get("terms", []):
                 for lab in t.get("per", []):
@@ -152,15 +160,26 @@ def _loops(doc: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def bind_loops(doc: dict[str, Any], ckpt: Checkpoint, bind: dict[str, int] | None = None) -> list[dict[str, Any]]:
-    """Bind layer/block loops to the config's layer count; return one record per symbolic loop.
+@dataclass(frozen=True)
+class LoopBounds:
+    """The path's symbolic loops bound to the config (or ``--bind``), and the launch totals with them."""
+
+    loops: list[dict[str, Any]]  # one per symbolic loop: {loop, value, config_field, status, reason}
+    totals: dict[str, Any]  # ``launch_totals_bound``: the static totals with the bound loops substituted
+
+    def values(self) -> dict[str, int]:
+        """Loop header → its bound value (bound loops only)."""
+        return {r["loop"]: r["value"] for r in self.loops if r.get("value") is not None}
+
+
+def bind_loops(path: AnalysedPath, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> LoopBounds:
+    """Bind layer/block loops to the config's layer count: one record per symbolic loop, and the totals.
 
     ``bind``: user values by header substring (``{"num_steps": 10}``), applied first.
     """
-    out = [bind_loop(label, qual, ckpt, bind) for label, qual in _loops(doc).items()]
-    doc["loop_bounds"] = out
-    _bound_totals(doc, {r["loop"]: r["value"] for r in out if r["value"] is not None})
-    return out
+    out = [bind_loop(label, qual, ckpt, bind) for label, qual in _loops(path).items()]
+    values = {r["loop"]: r["value"] for r in out if r["value"] is not None}
+    return LoopBounds(out, _bound_totals(path.summary.get("launch_totals") or {}, values))
 
 
 def bind_loop(label: str, qual: str, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> dict[str, Any]:
@@ -194,9 +213,9 @@ def bind_loop(label: str, qual: str, ckpt: Checkpoint, bind: dict[str, int] | No
     return rec
 
 
-def _bound_totals(doc: dict[str, Any], values: dict[str, int]) -> None:
+def _bound_totals(launch_totals: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
     """``launch_totals_bound``: the static totals with bound loops substituted (rest symbolic)."""
-    lt = (doc.get("launch_totals") or {}).get("by_phase") or {}
+    lt = launch_totals.get("by_phase") or {}
     res: dict[str, dict[str, Any]] = {}
     for ph, kinds in lt.items():
         for kind, c in kinds.items():
@@ -217,5 +236,4 @@ def _bound_totals(doc: dict[str, Any], values: dict[str, int]) -> None:
             if num or sym:
                 res.setdefault(ph, {})[kind] = {"value": " + ".join([str(num)] * bool(num) + sym),
                                                 "numeric": not sym, "exact_min_max": c.get("exact", False)}
-    doc["launch_totals_bound"] = {"scope": "max of the static counts, loops over layers bound to the config",
-                                  "by_phase": res}
+    return {"scope": "max of the static counts, loops over layers bound to the config", "by_phase": res}

@@ -91,8 +91,8 @@ def _map_text(args, idx, entry, profile, ckpt, bind) -> str:
                          operators=args.operators or None, checkpoint=str(ckpt.path) if ckpt else None)
     except (CallsFileError, OperatorConfigError) as e:
         raise UserError(str(e)) from None
-    if rep.trace is not None and ckpt is not None:
-        _add_checkpoint(args, rep.trace, idx, ckpt, bind)
+    if rep.trace is not None and rep.analysed is not None and ckpt is not None:
+        _add_checkpoint(args, rep.trace, rep.analysed, idx, ckpt, bind)
     if args.format == "json":
         return json.dumps({**rep.trace, "path": [str(s.site) for s in rep.path]} if rep.trace else {}, indent=2)
     if args.format == "md":
@@ -109,14 +109,16 @@ def _map_text(args, idx, entry, profile, ckpt, bind) -> str:
 
 def _tree_text(args, idx, entry, profile, ckpt, bind) -> str:
     """Today's call tree with the path-level analyses (``--view tree``)."""
+    from apxtui.analysis.path import analyse  # lazy: start-up
     from apxtui.report.model import trace_document  # lazy: start-up
     from apxtui.report.text import render_summary, render_tree  # lazy: start-up
 
     kw = {"budget": args.budget} if args.budget else {}
     root = Tracer(idx.graph, select=args.select, depth=args.depth, profile=profile, **kw).trace(entry)
-    doc = trace_document(idx, root, args.select, args.depth, profile)
+    path = analyse(idx, root)
+    doc = trace_document(idx, root, args.select, args.depth, profile, path=path)
     if ckpt is not None:
-        _add_checkpoint(args, doc, idx, ckpt, bind)
+        _add_checkpoint(args, doc, path, idx, ckpt, bind)
     text = f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n" + render_summary(doc)
     if "checkpoint_join" in doc:
         text += "\n" + _checkpoint_text(doc)
@@ -139,15 +141,18 @@ def _checkpoint_args(args):
     return ckpt, bind
 
 
-def _add_checkpoint(args, doc, idx, ckpt, bind) -> None:
-    from apxtui.checkpoint.ontrace import add_checkpoint, add_sol  # lazy: start-up
+def _add_checkpoint(args, doc, path, idx, ckpt, bind) -> None:
+    """The checkpoint facts of the analysed ``path`` (and the speed of light with ``--sol``) into ``doc``."""
+    from apxtui.checkpoint.ontrace import checkpoint_facts, price_path  # lazy: start-up
+    from apxtui.report.model import add_checkpoint_facts  # lazy: start-up
 
-    add_checkpoint(doc, idx, ckpt, args.weights_under, bind)
+    facts = checkpoint_facts(path, idx, ckpt, args.weights_under, bind)
     if args.sol:
         try:
-            add_sol(doc, ckpt, args.sol, args.batch, args.seq, args.context, args.launch_floor_us)
+            facts.sol = price_path(path, facts, args.sol, args.batch, args.seq, args.context, args.launch_floor_us)
         except (KeyError, ValueError) as e:
             raise UserError(str(e).strip("'\"")) from None
+    add_checkpoint_facts(doc, facts)
 
 
 def _checkpoint_text(doc) -> str:

@@ -6,12 +6,16 @@ Shared by the JSON and Markdown exporters and the TUI's export; no rendering her
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apxtui import __version__
 from apxtui.index.build import Index
 from apxtui.map import build_map, iter_calls, path_to
 from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, Via, cuts, dispatches, walk
+
+if TYPE_CHECKING:
+    from apxtui.analysis.path import AnalysedPath
+    from apxtui.checkpoint.ontrace import CheckpointFacts
 
 STATIC_NOTE = "Static analysis of the source: not runtime validation. Counts are static, per call of the entry."
 NO_PROFILE = "no profile: all configurations"
@@ -83,14 +87,18 @@ def header(index: Index, profile: Any = None) -> dict[str, Any]:
 
 
 def trace_document(index: Index, root: Stage, select: list[str], depth: int, profile: Any = None,
-                   choices: dict[str, int] | None = None, budget: int | None = None) -> dict[str, Any]:
-    """``choices``: dispatch key → chosen arm index (the explorer's ``[``/``]``), kept in the document."""
+                   choices: dict[str, int] | None = None, budget: int | None = None,
+                   path: AnalysedPath | None = None) -> dict[str, Any]:
+    """The trace document of ``root`` with the analyses of its path (``path``: already analysed, else
+    analysed here).  ``choices``: dispatch key → chosen arm index (the explorer's ``[``/``]``), kept in it."""
+    if path is None:
+        from apxtui.analysis.path import analyse  # lazy: start-up
+
+        path = analyse(index, root)
     stages = flat_stages(root)
     disp = list(dispatches(root))
     return add_analyses(
-        index,
-        root,
-        stages,
+        path,
         {
             **header(index, profile),
             "entry": {
@@ -146,31 +154,41 @@ def trace_cuts(root: Stage, budget: int | None = None, first: int = 12) -> dict[
                       for st, k in cs[:first]]}
 
 
-def add_analyses(index: Index, root: Stage, stages: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:
-    """Per-stage ``dtypes``/``launches``/``capture``/``frequency`` and the path-level
-    ``dtype_boundaries``, ``launch_totals``, ``host_transfers``, ``capture_regions``."""
-    from apxtui.analysis.annotate import annotate  # lazy: start-up
-
-    try:
-        ann = annotate(index, root)
-        for d, (_, st, _) in zip(stages, walk(root), strict=False):
-            d.update(ann.stage(st).to_dict())  # each stage's record is made here, on request
-    except Exception as e:  # noqa: BLE001 - an analysis failure must not lose the trace
-        doc["analysis_error"] = f"{type(e).__name__}: {e}"
+def add_analyses(path: AnalysedPath, doc: dict[str, Any]) -> dict[str, Any]:
+    """Per-stage ``frequency``/``launches``/``dtypes``/``capture`` (``doc["stages"]``, the same order as
+    ``path.stages``) and the path-level ``launch_totals``, ``dtype_boundaries``, ``host_transfers``,
+    ``capture_regions``; or ``analysis_error``."""
+    for d, ps in zip(doc["stages"], path.stages, strict=True):
+        if ps.facts is not None:
+            d.update(ps.facts.to_dict())
+    if path.error:
+        doc["analysis_error"] = path.error
         return doc
-    doc.update(ann.path)
+    doc.update(path.summary)
     return doc
 
 
-def add_checkpoint_facts(doc: dict[str, Any], index: Index, ckpt: Any, under: list[str] | None = None,
-                         bind: dict[str, int] | None = None, sol: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Weight join, stored weights per stage, bound layer loops and (``sol``: device/batch/seq/context/
-    launch_floor_us) the speed of light, added to ``doc`` (see :mod:`apxtui.checkpoint.ontrace`)."""
-    from apxtui.checkpoint.ontrace import add_checkpoint, add_sol  # lazy: start-up
-
-    add_checkpoint(doc, index, ckpt, under, bind)
-    if sol:
-        add_sol(doc, ckpt, **sol)
+def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[str, Any]:
+    """The checkpoint facts of the document's path (:func:`apxtui.checkpoint.ontrace.checkpoint_facts`) in
+    the document: per-stage ``weights``/``weights_compute``, ``loop_bounds``, ``launch_totals_bound``,
+    ``checkpoint``, ``checkpoint_join`` and, when priced, ``speed_of_light``."""
+    stages = doc["stages"]
+    for i, w in facts.weights.items():
+        stages[i]["weights"] = w.rows
+        stages[i]["weights_compute"] = w.compute
+    doc["loop_bounds"] = facts.bounds.loops
+    doc["launch_totals_bound"] = facts.bounds.totals
+    ckpt = facts.checkpoint
+    doc["checkpoint"] = str(ckpt.path)
+    doc["checkpoint_join"] = {
+        "path": str(ckpt.path), "tensors": len(ckpt.tensors), "bytes": ckpt.total_bytes,
+        "config": ckpt.config_file, "problems": [str(p) for p in ckpt.problems][:20],
+        "join": facts.join_summary, "stages_with_weights": len(facts.weights),
+        "weights_note": "per-stage weights are heuristic: the field an operator reads matched to the loader's "
+                        "tensor name; stored dtype (checkpoint) and compute dtypes (analysis) are separate facts",
+    }
+    if facts.sol is not None:
+        doc["speed_of_light"] = facts.sol
     return doc
 
 
@@ -187,6 +205,7 @@ class MapReport:
     path_key: tuple[str, ...]
     path: list[Any]  # apxtui.map.PathStep
     trace: dict[str, Any] | None = None
+    analysed: AnalysedPath | None = None  # the analysed path of ``trace``
 
 
 def default_path(m: Any) -> tuple[str, ...]:
@@ -214,11 +233,14 @@ def map_report(index: Index, entry: str, *, select: list[str] | None = None, cho
             "entry": {"node": entry, "qualname": d.get("qualname", ""), "kind": d.get("kind", ""),
                       "file": d.get("file", ""), "line": d.get("line", 0)},
             "select": list(select or []), "choices": dict(choices or {}), "depth": depth, "checkpoint": checkpoint}
-    trace = None
+    trace, analysed = None, None
     if detail:
         kw = {"budget": budget} if budget else {}
+        from apxtui.analysis.path import analyse  # lazy: start-up
+
         root = Tracer(g, select=select, choices=choices, depth=depth, profile=profile, **kw).trace(entry)
+        analysed = analyse(index, root)
         trace = trace_document(index, root, list(select or []), depth, profile, choices=choices,
-                               budget=budget or DEFAULT_BUDGET)
+                               budget=budget or DEFAULT_BUDGET, path=analysed)
         trace["execution_map"] = m.to_dict()
-    return MapReport(head, m, key, path_to(g, key), trace)
+    return MapReport(head, m, key, path_to(g, key), trace, analysed)

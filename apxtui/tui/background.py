@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apxtui.analysis.launches import own_kind
 from apxtui.trace import Stage
@@ -21,6 +21,10 @@ from apxtui.tui.jobs import Serve, in_child
 from apxtui.tui.positions import Pos, walk_positions
 from apxtui.tui.session import Session
 from apxtui.vocab import CALL_EDGE_KINDS
+
+if TYPE_CHECKING:
+    from apxtui.analysis.path import AnalysedPath, PathStage
+    from apxtui.checkpoint.weights import StageWeights
 
 
 @dataclass
@@ -95,13 +99,6 @@ def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def _flat_stage(st: Stage, depth: int) -> dict[str, Any]:
-    """A stage as the report's flat stage dict (without its subtree; linear, unlike ``stage_dict``)."""
-    from apxtui.report.model import stage_head  # lazy: first paint (runs in a background job)
-
-    return {**stage_head(st), "depth": depth}
-
-
 class PathServer:
     """The analysed path, kept in the child: per-row annotations and next/previous device work."""
 
@@ -131,6 +128,7 @@ def analyse_path(session: Session) -> Iterator[Any]:
     """Trace the current entry whole under the session's choices and profile, annotate it, then serve."""
     session = _own(session)
     from apxtui.analysis.annotate import annotate  # lazy: first paint (runs in a background job)
+    from apxtui.analysis.path import PathStage  # lazy: first paint (runs in a background job)
 
     assert session.entry is not None
     yield Progress("analysis: tracing the path…")
@@ -154,21 +152,23 @@ def analyse_path(session: Session) -> Iterator[Any]:
             cuts[st.cut] = cuts.get(st.cut, 0) + 1
     yield Progress(f"analysis: annotating {len(stages):,} stages…", 0, len(stages))
     ann = annotate(session.index, root)
-    per_stage = {pos: ann.stage(st).to_dict() for pos, st, _i in stages}
+    path = [PathStage(depth_of[pos], st, ann.stage(st)) for pos, st, _i in stages]
+    per_stage = {pos: ps.facts.to_dict() for (pos, _st, _i), ps in zip(stages, path, strict=True) if ps.facts}
     note = ""
     if session.checkpoint is None:
         note = "no checkpoint given (--checkpoint PATH)"
     else:
         yield Progress("analysis: joining the checkpoint…")
-        note = _add_weights(session, stages, per_stage, depth_of)
+        note = _add_weights(session, stages, path, per_stage)
     yield PathSummary(len(stages), device, capture_rows(ann.path), len(ann.path.get("capture_regions") or []),
                       len(ann.path.get("host_transfers") or []), cuts, note)
     yield Serve(PathServer(order, per_stage, device_at))
 
 
-def _add_weights(session: Session, stages: list[tuple[Pos, Stage, int]], per_stage: dict[Pos, dict],
-                 depth_of: dict[Pos, int]) -> str:
-    """Each stage's stored weights (checkpoint) and the compute dtypes below it; returns why not, or ""."""
+def _add_weights(session: Session, stages: list[tuple[Pos, Stage, int]], path: list[PathStage],
+                 per_stage: dict[Pos, dict]) -> str:
+    """Each stage's stored weights (checkpoint) and the compute dtypes below it (``path``: the stages
+    analysed, in the order of ``stages``); returns why not, or ""."""
     from apxtui.checkpoint.weights import stage_weights  # lazy: first paint (runs in a background job)
 
     try:
@@ -179,12 +179,9 @@ def _add_weights(session: Session, stages: list[tuple[Pos, Stage, int]], per_sta
     if not ckpt.tensors:
         return "checkpoint not joined: " + ("; ".join(str(p) for p in ckpt.errors[:2])
                                             or "EMPTY HEADER: the checkpoint declares no tensor")
-    flat = [{**_flat_stage(st, depth_of[pos]), **per_stage[pos]} for pos, st, _i in stages]
-    stage_weights({"stages": flat}, j)
-    for (pos, _st, _i), d in zip(stages, flat, strict=True):
-        if "weights" in d:
-            per_stage[pos] = {**per_stage[pos], "weights": d["weights"],
-                              "weights_compute": d.get("weights_compute", [])}
+    for i, w in stage_weights(path, j).items():
+        pos = stages[i][0]
+        per_stage[pos] = {**per_stage[pos], "weights": w.rows, "weights_compute": w.compute}
     return ""
 
 
@@ -224,23 +221,22 @@ def execution_map(session: Session) -> Iterator[Any]:
 
 
 def sol_server(session: Session) -> Iterator[Any]:
-    """The current path's trace document with stored weights, then priced per request (a ``SolRequest``)."""
+    """The current path analysed with its stored weights, then priced per request (a ``SolRequest``)."""
     session = _own(session)
     yield Progress("speed of light: tracing and analysing the path…")
-    doc = session.path_document()
+    path, weights = session.analysed_path()
     ckpt = session.read_checkpoint()
-    yield Serve(lambda req: price(doc, ckpt, req))
+    yield Serve(lambda req: price(path, weights, ckpt, req))
 
 
-def price(doc: dict, ckpt: Any, req: Any) -> list:
-    """The speed-of-light sections of ``doc`` for the panel's inputs ``req``."""
+def price(path: AnalysedPath, weights: dict[int, StageWeights], ckpt: Any, req: Any) -> list:
+    """The speed-of-light sections of ``path`` (its stored ``weights``) for the panel's inputs ``req``."""
     from apxtui.checkpoint.sol import find_device, load_devices, speed_of_light  # lazy: first paint
     from apxtui.checkpoint.view import sol_sections  # lazy: first paint
     from apxtui.checkpoint.weights import bind_loops  # lazy: first paint
 
-    d = dict(doc)
-    bind_loops(d, ckpt, req.bind)
-    sol = speed_of_light(d, ckpt, find_device(req.device or "", load_devices()), req.batch or 0, req.seq or 0,
+    sol = speed_of_light(path, weights, bind_loops(path, ckpt, req.bind), ckpt,
+                         find_device(req.device or "", load_devices()), req.batch or 0, req.seq or 0,
                          req.context, req.launch_floor_us, req.bind)
     return sol_sections(sol)
 

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apxtui.checkpoint.join import join_index
 from apxtui.checkpoint.reader import read_checkpoint
@@ -22,6 +22,10 @@ from apxtui.profile.model import Profile, Resolved
 from apxtui.profile.space import discover
 from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, stage_key
 from apxtui.vocab import CALL_EDGE_KINDS
+
+if TYPE_CHECKING:
+    from apxtui.analysis.path import AnalysedPath
+    from apxtui.checkpoint.weights import StageWeights
 
 TRACE_DEPTH = 40
 __all__ = ["Session", "TRACE_DEPTH", "stage_key"]
@@ -191,28 +195,27 @@ class Session:
                 self._join = join_index(self.index, ckpt)
             return self._join
 
-    def path_document(self) -> dict:
-        """The trace document of the current path with stored weights per stage (for the speed of light)."""
+    def analysed_path(self) -> tuple[AnalysedPath, dict[int, StageWeights]]:
+        """The current path analysed, with the stored weights per stage (for the speed of light)."""
+        from apxtui.analysis.path import analyse  # lazy: first paint
         from apxtui.checkpoint.weights import stage_weights  # lazy: first paint
-        from apxtui.report.model import trace_document  # lazy: first paint
 
         assert self.entry is not None
-        doc = trace_document(self.index, self.tracer().trace(self.entry), [], TRACE_DEPTH, self.resolved,
-                             choices=dict(self.choices))
+        path = analyse(self.index, self.tracer().trace(self.entry))
         j = self.weight_join()
-        if j is not None:
-            stage_weights(doc, j)
-        return doc
+        return path, stage_weights(path.stages, j) if j is not None else {}
 
     # -- reports -------------------------------------------------------------------------
 
     def document(self) -> dict:
         """The trace document of the current entry and choices (a full, non-lazy trace)."""
+        from apxtui.analysis.path import analyse  # lazy: first paint
         from apxtui.report.model import trace_document  # lazy: first paint
 
         assert self.entry is not None
         root = self.tracer().trace(self.entry)
-        doc = trace_document(self.index, root, [], TRACE_DEPTH, self.resolved, choices=dict(self.choices))
+        path = analyse(self.index, root)
+        doc = trace_document(self.index, root, [], TRACE_DEPTH, self.resolved, choices=dict(self.choices), path=path)
         doc["checkpoint"] = str(self.checkpoint) if self.checkpoint else None
         try:
             ckpt = self.read_checkpoint()
@@ -220,10 +223,11 @@ class Session:
             doc["checkpoint_error"] = f"{type(e).__name__}: {e}"
             ckpt = None
         if ckpt is not None:
+            from apxtui.checkpoint.ontrace import checkpoint_facts  # lazy: first paint
             from apxtui.report.model import add_checkpoint_facts  # lazy: first paint
 
             try:
-                add_checkpoint_facts(doc, self.index, ckpt)
+                add_checkpoint_facts(doc, checkpoint_facts(path, self.index, ckpt))
             except Exception as e:  # noqa: BLE001 - the report is still worth writing
                 doc["checkpoint_error"] = f"{type(e).__name__}: {e}"
         return doc
@@ -254,7 +258,7 @@ class Session:
     def map_report(self, path: tuple[str, ...] | None = None):
         """The execution map of the current entry and choices with its report header (worker thread);
         ``path``: the stage-key chain of the row the report's ``Path:`` follows (the cursor's row)."""
-        from apxtui.checkpoint.ontrace import loop_binder  # lazy: first paint
+        from apxtui.checkpoint.ontrace import checkpoint_facts, loop_binder  # lazy: first paint
         from apxtui.report.model import add_checkpoint_facts, map_report  # lazy: first paint
 
         assert self.entry is not None
@@ -271,7 +275,8 @@ class Session:
         elif ckpt is not None and rep.trace is not None:
             rep.trace["checkpoint"] = str(self.checkpoint)
             try:
-                add_checkpoint_facts(rep.trace, self.index, ckpt)
+                assert rep.analysed is not None  # analysed with the trace (detail)
+                add_checkpoint_facts(rep.trace, checkpoint_facts(rep.analysed, self.index, ckpt))
             except Exception as e:  # noqa: BLE001 - the report is still worth writing
                 rep.trace["checkpoint_error"] = f"{type(e).__name__}: {e}"
         return rep
