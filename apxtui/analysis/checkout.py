@@ -13,7 +13,7 @@ from apxtui.analysis.graphkeys import public as gk_public
 from apxtui.analysis.hostops import ROLE_EDGES, api_name, copy_direction
 from apxtui.analysis.lifecycle import primitive_sites
 from apxtui.trace import Tracer, Via
-from apxtui.vocab import CALL_EDGE_KINDS, FN_KINDS
+from apxtui.vocab import CALL_EDGE_KINDS, FN_KINDS, EdgeKind
 
 ENTRY_KINDS = ("python_fn", "pyo3_binding", "cpp_binding", "rust_fn", "host_fn", "abi_fn")
 CAPTURE_DEPTH = 25
@@ -46,14 +46,15 @@ def capture_report(index: Any) -> dict[str, Any]:
     cap = CaptureAnalysis(index)
     roles = cap.roles
     regions = []
-    replays: dict[str, tuple[str, dict[str, Any], list[str]]] = {}
+    replays: dict[str, tuple[str, Via, list[str]]] = {}
     gk = graph_keys(index, roles)
     thin: dict[str, bool] = {}
     for u, v, e in g.edges(data=True):
         if e.get("kind") in CALL_EDGE_KINDS and g.nodes[u].get("kind") in FN_KINDS and roles.role(v) == "replay" \
                 and not _replay_wrapper(g, u, roles, thin):
-            site = loc(e.get("file", ""), e.get("line", 0))
-            replays.setdefault(site, (u, e, []))[2].append(v)  # an ambiguous call: one edge per candidate
+            via = Via.of(e)
+            site = loc(via.file, via.line)
+            replays.setdefault(site, (u, via, []))[2].append(v)  # an ambiguous call: one edge per candidate
     for u in sorted(gk.capturing):
         root = Tracer(g, depth=CAPTURE_DEPTH, budget=CAPTURE_BUDGET).trace(u)
         for r in cap.regions_in(root):
@@ -62,25 +63,25 @@ def capture_report(index: Any) -> dict[str, Any]:
     memo: dict[str, bool] = {}
     replay_sites = []
     for site, (u, e, targets) in sorted(replays.items()):
-        conds = [(c.get("group"), c.get("arm")) for c in e.get("conditions", [])]
+        conds = [(c.group, c.arm) for c in e.conditions]
         writes = []
-        for _, w, e2 in g.out_edges(u, data=True):
-            c2 = [(c.get("group"), c.get("arm")) for c in e2.get("conditions", [])]
-            if e2.get("line", 0) < e.get("line", 0) and c2[: len(conds)] == conds and e2.get("kind") == "call" \
-                    and _h2d_reach(g, w, memo):
-                writes.append({"call": e2.get("callee", ""), "receiver": e2.get("receiver", ""),
-                               "args": e2.get("args", []), "at": loc(e2.get("file", ""), e2.get("line", 0)),
-                               "direction": "H2D"})
+        for _, w, d2 in g.out_edges(u, data=True):
+            if d2.get("kind") != EdgeKind.CALL or d2.get("line", 0) >= e.line:
+                continue
+            e2 = Via.of(d2)
+            if [(c.group, c.arm) for c in e2.conditions][: len(conds)] == conds and _h2d_reach(g, w, memo):
+                writes.append({"call": e2.callee, "receiver": e2.receiver, "args": list(e2.args),
+                               "at": loc(e2.file, e2.line), "direction": "H2D"})
         launches: dict[str, dict[str, Any]] = {}
         for v in targets:
             for p in primitive_sites(g, v, "replay"):
                 launches.setdefault(p["at"], p)
-        replay_sites.append({"function": g.nodes[u].get("qualname", ""), "call": e.get("callee", ""),
-                             "receiver": e.get("receiver", ""), "at": site,
+        replay_sites.append({"function": g.nodes[u].get("qualname", ""), "call": e.callee,
+                             "receiver": e.receiver, "at": site,
                              "targets": sorted(g.nodes[v].get("qualname", "") for v in targets),
                              "graph_launches": list(launches.values()),
-                             "conditions": [c.get("text", "") for c in e.get("conditions", [])],
-                             "loops": list(e.get("loops", [])), "stable_buffer_writes_before": _dedupe_writes(writes)})
+                             "conditions": [c.text for c in e.conditions],
+                             "loops": list(e.loops), "stable_buffer_writes_before": _dedupe_writes(writes)})
     return {"static_analysis": "static analysis of the source: not runtime validation",
             "regions": regions, "replay_sites": replay_sites,
             "graph_caches": [gk_public(c) for c in gk.caches()]}
