@@ -960,18 +960,24 @@ class _Extractor:
         at = match.start_point[0] + 1
         out = []
         if match.type == "if_expression":
-            cond = self.tl(match.child_by_field_name("condition"))
-            alt = match.child_by_field_name("alternative")
-            arms = [(match.child_by_field_name("consequence"), cond, "if"),
-                    (alt.named_children[0] if alt is not None and alt.named_children else None, "else", "else")]
-            for body, label, kind in arms:
+            arms: list[tuple[ts.Node | None, str, str, list[str]]] = []
+            conds: list[str] = []
+            node: ts.Node | None = match
+            while node is not None and node.type == "if_expression" and len(arms) < 16:  # an else-if chain
+                cond = self.tl(node.child_by_field_name("condition"))
+                arms.append((node.child_by_field_name("consequence"), cond, "if", list(conds)))
+                conds.append(cond)
+                alt = node.child_by_field_name("alternative")
+                node = alt.named_children[0] if alt is not None and alt.named_children else None
+                if node is not None and node.type != "if_expression":
+                    arms.append((node, "else", "else", list(conds)))
+            for body, label, kind, negated in arms:
                 value = body.named_children[0] if body is not None and body.type == "block" \
                     and len(body.named_children) == 1 else None
                 if value is not None and value.type in ("identifier", "scoped_identifier") \
                         and _FN_NAME.match(self.t(value).rsplit("::", 1)[-1]):
                     out.append({"path": self.t(value), "arm": label, "subject": "", "kind": kind, "at": at,
-                                "line": value.start_point[0] + 1, "group": group,
-                                "negated": [cond] if kind == "else" else []})
+                                "line": value.start_point[0] + 1, "group": group, "negated": negated})
         else:
             block = match.child_by_field_name("body")
             subject = self.tl(match.child_by_field_name("value"))
@@ -1082,6 +1088,35 @@ class _Extractor:
                     cs.attrs["path_type_args"] = generics
         cs.contexts = list(contexts)
         self.f.calls.append(cs)
+        if key == "reference.call" and d is not None:
+            self._field_value(d, node)
+
+    def _field_value(self, d: Definition, call: ts.Node) -> None:
+        """``S { launcher: pick(dtype).expect(..), .. }``: a struct field set from a call's value
+        (attrs ``field_values``: [{struct, field, value, line}]); a call through ``(self.launcher)(..)``
+        in ``S``'s methods is then a dispatch point over what ``pick`` returns."""
+        v = call
+        for _ in range(4):  # `pick(x)` / `pick(x)?` / `pick(x).expect(..)` / `.unwrap()`
+            up = v.parent
+            if up is not None and up.type == "try_expression":
+                v = up
+            elif up is not None and up.type == "field_expression" and up.parent is not None \
+                    and up.parent.type == "call_expression" and self.t(up.child_by_field_name("field")) in (
+                        "unwrap", "expect"):
+                v = up.parent
+            else:
+                break
+        init = v.parent
+        if init is None or init.type != "field_initializer" or init.child_by_field_name("value") != v:
+            return
+        lit = init.parent.parent if init.parent is not None else None
+        name = lit.child_by_field_name("name") if lit is not None and lit.type == "struct_expression" else None
+        fname = init.child_by_field_name("field")
+        if name is None or fname is None:
+            return
+        d.attrs.setdefault("field_values", []).append(
+            {"struct": strip_generics(self.t(name)).rsplit("::", 1)[-1], "field": self.t(fname),
+             "value": self.tl(v)[:200], "line": line(v)})
 
     def _tt_segments(self, tt: ts.Node) -> list[tuple[int, int]]:
         """Byte ranges of the top-level comma-separated pieces of a token tree."""
