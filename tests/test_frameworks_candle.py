@@ -254,3 +254,26 @@ def test_map_on_a_type_path_or_an_imported_type_is_resolved_in_the_callers_scope
     got = sorted((t["qualname"], d["resolution"]) for t, d in edges_from(g, "cpu::conv2d", "call")
                  if t["qualname"].endswith("::f"))
     assert got == [("core::cpu::conv::Conv2D::f", "exact")]
+
+
+def test_rust_expansion_key_reads_only_the_macros_the_file_invokes():
+    """An expanded record's key covers the ``macro_rules!`` of the names its item-level invocations
+    use: another macro moving does not re-expand the file; its own macro's edit does."""
+    from apxtui.index.expanded import macro_signature
+    from apxtui.index.factstore import rust_item_macros
+    from apxtui.index.macros import Visible
+    from apxtui.parse import extract_file
+
+    other = "macro_rules! other { ($x:ident) => { fn $x() {} }; }\n"
+
+    def sig(tensor: str, other_src: str) -> str:
+        facts = {"src/tensor.rs": extract_file("src/tensor.rs", tensor.encode(), "rust", "core::tensor"),
+                 "src/other.rs": extract_file("src/other.rs", other_src.encode(), "rust", "core::other")}
+        names = rust_item_macros(facts["src/tensor.rs"])
+        assert names == ["many", "unary_op"]
+        return macro_signature("src/tensor.rs", "rust", Visible(facts, set(facts)), names)
+
+    base = sig(TENSOR_RS, other)
+    assert sig(TENSOR_RS, "\n\n" + other) == base  # an unrelated macro moved
+    assert sig(TENSOR_RS, other + "macro_rules! unary_op { () => {}; }\n") != base  # a second `unary_op!`
+    assert sig(TENSOR_RS.replace("Ok(from_storage", "Ok(into_storage"), other) != base  # its own macro edited
