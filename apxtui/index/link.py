@@ -339,7 +339,7 @@ class Linker:
                                        attrs={**call.attrs, "library": lib[0], **lib[2]})
                     else:
                         extras = fw.custom_op(call, caller) or fw.map_call(call, caller)
-                        for x in extras or fw.load_by_name(call, caller):
+                        for x in extras or fw.load_by_name(call, caller, f):
                             res = Resolved([x.target], x.resolution, x.how) if x.target else Resolved(
                                 status=x.resolution, how=x.how, external=call.args[0].strip('&"'),
                                 external_kind="kernel")

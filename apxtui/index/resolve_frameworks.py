@@ -7,7 +7,8 @@
   pattern — ``kernel_name::<T>("affine")`` (``affine_{dtype}``), ``format!("cast_{}_{}", …)``, a
   variable set from string literals in the function — is ``heuristic``, with every matching
   kernel linked (``by_name`` on the edge says the pattern).  A name passed in as a parameter
-  is left to the callers.
+  is what the callers in the same file pass (heuristic, every matching kernel); inside a
+  modelled loading function (``get_or_load_func`` itself) it is left to the callers' sites.
 * **Custom ops** (``custom_op``): ``t.apply_op1(Sigmoid)`` runs ``Sigmoid``'s ``CustomOp1``
   ``cpu_fwd``/``cuda_fwd``/``metal_fwd``: one arm per device (a dispatch point; ``--select cuda``).
 * **Map traits** (``map_trait``): ``Affine(m, a).map(&s, &dev, &l)`` on a type implementing
@@ -22,7 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from apxtui.facts import CallSite, Context, Definition
+from apxtui.facts import CallSite, Context, Definition, FileFacts
 from apxtui.index import framework_models as fm
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC
 from apxtui.index.resolve_rust import RustResolver
@@ -167,8 +168,38 @@ class Frameworks:
             return [re.escape(s) for s in lits], False, f"`{e}`: the string literals of {caller.name}"
         return [], False, ""
 
-    def load_by_name(self, call: CallSite, caller: Definition | None) -> list[Extra]:
-        """Launch edges of a kernel loaded by name at ``call`` (none when it is not such a call)."""
+    def _through_callers(self, name: str, caller: Definition, file: FileFacts | None) -> tuple[list[str], str]:
+        """A kernel name that is parameter ``name`` of ``caller``: the regexes of what the callers in
+        the same file pass for it (``launch_unary(dev, "ucopy_f32")``), and where (a private function
+        has no other callers; a public one may: heuristic either way).  None when ``caller`` is itself
+        a modelled loading function (``get_or_load_func``): its callers are linked at their sites."""
+        if caller.name in self.by_name_methods or caller.name in self.by_name_functions or file is None:
+            return [], ""
+        params = [p.name for p in caller.params if p.name != "self"]
+        if name not in params:
+            return [], ""
+        pos = params.index(name)
+        defs = {d.qualname: d for d in file.defs}
+        out: list[str] = []
+        sites: list[str] = []
+        method = bool(caller.params) and caller.params[0].name == "self"
+        for c in file.calls:
+            if c.caller == caller.qualname or c.callee.split("::")[-1] != caller.name or pos >= len(c.args):
+                continue
+            if method and not (c.kind == "method" and c.receiver == "self" or c.callee == f"Self::{caller.name}"):
+                continue
+            if not method and c.kind != "call":
+                continue
+            got, _, _ = self._name_regexes(c.args[pos], defs.get(c.caller), 1)
+            if got:
+                out += got
+                sites.append(f"{c.file}:{c.line}")
+        desc = f"`{name}`, a parameter of {caller.name}: what its callers in this file pass ({', '.join(sites)})"
+        return list(dict.fromkeys(out)), desc
+
+    def load_by_name(self, call: CallSite, caller: Definition | None, file: FileFacts | None = None) -> list[Extra]:
+        """Launch edges of a kernel loaded by name at ``call`` (none when it is not such a call);
+        ``file``: the facts of the call's file (for a name passed in by the callers)."""
         rule = None
         if call.kind == "method":
             rule = self.by_name_methods.get(call.callee)
@@ -180,6 +211,8 @@ class Frameworks:
         if i >= len(call.args):
             return []
         regexes, literal, desc = self._name_regexes(call.args[i], caller)
+        if not regexes and caller is not None:
+            regexes, desc = self._through_callers(_peel(call.args[i]), caller, file)
         if not regexes:
             return []
         mod_i = rule.get("module_arg")
