@@ -307,3 +307,30 @@ def test_a_kernel_name_passed_as_a_parameter_is_what_the_callers_pass():
            "core/src/param.rs:8)" in how
     # inside the modelled loader itself the name is left to its callers' sites (linked there)
     assert edges_from(g, "param::Dev::get_or_load_func", "launch") == []
+
+
+def test_loading_by_name_reads_the_kernels_table_not_every_definition():
+    """A re-link reads the stored tables key by key: matching a name pattern must not list every
+    definition (``Tables.kernels``: link name → ids)."""
+    from apxtui.facts import CallSite
+    from apxtui.index.resolve_frameworks import Frameworks
+    from apxtui.index.resolve_rust import RustResolver
+    from apxtui.index.tables import Tables
+    from apxtui.parse import extract_file
+
+    class Keyed(dict):  # a table that answers key by key only, as StoredTables does cheaply
+        def items(self):
+            raise AssertionError("every definition read")
+
+        values = keys = __iter__ = items
+
+    t = Tables()
+    t.add_file(extract_file("k/src/affine.cu", AFFINE_CU.encode(), "cuda", ""))
+    assert sorted(t.kernels) == ["affine_bf16", "affine_f32", "affine_u8"]
+    rust = RustResolver(t)  # (a re-link passes it the stored indexes)
+    t.defs = Keyed(t.defs)
+    fw = Frameworks(t, rust)
+    call = CallSite("method", "get_or_load_func", ["get_or_load_func"], "f", "a.rs", 3, 0,
+                    args=['&format!("affine_{}", d)', "&kernels::AFFINE"])
+    got = sorted((x.target.split("@")[0], x.resolution) for x in fw.load_by_name(call, None))
+    assert got == [("affine_bf16", "heuristic"), ("affine_f32", "heuristic"), ("affine_u8", "heuristic")]

@@ -29,6 +29,7 @@ from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC
 from apxtui.index.resolve_rust import RustResolver
 from apxtui.index.rust_types import members, short, strip_marks
 from apxtui.index.tables import Tables
+from apxtui.vocab import node_file
 
 _STRING_RE = re.compile(r'^"((?:\\.|[^"\\])*)"$')
 _TURBOFISH_CALL_RE = re.compile(r"^([\w:]+)\s*(?:::<([^()]*)>)?\s*\((.*)\)$", re.S)
@@ -88,30 +89,25 @@ class Frameworks:
             self.map_methods[e.get("method", "map")] = (traits | self.map_methods.get(e.get("method", "map"),
                                                                                         (set(), ""))[0], target)
         self.libraries = fm.entries("library")
-        self._kernels: list[str] | None = None
+        self._kernels: list[tuple[str, str]] | None = None
 
     # -- kernels by name ---------------------------------------------------------------------
 
-    def kernels(self) -> list[str]:
+    def kernels(self) -> list[tuple[str, str]]:
+        """(link name, node id) of every kernel defined (the ``kernels`` table only: a re-link reads
+        no other definition)."""
         if self._kernels is None:
-            self._kernels = getattr(self.t, "_kernel_ids", None)
-        if self._kernels is None:
-            self._kernels = [i for i, d in self.t.defs.items() if d.kind == "kernel" and not d.attrs.get("decl_only")]
-            try:  # once per tables object (shared by the per-file links)
-                self.t._kernel_ids = self._kernels  # type: ignore[attr-defined]
-            except AttributeError:
-                pass
+            self._kernels = [(name, i) for name, ids in self.t.kernels.items() for i in ids]
         return self._kernels
 
-    def _module_kernels(self, module_expr: str) -> tuple[list[str], str]:
+    def _module_kernels(self, module_expr: str) -> tuple[list[tuple[str, str]], str]:
         """Kernels of the ``.cu`` file a PTX module constant names (all kernels when it names none)."""
         name = _peel(module_expr).split("::")[-1]
         if name and re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
             stem = name.lower()
-            ids = [i for i in self.kernels()
-                   if self.t.defs[i].file.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower() == stem]
+            ids = [k for k in self.kernels() if node_file(k[1]).rsplit("/", 1)[-1].rsplit(".", 1)[0].lower() == stem]
             if ids:
-                return ids, f"module {name} ({self.t.defs[ids[0]].file})"
+                return ids, f"module {name} ({node_file(ids[0][1])})"
         return self.kernels(), "any module"
 
     @staticmethod
@@ -219,9 +215,9 @@ class Frameworks:
         mod_expr = call.args[mod_i] if mod_i is not None and mod_i < len(call.args) else ""
         pool, where = self._module_kernels(mod_expr) if mod_expr else (self.kernels(), "any module")
         rx = re.compile("^(?:" + "|".join(regexes) + ")$")
-        hits = [k for k in pool if rx.match(self.t.defs[k].symbol or self.t.defs[k].name)]
+        hits = [k for name, k in pool if rx.match(name)]
         if not hits and pool is not self.kernels():
-            hits = [k for k in self.kernels() if rx.match(self.t.defs[k].symbol or self.t.defs[k].name)]
+            hits = [k for name, k in self.kernels() if rx.match(name)]
             where = "any module (none in the module named)"
         if not hits:
             if literal and len(regexes) == 1:  # a kernel named in the code but not in the checkout
