@@ -172,3 +172,18 @@ def test_code_a_parse_error_drops_is_counted_with_its_lines():
     assert [(i.kind, i.line) for i in rust.issues] == [("syntax", 4)]
     assert next(d for d in rust.defs if d.name == "Func").fields == {"f": "Arc<dyn 'a + Fn(&T) -> R>"}
     assert not extract_file("ok.rs", b"fn f() {}\n", "rust", "m").issues
+
+
+def test_a_kernel_qualifier_swallowed_by_the_macro_lines_above_stays_a_kernel():
+    """mistral.rs ops.cu:103-113: file-level macro invocations without `;` take the next
+    definition's `__global__` into their parse error; the definition is still a kernel."""
+    src = b"""#define OP(T, N) extern "C" void f_##N(T x) {}
+OP(float, f32)
+OP(int, i32)
+
+__global__ void transform_indices(const int *t, int n) {}
+void host_side(int n) {}
+"""
+    f = extract_file("ops.cu", src, "cuda")
+    kinds = {d.name: (d.kind, d.line) for d in f.defs}
+    assert kinds["transform_indices"] == ("kernel", 5) and kinds["host_side"] == ("host_fn", 6)

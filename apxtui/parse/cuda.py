@@ -293,6 +293,31 @@ def queries() -> tuple[ts.Query, ts.Query | None]:
 _API_CAPTURE = re.compile(r"launch\.api\.kernel(\d+)\.config([\d_]*)$")
 
 
+_QUALIFIER_MARKS = {b"__global__": "definition.kernel", b"__device__": "definition.device",
+                    b"__host__": "definition.host"}
+
+
+def _stray_marks(node: Node, src: bytes) -> set[str]:
+    """``__global__`` (``__device__``, ``__host__``) the grammar put at the end of the parse error
+    just before a definition: ``COUNT_OP(float, f32)`` lines without ``;`` above ``__global__ void
+    k(..)`` (mistral.rs ops.cu:111-113) take the qualifier into their error node."""
+    prev = node.prev_sibling
+    if prev is None or prev.type != "ERROR" or src[prev.end_byte:node.start_byte].strip():
+        return set()
+    n = prev
+    for _ in range(4):  # the error's last descendants, outermost first
+        out: set[str] = set()
+        for c in reversed(n.children):
+            mark = _QUALIFIER_MARKS.get(src[c.start_byte:c.end_byte]) if c.type == "type_qualifier" else None
+            if mark is None:
+                break
+            out.add(mark)
+        if out or not n.children:
+            return out
+        n = n.children[-1]
+    return set()
+
+
 def _capture_settings(name: str) -> tuple[str, dict[str, Any]]:
     """Split a parameterised capture name: ``call.vendor.cublas`` → ("call.vendor", {"library": …})."""
     for base in ("call.vendor.", "type.vendor."):
@@ -612,7 +637,7 @@ class _Extractor:
         container = sc["cls"]
         if written_scope and written_scope[-1] not in self.namespaces:
             container = written_scope[-1]
-        marks = self.marks.get(node.id, set())
+        marks = self.marks.get(node.id, set()) | _stray_marks(node, self.src)
         attrs: dict[str, Any] = {}
         if "definition.kernel" in marks:
             kind = "kernel"

@@ -140,7 +140,7 @@ _BUCKETS = (
     "definition.function", "definition.method", "definition.class", "definition.interface",
     "ffi.decl", "import", "import.mod", "definition.macro_rules", "reference.call", "reference.method",
     "reference.indirect", "reference.macro", "env.read", "binding.register", "local", "string",
-    "exit.return",
+    "exit.return", "fnptr.field",
 )  # fmt: skip
 
 
@@ -342,6 +342,8 @@ class _Extractor:
             g(self._local, caps["local"][0])
         for caps in buckets["exit.return"]:
             g(self._exit, caps["exit.return"][0])
+        for caps in buckets["fnptr.field"]:
+            g(self._field_value, caps)
         for key in ("import", "import.mod"):
             for caps in buckets[key]:
                 g(self._import, key, caps)
@@ -1088,35 +1090,19 @@ class _Extractor:
                     cs.attrs["path_type_args"] = generics
         cs.contexts = list(contexts)
         self.f.calls.append(cs)
-        if key == "reference.call" and d is not None:
-            self._field_value(d, node)
 
-    def _field_value(self, d: Definition, call: ts.Node) -> None:
+    def _field_value(self, caps: dict[str, list[ts.Node]]) -> None:
         """``S { launcher: pick(dtype).expect(..), .. }``: a struct field set from a call's value
         (attrs ``field_values``: [{struct, field, value, line}]); a call through ``(self.launcher)(..)``
         in ``S``'s methods is then a dispatch point over what ``pick`` returns."""
-        v = call
-        for _ in range(4):  # `pick(x)` / `pick(x)?` / `pick(x).expect(..)` / `.unwrap()`
-            up = v.parent
-            if up is not None and up.type == "try_expression":
-                v = up
-            elif up is not None and up.type == "field_expression" and up.parent is not None \
-                    and up.parent.type == "call_expression" and self.t(up.child_by_field_name("field")) in (
-                        "unwrap", "expect"):
-                v = up.parent
-            else:
-                break
-        init = v.parent
-        if init is None or init.type != "field_initializer" or init.child_by_field_name("value") != v:
-            return
-        lit = init.parent.parent if init.parent is not None else None
-        name = lit.child_by_field_name("name") if lit is not None and lit.type == "struct_expression" else None
-        fname = init.child_by_field_name("field")
-        if name is None or fname is None:
+        fn = self.enclosing_fn(caps["fnptr.field"][0])
+        d = self.fn_defs.get(fn.id) if fn is not None else None
+        v = caps["fnptr.value"][0]
+        if d is None or v.end_byte - v.start_byte > ARG_LIMIT:
             return
         d.attrs.setdefault("field_values", []).append(
-            {"struct": strip_generics(self.t(name)).rsplit("::", 1)[-1], "field": self.t(fname),
-             "value": self.tl(v)[:200], "line": line(v)})
+            {"struct": strip_generics(self.t(caps["fnptr.struct"][0])).rsplit("::", 1)[-1],
+             "field": self.t(caps["fnptr.name"][0]), "value": self.tl(v)[:200], "line": line(v)})
 
     def _tt_segments(self, tt: ts.Node) -> list[tuple[int, int]]:
         """Byte ranges of the top-level comma-separated pieces of a token tree."""
