@@ -187,3 +187,10 @@ void host_side(int n) {}
     f = extract_file("ops.cu", src, "cuda")
     kinds = {d.name: (d.kind, d.line) for d in f.defs}
     assert kinds["transform_indices"] == ("kernel", 5) and kinds["host_side"] == ("host_fn", 6)
+
+
+def test_an_immediately_invoked_lambda_is_not_a_call_but_its_calls_are():
+    """`BOOL_SWITCH(c, X, [&] { f<X>(p); })` expands to `[&] { … return [&] { f<X>(p); }(); }()`:
+    the lambda text is no callee (it made external nodes named by their code)."""
+    f = extract_file("a.cu", b"void g(int p) {\n  [&] { if (p) { return [&] { run_fwd(p); }(); } }();\n}\n", "cuda")
+    assert [(c.callee, c.line) for c in f.calls] == [("run_fwd", 2)]

@@ -1062,8 +1062,8 @@ class _Extractor:
     ) -> None:
         src = self.src
         fnode = _field(node, "function")
-        if fnode is None:
-            return
+        if fnode is None or fnode.type == "lambda_expression":
+            return  # `[&] { … }()` (a BOOL_SWITCH expansion): the lambda's calls are sites of their own
         frame = self.frame_of.get(node.id)
         contexts = list(self.ctx.of(frame))
         fn_node = frame.scope.node if frame is not None and frame.scope is not None else None
