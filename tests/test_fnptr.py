@@ -295,3 +295,22 @@ def test_rust_else_if_chain_of_function_values_and_extern_calls_in_a_local_macro
     calls = sorted((d["line"], [c["text"] for c in d["conditions"]], d["resolution"])
                    for t, d in edges_from(g, "pa::local_macro", "call") if t["kind"] == "ffi_decl")
     assert calls == [(21, ["DType::BF16"], "exact"), (22, ["_"], "exact")]
+
+
+def test_a_kernel_taken_from_a_local_table_is_a_dispatch_over_its_entries():
+    src = r'''
+typedef void (*fp_t)(const float*);
+__global__ void k_a(const float* x) {}
+template <int N> __global__ void k_b(const float* x) {}
+void run(const float* x, int i) {
+  static const fp_t kernels[] = {k_a, k_b<4>, &k_b<8>};
+  kernels[i]<<<1, 32>>>(x);
+}
+void unknown(const float* x, int i, fp_t* t) { t[i]<<<1, 32>>>(x); }
+'''
+    g, _ = graph_of({"k/t.cu": ("", src)})
+    got = sorted((t["qualname"], tuple(d["template_args"]), d["resolution"]) for t, d in edges_from(g, "run", "launch"))
+    assert got == [("k_a", (), "exact"), ("k_b", ("4",), "exact"), ("k_b", ("8",), "exact")]
+    assert {c["subject"] for _, d in edges_from(g, "run", "launch") for c in d["conditions"]} == {"kernels[…]"}
+    # a table the function does not fill stays an unresolved launch, named as written
+    assert [t["qualname"] for t, _ in edges_from(g, "unknown", "launch")] == ["t[i]"]

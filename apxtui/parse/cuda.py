@@ -1025,6 +1025,19 @@ class _Extractor:
         if node.type in ("identifier", "qualified_identifier", "template_function"):
             parts, targs = _name_parts(node, self.src)
             return [("::".join(parts), targs)], ""
+        table = _field(node, "argument") if node.type == "subscript_expression" else None
+        if table is not None and table.type == "identifier" and fn is not None:  # `kernels[i]<<<…>>>`
+            name = text(table, self.src)
+            out = []
+            for v in fn.values.get(name, []):
+                for item in _named(v) if v.type == "initializer_list" else []:
+                    inner = _unwrap_fn_value(item, self.src)
+                    if inner is None or inner.type not in ("identifier", "qualified_identifier", "template_function"):
+                        return [], ""  # an entry that is not a function name: the table is not known
+                    parts, targs = _name_parts(inner, self.src)
+                    if (c := ("::".join(parts), targs)) not in out:
+                        out.append(c)
+            return out, f"{name}[…]" if out else ""
         return [], ""
 
     def _set_kernel(self, cs: CallSite, expr: Node | None, fn: _Fn | None) -> None:
@@ -1100,8 +1113,9 @@ class _Extractor:
             cs.kind = "launch"
             cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
             cs.launch_config = [self.st.line(c, _ARG_LIMIT) for c in _named(cfg)]
-            if fnode.type == "identifier" and fn is not None and fn.var_type(callee) is not None:
-                self._set_kernel(cs, fnode, fn)
+            if fnode.type == "identifier" and fn is not None and fn.var_type(callee) is not None \
+                    or fnode.type == "subscript_expression" and self._kernel_candidates(fnode, fn)[0]:
+                self._set_kernel(cs, fnode, fn)  # a kernel variable; a local table of kernels
         elif api is not None:
             name, st = api
             cs.kind = "launch"
