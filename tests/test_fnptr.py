@@ -314,3 +314,17 @@ void unknown(const float* x, int i, fp_t* t) { t[i]<<<1, 32>>>(x); }
     assert {c["subject"] for _, d in edges_from(g, "run", "launch") for c in d["conditions"]} == {"kernels[…]"}
     # a table the function does not fill stays an unresolved launch, named as written
     assert [t["qualname"] for t, _ in edges_from(g, "unknown", "launch")] == ["t[i]"]
+
+
+def test_rust_extern_function_taken_from_a_local_table():
+    src = '''
+use crate::ffi;
+pub fn tabled(i: usize, x: *const f32) {
+    let table = [ffi::launch_q4_0_plain, ffi::launch_q8_0_plain];
+    unsafe { table[i](x) };
+}
+'''
+    g, _ = graph_of({"src/ffi.rs": ("pa::ffi", FFI), "src/lib.rs": ("pa", src), "k/pa.cu": ("", CU)})
+    calls = sorted((t["qualname"].split("::")[-1], [c["text"] for c in d["conditions"]], d["resolution"])
+                   for t, d in edges_from(g, "pa::tabled", "call") if t["kind"] == "ffi_decl")
+    assert calls == [("launch_q4_0_plain", ["table[0]"], "exact"), ("launch_q8_0_plain", ["table[1]"], "exact")]

@@ -29,6 +29,7 @@ from apxtui.index.tables import Tables
 
 _PICK_RE = re.compile(r"^\s*([\w:]+)\s*(?:::<[^()]*>)?\(.*\)\s*(?:\.unwrap\(\)|\.expect\(.*\)|\?)?\s*$", re.S)
 _SELF_FIELD_RE = re.compile(r"^\(\s*self\.(\w+)\s*\)$")
+_INDEXED_RE = re.compile(r"^(\w+)\[[^\]]*\]$")
 _WRAPPED_RE = re.compile(r"^(?:Some|Ok)\((\w+)\)$")
 _PATH_ARG_RE = re.compile(r"(?:\w+::)*[a-z_]\w*")
 
@@ -86,6 +87,9 @@ class FnPointers:
         if caller is None or call.kind != "call" or len(call.path) != 1:
             return None
         if call.attrs.get("indirect"):
+            table = _INDEXED_RE.match(call.callee)
+            if table:
+                return self._rust_table(call, caller, table.group(1))
             return self._rust_field(call, caller, file_defs or [])
         var = call.path[0]
         values = caller.attrs.get("fn_values", {}).get(var)
@@ -112,13 +116,27 @@ class FnPointers:
             tag = f"fp:{call.line}:{call.col}/{v['group']}"
             kind = v.get("kind", "match_arm")
             ctx = Context(kind, v["arm"], v["line"], tag, i, subject=v["subject"], negated=list(v.get("negated", [])))
-            construct = f"match {v['subject']}" if kind == "match_arm" else "if"
+            construct = {"match_arm": f"match {v['subject']}", "switch_case": f"table {v['subject']}"}.get(kind, "if")
             how = f"function value in arm `{v['arm']}` of `{construct}` at {where.file}:{v['line']}" + via
             if cap == HEURISTIC and res.status == EXACT:
                 res = replace(res, status=HEURISTIC)
             arms += _arm_of(res, [*call.contexts, ctx], f"{how} ({res.how})",
                             v["arm"] if res.targets else v["path"])
         return arms
+
+    def _rust_table(self, call: CallSite, caller: Definition, var: str) -> list[Arm] | None:
+        """``let table = [ffi::a, ffi::b]; table[i](..)``: one arm per entry (every entry a path)."""
+        value = ""
+        for a in caller.attrs.get("assigns", ()):
+            if a.get("var") == var and a.get("line", 0) <= call.line:
+                value, at = a.get("value", ""), a.get("line", 0)
+        m = re.fullmatch(r"\[(.*)\]", value.strip(), re.S)
+        items = [x.strip() for x in m.group(1).split(",") if x.strip()] if m else []
+        if not items or not all(_PATH_ARG_RE.fullmatch(x) for x in items):
+            return None
+        values = [{"path": x, "arm": f"{var}[{i}]", "subject": f"{var}[…]", "line": at, "group": f"{at}:t",
+                   "kind": "switch_case"} for i, x in enumerate(items)]
+        return self._value_arms(call, values, caller, f", an entry of the table `{var}`") or None
 
     def _rust_field(self, call: CallSite, caller: Definition, file_defs: list[Definition]) -> list[Arm] | None:
         """``(self.launcher)(..)`` in a method of ``S``: the values ``launcher`` is given by the
