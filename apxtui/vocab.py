@@ -117,3 +117,8 @@ def dtype_bytes(dtype: str) -> int | None:
 def node_id(qualname: str, file: str, line: int) -> str:
     """Graph node id of a definition: readable and unique (cfg alternatives differ by line)."""
     return f"{qualname}@{file}:{line}"
+
+
+def node_file(nid: str) -> str:
+    """The file in a definition's node id (``qualname@file:line``)."""
+    return nid.rsplit("@", 1)[-1].rsplit(":", 1)[0]

@@ -13,7 +13,8 @@ repository; point it at an unpacked copy of another revision, e.g. ``git archive
 * **launches by name** — every call site of a name-loading method (``get_or_load_func``,
   ``load_function``, ``get_func``, ``cuModuleGetFunction``) whose name is not a parameter of the
   enclosing function: linked to at least one kernel of the checkout; exact / heuristic (a name
-  no kernel has is an unresolved launch and counts as not linked).
+  no kernel has is an unresolved launch and counts as not linked).  Sites loading a parameter
+  are counted apart, with how many are linked through their callers' arguments.
 * **kernels** — from ``apxtui kernels``: total, not reached (by this revision's definition:
   after issue 13 no edge of any kind; before it, no entry reaches), reached only by name
   patterns, launched but no entry reaches.
@@ -90,7 +91,8 @@ site_launches = {}
 for u, v, e in g.edges(data=True):
     if e.get("kind") == "launch" and "loaded by name" in e.get("how", "") and e.get("resolution") != "unresolved":
         site_launches.setdefault((e.get("file"), e.get("line")), []).append(e)
-byname = {"sites": 0, "linked": 0, "exact": 0, "heuristic": 0, "parameter_named": 0, "unlinked": []}
+byname = {"sites": 0, "linked": 0, "exact": 0, "heuristic": 0, "parameter_named": 0, "parameter_linked": 0,
+          "unlinked": [], "parameter_unlinked": []}
 defs = {}
 for rel, f in idx.facts.items():
     if f.lang != "rust" or "/vendor/" in rel:
@@ -105,6 +107,10 @@ for rel, f in idx.facts.items():
         d = defs.get((rel, c.caller))
         if d is not None and arg.strip().lstrip("&") in {p.name for p in d.params}:
             byname["parameter_named"] += 1
+            if site_launches.get((rel, c.line)):
+                byname["parameter_linked"] += 1
+            else:
+                byname["parameter_unlinked"].append(f"{rel}:{c.line} {c.callee}({arg}) in {d.name}")
             continue
         byname["sites"] += 1
         edges = site_launches.get((rel, c.line))
@@ -203,7 +209,8 @@ def main() -> None:
               f"called {f['called']}, defined {f['defined']}, reach device work {f['device']}")
         print(f"  launches by name      {_pct(b['linked'], b['sites'])} (exact {b['exact']}, "
               f"heuristic {b['heuristic']}); "
-              f"{b['parameter_named']} sites load a name that is a parameter (not linked)")
+              f"{b['parameter_named']} sites load a name that is a parameter "
+              f"({b.get('parameter_linked', 0)} linked through their callers)")
         print(f"  kernels               {k['total']}: not reached {k['not_reached']}, only by name patterns "
               f"{k['pattern_only']}, launched but no entry {k['no_entry']}")
         print(f"  kernels with an edge  {k['with_incoming_edge']} of {k['total']}; per idiom (kernels reached / "
@@ -217,6 +224,8 @@ def main() -> None:
                 print("    ffi:", x)
             for x in b["unlinked"]:
                 print("    by name:", x)
+            for x in b.get("parameter_unlinked", []):
+                print("    by name, parameter:", x)
         if args.samples:
             rng = random.Random(13)
             for i, xs in s["samples"].items():

@@ -195,6 +195,19 @@
   (#match? @_cub_class "^Device[A-Z]")
   (#not-match? @_cub_storage "^(nullptr|NULL|0)$"))
 
+; Thrust algorithms run on the device when the first argument is a device execution policy
+; (`thrust::sort(thrust::device, ...)`, `thrust::inclusive_scan(thrust::cuda::par.on(stream), ...)`,
+; `thrust::cuda::par_nosync`): one library call, like a CUB device-wide algorithm.  Without such a
+; policy the iterators decide host or device, which the source does not show: an external call.
+((call_expression
+   function: (qualified_identifier
+     scope: (namespace_identifier) @_thrust
+     name: [(identifier) @call.vendor.thrust
+            (template_function name: (identifier) @call.vendor.thrust)])
+   arguments: (argument_list . (_) @_thrust_policy))
+  (#eq? @_thrust "thrust")
+  (#match? @_thrust_policy "^thrust::(device|cuda::par(_nosync)?)\\b"))
+
 ; CUTLASS device operators: `Gemm op; op(args); op.run(stream);
 ; Gemm::can_implement(args);` where Gemm = cutlass::gemm::device::Gemm<...>.
 ((namespace_identifier) @type.vendor.cutlass

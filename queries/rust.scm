@@ -29,6 +29,7 @@
 ;   @binding.register      PyO3 module registration; @binding.member.<what>
 ;                          is the registered item (class/function/module)
 ;   @local                 `let` statement (local variable types)
+;   @fnptr.field           struct literal field set from a call (@fnptr.struct, .name, .value)
 ;   @string                string literal (tensor-name candidates)
 ;   @scope.mod / .impl / .trait / .foreign / .const / .macro / .ignore
 ;                          items and macro calls whose range matters to what is
@@ -319,6 +320,15 @@
 ; let x: T = v;  let x = Type::new(..);  let x = Type { .. };
 (let_declaration
   pattern: (_) @local.name) @local
+
+; a struct field set from a call's value: `S { launcher: pick(dtype).expect(..), .. }`
+; (a call through `(self.launcher)(..)` in S's methods dispatches over what `pick` returns)
+(struct_expression
+  name: (_) @fnptr.struct
+  body: (field_initializer_list
+    (field_initializer
+      field: (field_identifier) @fnptr.name
+      value: [(call_expression) (try_expression)] @fnptr.value) @fnptr.field))
 
 ; return expressions (an arm that returns early guards the rest of the function)
 (return_expression) @exit.return

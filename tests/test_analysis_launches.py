@@ -107,3 +107,27 @@ def test_demo_infer_keeps_capture_apart(demo_index):
     assert cap["min"] == "0"  # the capture-miss arm is one alternative of the graph-cache match
     assert "[for layer in &self.layers] × [for step in 0..num_steps]" in cap["max"]
     assert lt["by_phase"]["capture"]["graph_launches"]["max"] == "1 × [for step in 0..num_steps]"
+
+
+def test_stream_memops_and_graph_replays_come_from_the_calls_toml_families():
+    from types import SimpleNamespace
+
+    from apxtui.analysis.launches import own_kind
+
+    def kind(name: str):
+        return own_kind(SimpleNamespace(via={"kind": "call"}, kind="external", qualname=name, name=name), None)
+
+    assert [kind(n) for n in ("cuMemcpyDtoDAsync", "cudaMemset2DAsync", "cudaMemcpyAsync")] == ["memops"] * 3
+    assert kind("cudaMemPrefetchAsync") is None  # memory class, but neither a copy nor a memset
+    assert kind("cuGraphLaunch") == "graph_launches" and kind("cudaGraphInstantiate") is None
+
+
+def test_importing_the_capture_role_table_reads_no_calls_toml():
+    import importlib
+
+    from apxtui.analysis import calls, hostops
+
+    calls.call_rules.cache_clear()
+    importlib.reload(hostops)
+    assert calls.call_rules.cache_info().currsize == 0  # read on first use only
+    assert "cudaStreamBeginCapture" in hostops.capture_prims()["begin"]

@@ -207,3 +207,124 @@ extern "C" void run(const half* a, int bit) {
     assert [x[1] for x in dup] == ["ambiguous", "ambiguous"]  # never one of them picked, never exact
     assert dup[0][2] == dup[1][2]  # one site: the two candidates of one arm
     assert [x[:2] for x in got if x[0] == "k/c.cu"] == [("k/c.cu", "exact")]
+
+
+RUST_FIELD = '''
+use crate::ffi;
+type PlainLauncher = unsafe extern "C" fn(*const f32);
+
+fn plain_launcher(dtype: GgmlDType) -> Option<PlainLauncher> {
+    let f: PlainLauncher = match dtype {
+        GgmlDType::Q4_0 => ffi::launch_q4_0_plain,
+        GgmlDType::Q8_0 => ffi::launch_q8_0_plain,
+        _ => return None,
+    };
+    Some(f)
+}
+
+struct Run {
+    launcher: PlainLauncher,
+    n: usize,
+}
+
+impl Run {
+    fn launch(&self, x: *const f32) {
+        unsafe { (self.launcher)(x) }
+    }
+}
+
+pub fn forward(w: GgmlDType, x: *const f32) {
+    let run = Run { launcher: plain_launcher(w).expect("checked"), n: 1 };
+    run.launch(x);
+}
+'''
+
+
+def test_rust_function_pointer_stored_in_a_struct_field_then_called_through_it():
+    files = {"src/ffi.rs": ("pa::ffi", FFI), "src/lib.rs": ("pa", RUST_FIELD), "k/pa.cu": ("", CU)}
+    g, _ = graph_of(files)
+    calls = sorted((t["qualname"], [c["text"] for c in d["conditions"]], d["resolution"])
+                   for t, d in edges_from(g, "pa::Run::launch", "call"))
+    # the struct is private to the file, so every literal setting the field is seen: the arms stay exact
+    assert calls == [("pa::ffi::launch_q4_0_plain", ["GgmlDType::Q4_0"], "exact"),
+                     ("pa::ffi::launch_q8_0_plain", ["GgmlDType::Q8_0"], "exact")]
+    how = next(d["how"] for _, d in edges_from(g, "pa::Run::launch", "call"))
+    assert "returned by pa::plain_launcher" in how and "stored in field `launcher` of Run at src/lib.rs:26" in how
+    # a public struct may be built in another file too: heuristic
+    g, _ = graph_of({**files, "src/lib.rs": ("pa", RUST_FIELD.replace("struct Run", "pub struct Run"))})
+    assert {d["resolution"] for _, d in edges_from(g, "pa::Run::launch", "call")} == {"heuristic"}
+
+
+RUST_CHAIN = '''
+use crate::ffi;
+pub fn chain(prefill: bool, m: i32, x: *const f32) {
+    let f = if prefill {
+        ffi::launch_q4_0_plain
+    } else if m <= 8 {
+        ffi::launch_q8_0_plain
+    } else {
+        ffi::paged_attention_v1_f16
+    };
+    unsafe { f(x) };
+}
+pub fn local_macro(dtype: DType, x: *const f32) {
+    macro_rules! launch {
+        ($ty:ty) => {{
+            let y = x as *const $ty;
+            unsafe { ffi::launch_q8_0_plain(y) }
+        }};
+    }
+    match dtype {
+        DType::BF16 => launch!(half::bf16),
+        _ => launch!(f32),
+    }
+}
+'''
+
+
+def test_rust_else_if_chain_of_function_values_and_extern_calls_in_a_local_macro_body():
+    g, _ = graph_of({"src/ffi.rs": ("pa::ffi", FFI), "src/lib.rs": ("pa", RUST_CHAIN), "k/pa.cu": ("", CU)})
+    calls = sorted((t["qualname"].split("::")[-1], [c["text"] for c in d["conditions"]], d["resolution"])
+                   for t, d in edges_from(g, "pa::chain", "call") if t["kind"] == "ffi_decl")
+    assert calls == [("launch_q4_0_plain", ["prefill"], "exact"), ("launch_q8_0_plain", ["m <= 8"], "exact"),
+                     ("paged_attention_v1_f16", ["else"], "exact")]
+    neg = {t["qualname"].split("::")[-1]: d["conditions"][-1].get("negated")
+           for t, d in edges_from(g, "pa::chain", "call") if t["kind"] == "ffi_decl"}
+    assert neg["launch_q8_0_plain"] == ["prefill"] and neg["paged_attention_v1_f16"] == ["prefill", "m <= 8"]
+    # the macro's one rule calls the extern function: each invocation, under its own arm, calls it
+    calls = sorted((d["line"], [c["text"] for c in d["conditions"]], d["resolution"])
+                   for t, d in edges_from(g, "pa::local_macro", "call") if t["kind"] == "ffi_decl")
+    assert calls == [(21, ["DType::BF16"], "exact"), (22, ["_"], "exact")]
+
+
+def test_a_kernel_taken_from_a_local_table_is_a_dispatch_over_its_entries():
+    src = r'''
+typedef void (*fp_t)(const float*);
+__global__ void k_a(const float* x) {}
+template <int N> __global__ void k_b(const float* x) {}
+void run(const float* x, int i) {
+  static const fp_t kernels[] = {k_a, k_b<4>, &k_b<8>};
+  kernels[i]<<<1, 32>>>(x);
+}
+void unknown(const float* x, int i, fp_t* t) { t[i]<<<1, 32>>>(x); }
+'''
+    g, _ = graph_of({"k/t.cu": ("", src)})
+    got = sorted((t["qualname"], tuple(d["template_args"]), d["resolution"]) for t, d in edges_from(g, "run", "launch"))
+    assert got == [("k_a", (), "exact"), ("k_b", ("4",), "exact"), ("k_b", ("8",), "exact")]
+    assert {c["subject"] for _, d in edges_from(g, "run", "launch") for c in d["conditions"]} == {"kernels[…]"}
+    # a table the function does not fill stays an unresolved launch, named as written
+    assert [t["qualname"] for t, _ in edges_from(g, "unknown", "launch")] == ["t[i]"]
+
+
+def test_rust_extern_function_taken_from_a_local_table():
+    src = '''
+use crate::ffi;
+pub fn tabled(i: usize, x: *const f32) {
+    let table = [ffi::launch_q4_0_plain, ffi::launch_q8_0_plain];
+    unsafe { table[i](x) };
+}
+'''
+    g, _ = graph_of({"src/ffi.rs": ("pa::ffi", FFI), "src/lib.rs": ("pa", src), "k/pa.cu": ("", CU)})
+    calls = sorted((t["qualname"].split("::")[-1], [c["text"] for c in d["conditions"]], d["resolution"])
+                   for t, d in edges_from(g, "pa::tabled", "call") if t["kind"] == "ffi_decl")
+    assert calls == [("launch_q4_0_plain", ["table[0]"], "exact"), ("launch_q8_0_plain", ["table[1]"], "exact")]

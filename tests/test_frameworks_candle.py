@@ -254,3 +254,83 @@ def test_map_on_a_type_path_or_an_imported_type_is_resolved_in_the_callers_scope
     got = sorted((t["qualname"], d["resolution"]) for t, d in edges_from(g, "cpu::conv2d", "call")
                  if t["qualname"].endswith("::f"))
     assert got == [("core::cpu::conv::Conv2D::f", "exact")]
+
+
+def test_rust_expansion_key_reads_only_the_macros_the_file_invokes():
+    """An expanded record's key covers the ``macro_rules!`` of the names its item-level invocations
+    use: another macro moving does not re-expand the file; its own macro's edit does."""
+    from apxtui.index.expanded import macro_signature
+    from apxtui.index.factstore import rust_item_macros
+    from apxtui.index.macros import Visible
+    from apxtui.parse import extract_file
+
+    other = "macro_rules! other { ($x:ident) => { fn $x() {} }; }\n"
+
+    def sig(tensor: str, other_src: str) -> str:
+        facts = {"src/tensor.rs": extract_file("src/tensor.rs", tensor.encode(), "rust", "core::tensor"),
+                 "src/other.rs": extract_file("src/other.rs", other_src.encode(), "rust", "core::other")}
+        names = rust_item_macros(facts["src/tensor.rs"])
+        assert names == ["many", "unary_op"]
+        return macro_signature("src/tensor.rs", "rust", Visible(facts, set(facts)), names)
+
+    base = sig(TENSOR_RS, other)
+    assert sig(TENSOR_RS, "\n\n" + other) == base  # an unrelated macro moved
+    assert sig(TENSOR_RS, other + "macro_rules! unary_op { () => {}; }\n") != base  # a second `unary_op!`
+    assert sig(TENSOR_RS.replace("Ok(from_storage", "Ok(into_storage"), other) != base  # its own macro edited
+
+
+PARAM_RS = '''
+use crate::kernels;
+fn launch_unary(dev: &CudaDevice, name: &str, n: usize) -> Result<()> {
+    let func = dev.get_or_load_func(name, &kernels::UNARY)?;
+    Ok(())
+}
+pub fn copy(dev: &CudaDevice) -> Result<()> { launch_unary(dev, "ucopy_f32", 4) }
+pub fn silu(dev: &CudaDevice) -> Result<()> { launch_unary(dev, &format!("usilu_{}", "f32"), 4) }
+pub struct Dev;
+impl Dev {
+    pub fn get_or_load_func(&self, fn_name: &str, mdl: &Module) -> Result<CudaFunc> {
+        let func = mdl.load_function(fn_name)?;
+        Ok(func)
+    }
+}
+'''
+
+
+def test_a_kernel_name_passed_as_a_parameter_is_what_the_callers_pass():
+    g, _ = graph_of({"k/src/unary.cu": ("", KERNELS_CU), "core/src/param.rs": ("core::param", PARAM_RS)})
+    got = sorted((t["qualname"], d["resolution"]) for t, d in edges_from(g, "param::launch_unary", "launch"))
+    # every kernel a caller names, heuristic (which caller ran is not known at the loading site)
+    assert got == [("ucopy_f32", "heuristic"), ("usilu_f32", "heuristic")]
+    how = edges_from(g, "param::launch_unary", "launch")[0][1]["how"]
+    assert "`name`, a parameter of launch_unary: what its callers in this file pass (core/src/param.rs:7, " \
+           "core/src/param.rs:8)" in how
+    # inside the modelled loader itself the name is left to its callers' sites (linked there)
+    assert edges_from(g, "param::Dev::get_or_load_func", "launch") == []
+
+
+def test_loading_by_name_reads_the_kernels_table_not_every_definition():
+    """A re-link reads the stored tables key by key: matching a name pattern must not list every
+    definition (``Tables.kernels``: link name → ids)."""
+    from apxtui.facts import CallSite
+    from apxtui.index.resolve_frameworks import Frameworks
+    from apxtui.index.resolve_rust import RustResolver
+    from apxtui.index.tables import Tables
+    from apxtui.parse import extract_file
+
+    class Keyed(dict):  # a table that answers key by key only, as StoredTables does cheaply
+        def items(self):
+            raise AssertionError("every definition read")
+
+        values = keys = __iter__ = items
+
+    t = Tables()
+    t.add_file(extract_file("k/src/affine.cu", AFFINE_CU.encode(), "cuda", ""))
+    assert sorted(t.kernels) == ["affine_bf16", "affine_f32", "affine_u8"]
+    rust = RustResolver(t)  # (a re-link passes it the stored indexes)
+    t.defs = Keyed(t.defs)
+    fw = Frameworks(t, rust)
+    call = CallSite("method", "get_or_load_func", ["get_or_load_func"], "f", "a.rs", 3, 0,
+                    args=['&format!("affine_{}", d)', "&kernels::AFFINE"])
+    got = sorted((x.target.split("@")[0], x.resolution) for x in fw.load_by_name(call, None))
+    assert got == [("affine_bf16", "heuristic"), ("affine_f32", "heuristic"), ("affine_u8", "heuristic")]

@@ -374,6 +374,11 @@ CUB = {
           cub::DeviceSelect::Flagged(n);
           cub::BlockScan<int, 128>::Sum(n);
         }
+        extern "C" void thrust_ops(int *p, int n, cudaStream_t stream) {
+          thrust::inclusive_scan(thrust::cuda::par.on(stream), p, p + n, p);
+          int c = thrust::count(thrust::device, p, p + n, 0);
+          thrust::sort(p, p + n);
+        }
     """,
 }
 
@@ -388,7 +393,7 @@ def test_cub_device_algorithms_are_library_work_unless_the_project_defines_them(
     assert m.phases[0].totals.library == "2" and m.phases[0].totals.device == "0"
     libs = [(c.name, c.library) for r in m.phases[0].rows for c in iter_calls(r.work) if c.kind == CallClass.LIBRARY]
     assert libs == [("Sum", "cub"), ("ExclusiveSum", "cub")]
-    lib_nodes = {n for n, k in idx.graph.nodes(data="kind") if k == "vendor_api"}
+    lib_nodes = {n for n, k in idx.graph.nodes(data="kind") if k == "vendor_api" and "thrust" not in n}
     assert lib_nodes == {"vendor:cub:cub::DeviceReduce::Sum", "vendor:cub:cub::DeviceScan::ExclusiveSum"}
     # the project's own cub::DeviceSelect::Flagged wins over the table and is followed as code
     ops = {r.op for r in m.phases[0].rows}
@@ -396,3 +401,9 @@ def test_cub_device_algorithms_are_library_work_unless_the_project_defines_them(
     # the workspace-size query (null temp storage) runs nothing on the device: not a library call
     sites = sorted(e["line"] for _, v, e in idx.graph.edges(data=True) if v.startswith("vendor:cub:"))
     assert sites == [8, 9]
+    # Thrust algorithms given a device execution policy are library work (`count` too, a host name
+    # in calls.toml otherwise); without a policy the source does not say where it runs
+    m = _map(idx, "thrust_ops")
+    libs = [(c.name, c.library) for r in m.phases[0].rows for c in iter_calls(r.work) if c.kind == CallClass.LIBRARY]
+    assert libs == [("inclusive_scan", "thrust"), ("count", "thrust")]
+    assert "vendor:thrust:thrust::sort" not in idx.graph

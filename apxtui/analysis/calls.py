@@ -37,6 +37,7 @@ class _Class:
     names: frozenset[str]
     vendor_names: frozenset[str]
     patterns: list[re.Pattern[str]]
+    vendor_prefixes: tuple[str, ...] = ()  # a vendor API whose qualified name starts so (`thrust::`)
 
 
 @dataclass
@@ -64,6 +65,15 @@ class CallRules:
                     return Classified(c, f"{self.path.name} {c.value}: /{p.pattern}/")
         return None
 
+    def classify_prefix(self, qualname: str) -> Classified | None:
+        """Class of a vendor API by its qualified name's prefix (``thrust::count`` is library work,
+        whatever its bare name says)."""
+        for c in self.order:
+            hit = next((p for p in self.classes[c].vendor_prefixes if qualname.startswith(p)), None)
+            if hit is not None:
+                return Classified(c, f"{self.path.name} {c.value}: {hit}*")
+        return None
+
     def classify(self, kind: str, qualname: str, via_kind: str, defined: bool) -> Classified:
         """Class of one reached call: ``kind`` the node kind, ``via_kind`` the edge kind reaching it,
         ``defined`` whether the checkout defines it (an extern declaration with a definition counts)."""
@@ -74,7 +84,8 @@ class CallRules:
         if defined and not vendor:
             return Classified(CallClass.CODE, "a function the project defines")
         name = bare_name(qualname)
-        got = self.classify_name(name, vendor)
+        got = self.classify_prefix(qualname) if vendor else None
+        got = got or self.classify_name(name, vendor)
         if got is not None:
             return got
         if vendor:
@@ -170,7 +181,7 @@ def parse_rules(path: Path, text: str) -> CallRules:
         if not isinstance(t, dict):
             raise CallsFileError(f"{where}: must be a table")
         classes[c] = _Class(frozenset(_strings(t, "names", where)), frozenset(_strings(t, "vendor_names", where)),
-                            _regexes(t, "patterns", where))
+                            _regexes(t, "patterns", where), tuple(_strings(t, "vendor_prefixes", where)))
     fc = data.get("first_call", {})
     where = f"{path} [first_call]"
     first = {k: _regexes(fc, k, where) for k in ("conditions", "hit_conditions", "miss_arms", "lookup_subjects")}

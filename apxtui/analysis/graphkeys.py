@@ -22,7 +22,7 @@ from collections import deque
 from typing import Any
 
 from apxtui.analysis.evidence import HEURISTIC, identifiers, loc
-from apxtui.analysis.hostops import CAPTURE_PRIMS, DEPTH, ROLE_EDGES, api_name
+from apxtui.analysis.hostops import DEPTH, ROLE_EDGES, api_name, capture_prims
 from apxtui.analysis.lifecycle import holder_type
 from apxtui.vocab import FN_KINDS
 
@@ -61,7 +61,7 @@ class GraphKeys:
         Only nodes within the role depth above a begin/end primitive can have those roles, so
         those are found first (a reverse walk) instead of asking every edge.
         """
-        names = CAPTURE_PRIMS["begin"] | CAPTURE_PRIMS["end"]
+        names = capture_prims()["begin"] | capture_prims()["end"]
         near = {n for n, d in self.g.nodes(data=True)
                 if d.get("kind") in ("external", "vendor_api") and api_name(d.get("qualname", "")) in names}
         frontier = set(near)

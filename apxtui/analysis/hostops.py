@@ -10,6 +10,7 @@ role (``graph::begin_capture`` → ``apxinf_graph_begin`` → ``cudaStreamBeginC
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from apxtui.analysis.calls import bare_name, call_rules
@@ -17,9 +18,15 @@ from apxtui.analysis.calls import bare_name, call_rules
 #: capture-lifecycle role → the calls.toml family of its primitives
 _ROLE_FAMILIES = {"begin": "capture_begin", "end": "capture_end", "instantiate": "instantiate", "replay": "replay",
                   "update": "graph_update"}
-#: role → the names of its primitives (from calls.toml ``[families]``).
-CAPTURE_PRIMS: dict[str, frozenset[str]] = {r: call_rules().families.get(f, frozenset())
-                                            for r, f in _ROLE_FAMILIES.items()}
+
+
+@cache
+def capture_prims() -> dict[str, frozenset[str]]:
+    """Role → the names of its primitives (from calls.toml ``[families]``; read on first use, so
+    importing this module reads no file)."""
+    return {r: call_rules().families.get(f, frozenset()) for r, f in _ROLE_FAMILIES.items()}
+
+
 ROLE_EDGES = ("call", "ffi", "exposes", "binding")
 DEPTH = 5
 

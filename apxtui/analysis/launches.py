@@ -8,7 +8,6 @@ Counts are static, per call of the stage they are attached to.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +18,6 @@ from apxtui.vocab import CallClass, EdgeKind
 
 Expr = dict[tuple[str, ...], int]
 KINDS = ("device", "library", "library_setup", "memops", "graph_launches")
-_STREAM_MEMOPS = re.compile(r"[Mm]emcpy|[Mm]emset|Memset|Memcpy")
 
 
 class Count:
@@ -120,9 +118,10 @@ def own_kind(st: Stage, g: Any) -> str | None:
         return "library"
     if cls == CallClass.SETUP:
         return "library_setup" if vendor else None
-    if cls in (CallClass.MEMORY, CallClass.TRANSFER) and _STREAM_MEMOPS.search(bare_name(st.qualname or st.name)):
+    family = call_rules().family(bare_name(st.qualname or st.name))  # calls.toml [families]
+    if cls in (CallClass.MEMORY, CallClass.TRANSFER) and family in ("copy", "memset"):
         return "memops"
-    if cls == CallClass.GRAPH and bare_name(st.qualname or st.name) in ("cudaGraphLaunch", "cuGraphLaunch"):
+    if cls == CallClass.GRAPH and family == "replay":
         return "graph_launches"
     return "library_setup" if vendor else None
 

@@ -14,7 +14,7 @@ from collections import deque
 from typing import Any
 
 from apxtui.analysis.evidence import loc
-from apxtui.analysis.hostops import CAPTURE_PRIMS, ROLE_EDGES, api_name
+from apxtui.analysis.hostops import ROLE_EDGES, api_name, capture_prims
 
 DEPTH = 6
 #: Condition text of an arm that handles a failure (the error path of a capture).
@@ -30,7 +30,7 @@ def primitive_sites(g: Any, node: str, role: str, depth: int = DEPTH) -> list[di
     call of an ``extern`` declaration, not the declaration), ``through`` the functions from
     ``node`` down to the one that calls it.  Breadth-first, so the shortest chains come first.
     """
-    names = CAPTURE_PRIMS[role]
+    names = capture_prims()[role]
     out: dict[str, dict[str, Any]] = {}
     parent: dict[str, tuple[str, dict[str, Any]] | None] = {node: None}
     q = deque([(node, 0)])

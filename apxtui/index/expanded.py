@@ -1,12 +1,13 @@
 """Parse-cache records of files with their macro invocations expanded (:mod:`apxtui.index.macros`).
 
 Expansion reads other files: a C/C++ file's invocations use the ``#define``s of the files it
-includes (transitively), a Rust item-level invocation the ``macro_rules!`` of the checkout.
+includes (transitively), a Rust item-level invocation the checkout's ``macro_rules!`` of its name.
 So an expanded record cannot be keyed on the file's own content: its key is the file's
 parse key, ``+``, a hash of what the expansion read (:func:`macro_signature`: the
 function-like ``#define``s of the include closure, in order, with their lines and
-conditions; or every ``macro_rules!`` of the checkout).  The expanded record replaces the
-extracted one for everything after parsing (symbol tables, linking, the facts an
+conditions; or the checkout's ``macro_rules!`` of the names the file's item-level
+invocations use, so a macro moved elsewhere re-expands only its users).  The expanded record
+replaces the extracted one for everything after parsing (symbol tables, linking, the facts an
 :class:`~apxtui.index.build.Index` shows); the extracted one stays in the parse cache.
 """
 
@@ -16,7 +17,7 @@ import hashlib
 from collections.abc import Mapping
 
 from apxtui.facts import FileFacts
-from apxtui.index.factstore import Record, load_facts, make_record
+from apxtui.index.factstore import Record, load_facts, macro_names_of, make_record
 from apxtui.index.macros import Visible, expand_encoded
 
 
@@ -25,12 +26,16 @@ def base_key(key: str) -> str:
     return key.split("+", 1)[0]
 
 
-def macro_signature(rel: str, lang: str, vis: Visible) -> str:
-    """A hash of every definition expanding ``rel``'s invocations can read."""
+def macro_signature(rel: str, lang: str, vis: Visible, names: list[str] | None = None) -> str:
+    """A hash of every definition expanding ``rel``'s invocations can read: for Rust, the
+    ``macro_rules!`` of the ``names`` its item-level invocations use (every definition of each
+    name: the lookup picks among them), for C/C++ the function-like ``#define``s of its include
+    closure."""
     h = hashlib.blake2b(digest_size=12)
     if lang == "rust":
-        for name, cands in sorted(vis.rust_macros().table().items()):
-            h.update(repr((name, cands)).encode())
+        table = vis.rust_macros().table()
+        for name in sorted(names or ()):
+            h.update(repr((name, table.get(name, []))).encode())
     else:
         for inc in vis.closure(rel):
             f = vis.facts.get(inc)
@@ -39,8 +44,8 @@ def macro_signature(rel: str, lang: str, vis: Visible) -> str:
     return h.hexdigest()
 
 
-def expanded_key(rel: str, key: str, lang: str, vis: Visible) -> str:
-    return f"{base_key(key)}+{macro_signature(rel, lang, vis)}"
+def expanded_key(rel: str, key: str, lang: str, vis: Visible, names: list[str] | None = None) -> str:
+    return f"{base_key(key)}+{macro_signature(rel, lang, vis, names)}"
 
 
 def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str], ifaces: Mapping[str, FileFacts],
@@ -50,7 +55,8 @@ def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str],
     cache when stored under the same expanded key, else expanded now.  ``ifaces``: every indexed
     file's interface (what expansion reads of the other files)."""
     vis = Visible(ifaces, all_files)
-    keys = {rel: expanded_key(rel, recs[rel][1], ifaces[rel].lang, vis) for rel in todo}
+    keys = {rel: expanded_key(rel, recs[rel][1], ifaces[rel].lang, vis,
+                              macro_names_of(recs[rel]) if ifaces[rel].lang == "rust" else None) for rel in todo}
     out: dict[str, Record] = {}
     missing = []
     for rel in todo:

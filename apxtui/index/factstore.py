@@ -91,7 +91,8 @@ def make_record(f: FileFacts, key: str, lean: bool = False) -> FactRecord:
     iface = interface_facts(f)
     plain = to_plain(iface)
     plain["callees"] = _callees(f)
-    plain["macros"] = has_macro_invocations(f)
+    # a Rust file: the macro names its item-level invocations use (what their expansion reads)
+    plain["macros"] = rust_item_macros(f) if f.lang == "rust" else has_macro_invocations(f)
     contrib = [] if lean else contribution_rows(iface)
     words = [] if lean else sorted(words_of(f))
     return FactRecord(f.file, key, pack_facts(f), marshal.dumps(plain), marshal.dumps(contrib), marshal.dumps(words))
@@ -106,6 +107,18 @@ def contribution_rows_of(rec: Record) -> list[tuple[str, str, bytes]]:
 def has_macro_invocations(f: FileFacts) -> bool:
     """Does linking expand macro invocations of ``f`` (``apxtui/index/macros.py``)?"""
     return f.lang in ("cuda", "rust") and any("macro_call" in c.attrs or c.attrs.get("item_level") for c in f.calls)
+
+
+def rust_item_macros(f: FileFacts) -> list[str]:
+    """Names of the ``macro_rules!`` a Rust file's item-level invocations use, sorted."""
+    return sorted({c.callee.split("::")[-1].rstrip("!") for c in f.calls
+                   if c.kind == "macro" and c.attrs.get("item_level")})
+
+
+def macro_names_of(rec: Record) -> list[str]:
+    """The Rust item-level macro names of a record tuple (empty for other languages)."""
+    got = marshal.loads(rec[3]).get("macros")
+    return list(got) if isinstance(got, list) else []
 
 
 def load_iface(blob: bytes) -> tuple[FileFacts, list[tuple[str, str]]]:

@@ -339,7 +339,7 @@ class Linker:
                                        attrs={**call.attrs, "library": lib[0], **lib[2]})
                     else:
                         extras = fw.custom_op(call, caller) or fw.map_call(call, caller)
-                        for x in extras or fw.load_by_name(call, caller):
+                        for x in extras or fw.load_by_name(call, caller, f):
                             res = Resolved([x.target], x.resolution, x.how) if x.target else Resolved(
                                 status=x.resolution, how=x.how, external=call.args[0].strip('&"'),
                                 external_kind="kernel")
@@ -372,7 +372,7 @@ class Linker:
                     self.g.nodes[src].setdefault("macros", []).append(
                         {"name": call.callee, "line": call.line, "wraps": call.attrs.get("wrapped_calls", [])})
                     continue
-                elif (arms := fnptr.rust_call(call, caller) if f.lang == "rust" else
+                elif (arms := fnptr.rust_call(call, caller, f.defs) if f.lang == "rust" else
                       fnptr.cuda_launch(call, caller) if f.lang == "cuda" else None):
                     for i, arm in enumerate(arms):  # a function pointer: one edge per value it may hold
                         self._add_call_edges(src, arm_call(call, arm, i), arm_resolved(arm))

@@ -21,13 +21,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apxtui.facts import CallSite, Context, Definition
-from apxtui.index.resolve import EXACT, Resolved
+from apxtui.index.resolve import EXACT, HEURISTIC, Resolved
 from apxtui.index.resolve_cuda import CudaResolver
 from apxtui.index.resolve_rust import RustResolver
-from apxtui.index.rust_macros import path_templates
+from apxtui.index.rust_macros import body_calls, path_templates
 from apxtui.index.tables import Tables
 
 _PICK_RE = re.compile(r"^\s*([\w:]+)\s*(?:::<[^()]*>)?\(.*\)\s*(?:\.unwrap\(\)|\.expect\(.*\)|\?)?\s*$", re.S)
+_SELF_FIELD_RE = re.compile(r"^\(\s*self\.(\w+)\s*\)$")
+_INDEXED_RE = re.compile(r"^(\w+)\[[^\]]*\]$")
 _WRAPPED_RE = re.compile(r"^(?:Some|Ok)\((\w+)\)$")
 _PATH_ARG_RE = re.compile(r"(?:\w+::)*[a-z_]\w*")
 
@@ -77,10 +79,18 @@ class FnPointers:
 
     # -- Rust ----------------------------------------------------------------------------
 
-    def rust_call(self, call: CallSite, caller: Definition | None) -> list[Arm] | None:
-        """Arms of a call through a local variable holding one of several functions, else None."""
+    def rust_call(self, call: CallSite, caller: Definition | None,
+                  file_defs: list[Definition] | None = None) -> list[Arm] | None:
+        """Arms of a call through a local variable holding one of several functions (or through a
+        struct field: ``(self.launcher)(..)``, with ``file_defs`` the definitions of the call's
+        file), else None."""
         if caller is None or call.kind != "call" or len(call.path) != 1:
             return None
+        if call.attrs.get("indirect"):
+            table = _INDEXED_RE.match(call.callee)
+            if table:
+                return self._rust_table(call, caller, table.group(1))
+            return self._rust_field(call, caller, file_defs or [])
         var = call.path[0]
         values = caller.attrs.get("fn_values", {}).get(var)
         if values:  # the last `let` of the variable before the call (shadowing)
@@ -93,7 +103,12 @@ class FnPointers:
             if picked is None:
                 return None
             where, values, via = picked
-        arms = []
+        return self._value_arms(call, values, where, via) or None
+
+    def _value_arms(self, call: CallSite, values: list[dict[str, Any]], where: Definition, via: str,
+                    cap: str = "") -> list[Arm]:
+        """One arm per function value (``cap``: the strongest resolution an arm may have)."""
+        arms: list[Arm] = []
         for i, v in enumerate(values):
             segs = v["path"].split("::")
             fake = CallSite("call", v["path"], segs, where.qualname, where.file, v["line"], 0)
@@ -101,10 +116,67 @@ class FnPointers:
             tag = f"fp:{call.line}:{call.col}/{v['group']}"
             kind = v.get("kind", "match_arm")
             ctx = Context(kind, v["arm"], v["line"], tag, i, subject=v["subject"], negated=list(v.get("negated", [])))
-            construct = f"match {v['subject']}" if kind == "match_arm" else "if"
+            construct = {"match_arm": f"match {v['subject']}", "switch_case": f"table {v['subject']}"}.get(kind, "if")
             how = f"function value in arm `{v['arm']}` of `{construct}` at {where.file}:{v['line']}" + via
+            if cap == HEURISTIC and res.status == EXACT:
+                res = replace(res, status=HEURISTIC)
             arms += _arm_of(res, [*call.contexts, ctx], f"{how} ({res.how})",
                             v["arm"] if res.targets else v["path"])
+        return arms
+
+    def _rust_table(self, call: CallSite, caller: Definition, var: str) -> list[Arm] | None:
+        """``let table = [ffi::a, ffi::b]; table[i](..)``: one arm per entry (every entry a path)."""
+        value = ""
+        for a in caller.attrs.get("assigns", ()):
+            if a.get("var") == var and a.get("line", 0) <= call.line:
+                value, at = a.get("value", ""), a.get("line", 0)
+        m = re.fullmatch(r"\[(.*)\]", value.strip(), re.S)
+        items = [x.strip() for x in m.group(1).split(",") if x.strip()] if m else []
+        if not items or not all(_PATH_ARG_RE.fullmatch(x) for x in items):
+            return None
+        values = [{"path": x, "arm": f"{var}[{i}]", "subject": f"{var}[…]", "line": at, "group": f"{at}:t",
+                   "kind": "switch_case"} for i, x in enumerate(items)]
+        return self._value_arms(call, values, caller, f", an entry of the table `{var}`") or None
+
+    def _rust_field(self, call: CallSite, caller: Definition, file_defs: list[Definition]) -> list[Arm] | None:
+        """``(self.launcher)(..)`` in a method of ``S``: the values ``launcher`` is given by the
+        struct literals ``S { launcher: pick(..), .. }`` of the file, each picker's arms.  Every
+        literal is in view when ``S`` is private to this file (no ``mod x;`` child elsewhere):
+        the arms keep their resolution; else they are heuristic (another file may set the field)."""
+        m = _SELF_FIELD_RE.match(call.callee)
+        if not m or not caller.container:
+            return None
+        field_name, ty = m.group(1), caller.container
+        seen: dict[str, list[str]] = {}
+        found: list[tuple[Definition, list[dict[str, Any]], str]] = []
+        for d in file_defs:
+            for fv in d.attrs.get("field_values", ()):
+                if fv.get("struct") not in (ty, "Self") or fv.get("field") != field_name:
+                    continue
+                if fv["struct"] == "Self" and d.container != ty:
+                    continue
+                picked = self._picked(fv.get("value", ""), d, fv.get("line", 0))
+                if picked is None:
+                    return None  # a value that is not a picker's: not all values known
+                site = f"{d.file}:{fv.get('line', 0)}"
+                if picked[0].qualname in seen:
+                    seen[picked[0].qualname].append(site)
+                    continue
+                seen[picked[0].qualname] = [site]
+                found.append(picked)
+        if not found:
+            return None
+        f = self.t.file_of.get(call.file)
+        own = [d for d in file_defs if d.kind == "rust_type" and d.name == ty]
+        complete = len(own) == 1 and not own[0].visibility and not (
+            f is not None and any(i.kind == "mod" for i in f.imports))
+        arms: list[Arm] = []
+        for picker, values, via in found:
+            sites = ", ".join(seen[picker.qualname])
+            arms += self._value_arms(call, values, picker,
+                                     f"{via}, stored in field `{field_name}` of {ty} at {sites}"
+                                     + ("" if complete else " (the field may be set elsewhere: heuristic)"),
+                                     "" if complete else HEURISTIC)
         return arms or None
 
     def _rust_picker(self, caller: Definition, var: str,
@@ -114,10 +186,16 @@ class FnPointers:
         for a in caller.attrs.get("assigns", ()):
             if a.get("var") == var and a.get("line", 0) <= call.line:
                 value = a.get("value", "")
+        return self._picked(value, caller, call.line)
+
+    def _picked(self, value: str, caller: Definition,
+                at: int) -> tuple[Definition, list[dict[str, Any]], str] | None:
+        """``pick(..)`` / ``pick(..).expect(..)`` (in ``caller``, line ``at``): the picker and the
+        ``fn_values`` its returned value takes, else None."""
         m = _PICK_RE.match(value)
         if not m:
             return None
-        fake = CallSite("call", m.group(1), m.group(1).split("::"), caller.qualname, caller.file, call.line, 0)
+        fake = CallSite("call", m.group(1), m.group(1).split("::"), caller.qualname, caller.file, at, 0)
         res = self.rust.resolve(fake, caller)
         if len(res.targets) != 1:
             return None
@@ -143,6 +221,7 @@ class FnPointers:
             for text in self._local_macro(call, caller):
                 for prefix, i in path_templates(text):
                     prefixes.setdefault(i, []).append(prefix)
+                out += self._macro_body(call, caller, text)
         for i, a in enumerate(call.args):
             a = a.strip()
             if not _PATH_ARG_RE.fullmatch(a) or not self.is_ffi_name(a.rsplit("::", 1)[-1]):
@@ -163,6 +242,27 @@ class FnPointers:
                     out.append(Arm(tgt, list(call.contexts), "heuristic",
                                    f"passed as argument {i + 1} of {what} {call.callee}, which calls it ({res.how})",
                                    label=a))
+        return out
+
+    def _macro_body(self, call: CallSite, caller: Definition | None, text: str) -> list[Arm]:
+        """Extern functions a local macro's rules call by a literal path (``ffi::launch_bf16(..)``,
+        no ``$`` in it): the invocation calls them.  Exact when the macro has one rule and the path
+        resolves to one declaration (the expansion is that rule); heuristic when only some rules
+        call it (which rule the invocation matches is not worked out)."""
+        calls, n_rules = body_calls(text)
+        out = []
+        name = call.callee.split("::")[-1]
+        for path, n in calls.items():
+            if not self.is_ffi_name(path.rsplit("::", 1)[-1]):
+                continue
+            fake = CallSite("call", path, path.split("::"), call.caller, call.file, call.line, call.col)
+            res = self.rust.resolve(fake, caller)
+            if len(res.targets) != 1 or self.t.defs[res.targets[0]].kind != "ffi_decl":
+                continue
+            whole = n == n_rules == 1 and res.status == EXACT
+            rules = "its rule" if n_rules == 1 else f"{n} of its {n_rules} rules"
+            out.append(Arm(res.targets[0], list(call.contexts), EXACT if whole else HEURISTIC,
+                           f"called as {path}(..) in {rules}, expanded by {name} here ({res.how})", label=path))
         return out
 
     def _local_macro(self, call: CallSite, caller: Definition | None) -> list[str]:

@@ -7,7 +7,8 @@
   pattern — ``kernel_name::<T>("affine")`` (``affine_{dtype}``), ``format!("cast_{}_{}", …)``, a
   variable set from string literals in the function — is ``heuristic``, with every matching
   kernel linked (``by_name`` on the edge says the pattern).  A name passed in as a parameter
-  is left to the callers.
+  is what the callers in the same file pass (heuristic, every matching kernel); inside a
+  modelled loading function (``get_or_load_func`` itself) it is left to the callers' sites.
 * **Custom ops** (``custom_op``): ``t.apply_op1(Sigmoid)`` runs ``Sigmoid``'s ``CustomOp1``
   ``cpu_fwd``/``cuda_fwd``/``metal_fwd``: one arm per device (a dispatch point; ``--select cuda``).
 * **Map traits** (``map_trait``): ``Affine(m, a).map(&s, &dev, &l)`` on a type implementing
@@ -22,12 +23,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from apxtui.facts import CallSite, Context, Definition
+from apxtui.facts import CallSite, Context, Definition, FileFacts
 from apxtui.index import framework_models as fm
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC
 from apxtui.index.resolve_rust import RustResolver
 from apxtui.index.rust_types import members, short, strip_marks
 from apxtui.index.tables import Tables
+from apxtui.vocab import node_file
 
 _STRING_RE = re.compile(r'^"((?:\\.|[^"\\])*)"$')
 _TURBOFISH_CALL_RE = re.compile(r"^([\w:]+)\s*(?:::<([^()]*)>)?\s*\((.*)\)$", re.S)
@@ -87,30 +89,25 @@ class Frameworks:
             self.map_methods[e.get("method", "map")] = (traits | self.map_methods.get(e.get("method", "map"),
                                                                                         (set(), ""))[0], target)
         self.libraries = fm.entries("library")
-        self._kernels: list[str] | None = None
+        self._kernels: list[tuple[str, str]] | None = None
 
     # -- kernels by name ---------------------------------------------------------------------
 
-    def kernels(self) -> list[str]:
+    def kernels(self) -> list[tuple[str, str]]:
+        """(link name, node id) of every kernel defined (the ``kernels`` table only: a re-link reads
+        no other definition)."""
         if self._kernels is None:
-            self._kernels = getattr(self.t, "_kernel_ids", None)
-        if self._kernels is None:
-            self._kernels = [i for i, d in self.t.defs.items() if d.kind == "kernel" and not d.attrs.get("decl_only")]
-            try:  # once per tables object (shared by the per-file links)
-                self.t._kernel_ids = self._kernels  # type: ignore[attr-defined]
-            except AttributeError:
-                pass
+            self._kernels = [(name, i) for name, ids in self.t.kernels.items() for i in ids]
         return self._kernels
 
-    def _module_kernels(self, module_expr: str) -> tuple[list[str], str]:
+    def _module_kernels(self, module_expr: str) -> tuple[list[tuple[str, str]], str]:
         """Kernels of the ``.cu`` file a PTX module constant names (all kernels when it names none)."""
         name = _peel(module_expr).split("::")[-1]
         if name and re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
             stem = name.lower()
-            ids = [i for i in self.kernels()
-                   if self.t.defs[i].file.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower() == stem]
+            ids = [k for k in self.kernels() if node_file(k[1]).rsplit("/", 1)[-1].rsplit(".", 1)[0].lower() == stem]
             if ids:
-                return ids, f"module {name} ({self.t.defs[ids[0]].file})"
+                return ids, f"module {name} ({node_file(ids[0][1])})"
         return self.kernels(), "any module"
 
     @staticmethod
@@ -167,8 +164,38 @@ class Frameworks:
             return [re.escape(s) for s in lits], False, f"`{e}`: the string literals of {caller.name}"
         return [], False, ""
 
-    def load_by_name(self, call: CallSite, caller: Definition | None) -> list[Extra]:
-        """Launch edges of a kernel loaded by name at ``call`` (none when it is not such a call)."""
+    def _through_callers(self, name: str, caller: Definition, file: FileFacts | None) -> tuple[list[str], str]:
+        """A kernel name that is parameter ``name`` of ``caller``: the regexes of what the callers in
+        the same file pass for it (``launch_unary(dev, "ucopy_f32")``), and where (a private function
+        has no other callers; a public one may: heuristic either way).  None when ``caller`` is itself
+        a modelled loading function (``get_or_load_func``): its callers are linked at their sites."""
+        if caller.name in self.by_name_methods or caller.name in self.by_name_functions or file is None:
+            return [], ""
+        params = [p.name for p in caller.params if p.name != "self"]
+        if name not in params:
+            return [], ""
+        pos = params.index(name)
+        defs = {d.qualname: d for d in file.defs}
+        out: list[str] = []
+        sites: list[str] = []
+        method = bool(caller.params) and caller.params[0].name == "self"
+        for c in file.calls:
+            if c.caller == caller.qualname or c.callee.split("::")[-1] != caller.name or pos >= len(c.args):
+                continue
+            if method and not (c.kind == "method" and c.receiver == "self" or c.callee == f"Self::{caller.name}"):
+                continue
+            if not method and c.kind != "call":
+                continue
+            got, _, _ = self._name_regexes(c.args[pos], defs.get(c.caller), 1)
+            if got:
+                out += got
+                sites.append(f"{c.file}:{c.line}")
+        desc = f"`{name}`, a parameter of {caller.name}: what its callers in this file pass ({', '.join(sites)})"
+        return list(dict.fromkeys(out)), desc
+
+    def load_by_name(self, call: CallSite, caller: Definition | None, file: FileFacts | None = None) -> list[Extra]:
+        """Launch edges of a kernel loaded by name at ``call`` (none when it is not such a call);
+        ``file``: the facts of the call's file (for a name passed in by the callers)."""
         rule = None
         if call.kind == "method":
             rule = self.by_name_methods.get(call.callee)
@@ -180,15 +207,17 @@ class Frameworks:
         if i >= len(call.args):
             return []
         regexes, literal, desc = self._name_regexes(call.args[i], caller)
+        if not regexes and caller is not None:
+            regexes, desc = self._through_callers(_peel(call.args[i]), caller, file)
         if not regexes:
             return []
         mod_i = rule.get("module_arg")
         mod_expr = call.args[mod_i] if mod_i is not None and mod_i < len(call.args) else ""
         pool, where = self._module_kernels(mod_expr) if mod_expr else (self.kernels(), "any module")
         rx = re.compile("^(?:" + "|".join(regexes) + ")$")
-        hits = [k for k in pool if rx.match(self.t.defs[k].symbol or self.t.defs[k].name)]
+        hits = [k for name, k in pool if rx.match(name)]
         if not hits and pool is not self.kernels():
-            hits = [k for k in self.kernels() if rx.match(self.t.defs[k].symbol or self.t.defs[k].name)]
+            hits = [k for name, k in self.kernels() if rx.match(name)]
             where = "any module (none in the module named)"
         if not hits:
             if literal and len(regexes) == 1:  # a kernel named in the code but not in the checkout

@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import lru_cache
 
 from apxtui.facts import CallSite, Definition, FileFacts, Issue
 from apxtui.parse import extract_file, languages
@@ -75,6 +76,21 @@ def path_templates(text: str) -> list[tuple[str, int]]:
     return []
 
 
+_BODY_CALL = re.compile(r"(?<![\w$:])((?:\w+::)+\w+)\s*(?:::<[^()]*>)?\s*\(")
+
+
+def body_calls(text: str) -> tuple[dict[str, int], int]:
+    """Paths called literally (``ffi::launch_bf16(``, no ``$`` in them) in a macro's rules: path →
+    how many rules call it, and the number of rules."""
+    rules = _rules(text)
+    out: dict[str, int] = {}
+    for _, body in rules:
+        for path in dict.fromkeys(m.group(1) for m in _BODY_CALL.finditer(body)):
+            out[path] = out.get(path, 0) + 1
+    return out, len(rules)
+
+
+@lru_cache(maxsize=512)
 def _rules(text: str) -> list[tuple[list[str] | None, str]]:
     """(matcher parameter names, transcriber text) of each rule of a ``macro_rules!`` text; a rule
     whose matcher is not a plain comma-separated list of ``$name:fragment`` has no names (None)."""

@@ -55,6 +55,7 @@ class Tables:
     modules: set[str] = field(default_factory=set)
     crates: set[str] = field(default_factory=set)
     symbols: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # C ABI symbol → ids
+    kernels: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # kernel link name → ids
     # C/C++
     file_of: dict[str, FileFacts] = field(default_factory=dict)
     typedefs: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))  # file → alias → type
@@ -95,6 +96,8 @@ class Tables:
                     self.symbols[d.symbol].append(nid)
             elif d.lang == "cuda" and d.kind == "abi_fn" and not d.attrs.get("decl_only"):
                 self.symbols[d.symbol or d.name].append(nid)
+            elif d.kind == "kernel" and not d.attrs.get("decl_only"):  # what a name-loading call can load
+                self.kernels[d.symbol or d.name].append(nid)
         for imp in f.imports:
             if imp.kind == "use":
                 if imp.alias == "*":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from typing import TYPE_CHECKING
 
 from apxtui.facts import FileFacts, Issue
@@ -103,6 +104,16 @@ def _syntax_issues(rel: str, root: ts.Node) -> list[Issue]:
     return out
 
 
+#: ``dyn 'a + Fn(..)``: the Rust grammar fails on a lifetime as a trait object's first bound.  The
+#: lifetime and its ``+`` are blanked for parsing only (same length: byte offsets and lines stay, and
+#: the extractor reads the text as written).
+_DYN_LIFETIME = re.compile(rb"\bdyn(\s+)'\w+\s*\+")
+
+
+def _blank_lifetime(m: re.Match[bytes]) -> bytes:
+    return b"dyn" + m.group(1) + b" " * (len(m.group(0)) - 3 - len(m.group(1)))
+
+
 def extract_file(rel: str, data: bytes, lang: str, module: str = "", budget: float | None = None) -> FileFacts:
     """Extract the facts of one file (``rel`` relative to the checkout root).
 
@@ -124,7 +135,8 @@ def extract_file(rel: str, data: bytes, lang: str, module: str = "", budget: flo
     facts.lines = data.count(b"\n") + 1
     seconds = file_budget() if budget is None else budget
     clock = Budget(seconds)
-    tree = languages.parser(lang).parse(data)  # linear in the input (a progress callback costs a call per token)
+    parsed = _DYN_LIFETIME.sub(_blank_lifetime, data) if lang == "rust" and b"dyn '" in data else data
+    tree = languages.parser(lang).parse(parsed)  # linear in the input (a progress callback costs a call per token)
     if clock.over():
         return _over_budget(facts, seconds, "parsing")
     facts.issues.extend(_syntax_issues(rel, tree.root_node))

@@ -293,6 +293,31 @@ def queries() -> tuple[ts.Query, ts.Query | None]:
 _API_CAPTURE = re.compile(r"launch\.api\.kernel(\d+)\.config([\d_]*)$")
 
 
+_QUALIFIER_MARKS = {b"__global__": "definition.kernel", b"__device__": "definition.device",
+                    b"__host__": "definition.host"}
+
+
+def _stray_marks(node: Node, src: bytes) -> set[str]:
+    """``__global__`` (``__device__``, ``__host__``) the grammar put at the end of the parse error
+    just before a definition: ``COUNT_OP(float, f32)`` lines without ``;`` above ``__global__ void
+    k(..)`` (mistral.rs ops.cu:111-113) take the qualifier into their error node."""
+    prev = node.prev_sibling
+    if prev is None or prev.type != "ERROR" or src[prev.end_byte:node.start_byte].strip():
+        return set()
+    n = prev
+    for _ in range(4):  # the error's last descendants, outermost first
+        out: set[str] = set()
+        for c in reversed(n.children):
+            mark = _QUALIFIER_MARKS.get(src[c.start_byte:c.end_byte]) if c.type == "type_qualifier" else None
+            if mark is None:
+                break
+            out.add(mark)
+        if out or not n.children:
+            return out
+        n = n.children[-1]
+    return set()
+
+
 def _capture_settings(name: str) -> tuple[str, dict[str, Any]]:
     """Split a parameterised capture name: ``call.vendor.cublas`` → ("call.vendor", {"library": …})."""
     for base in ("call.vendor.", "type.vendor."):
@@ -612,7 +637,7 @@ class _Extractor:
         container = sc["cls"]
         if written_scope and written_scope[-1] not in self.namespaces:
             container = written_scope[-1]
-        marks = self.marks.get(node.id, set())
+        marks = self.marks.get(node.id, set()) | _stray_marks(node, self.src)
         attrs: dict[str, Any] = {}
         if "definition.kernel" in marks:
             kind = "kernel"
@@ -1000,6 +1025,19 @@ class _Extractor:
         if node.type in ("identifier", "qualified_identifier", "template_function"):
             parts, targs = _name_parts(node, self.src)
             return [("::".join(parts), targs)], ""
+        table = _field(node, "argument") if node.type == "subscript_expression" else None
+        if table is not None and table.type == "identifier" and fn is not None:  # `kernels[i]<<<…>>>`
+            name = text(table, self.src)
+            out = []
+            for v in fn.values.get(name, []):
+                for item in _named(v) if v.type == "initializer_list" else []:
+                    inner = _unwrap_fn_value(item, self.src)
+                    if inner is None or inner.type not in ("identifier", "qualified_identifier", "template_function"):
+                        return [], ""  # an entry that is not a function name: the table is not known
+                    parts, targs = _name_parts(inner, self.src)
+                    if (c := ("::".join(parts), targs)) not in out:
+                        out.append(c)
+            return out, f"{name}[…]" if out else ""
         return [], ""
 
     def _set_kernel(self, cs: CallSite, expr: Node | None, fn: _Fn | None) -> None:
@@ -1037,8 +1075,8 @@ class _Extractor:
     ) -> None:
         src = self.src
         fnode = _field(node, "function")
-        if fnode is None:
-            return
+        if fnode is None or fnode.type == "lambda_expression":
+            return  # `[&] { … }()` (a BOOL_SWITCH expansion): the lambda's calls are sites of their own
         frame = self.frame_of.get(node.id)
         contexts = list(self.ctx.of(frame))
         fn_node = frame.scope.node if frame is not None and frame.scope is not None else None
@@ -1075,8 +1113,9 @@ class _Extractor:
             cs.kind = "launch"
             cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
             cs.launch_config = [self.st.line(c, _ARG_LIMIT) for c in _named(cfg)]
-            if fnode.type == "identifier" and fn is not None and fn.var_type(callee) is not None:
-                self._set_kernel(cs, fnode, fn)
+            if fnode.type == "identifier" and fn is not None and fn.var_type(callee) is not None \
+                    or fnode.type == "subscript_expression" and self._kernel_candidates(fnode, fn)[0]:
+                self._set_kernel(cs, fnode, fn)  # a kernel variable; a local table of kernels
         elif api is not None:
             name, st = api
             cs.kind = "launch"

@@ -141,7 +141,7 @@ _BUCKETS = (
     "definition.function", "definition.method", "definition.class", "definition.interface",
     "ffi.decl", "import", "import.mod", "definition.macro_rules", "reference.call", "reference.method",
     "reference.indirect", "reference.macro", "env.read", "binding.register", "local", "string",
-    "exit.return",
+    "exit.return", "fnptr.field",
 )  # fmt: skip
 
 
@@ -343,6 +343,8 @@ class _Extractor:
             g(self._local, caps["local"][0])
         for caps in buckets["exit.return"]:
             g(self._exit, caps["exit.return"][0])
+        for caps in buckets["fnptr.field"]:
+            g(self._field_value, caps)
         for key in ("import", "import.mod"):
             for caps in buckets[key]:
                 g(self._import, key, caps)
@@ -961,18 +963,24 @@ class _Extractor:
         at = match.start_point[0] + 1
         out = []
         if match.type == "if_expression":
-            cond = self.tl(match.child_by_field_name("condition"))
-            alt = match.child_by_field_name("alternative")
-            arms = [(match.child_by_field_name("consequence"), cond, "if"),
-                    (alt.named_children[0] if alt is not None and alt.named_children else None, "else", "else")]
-            for body, label, kind in arms:
+            arms: list[tuple[ts.Node | None, str, str, list[str]]] = []
+            conds: list[str] = []
+            node: ts.Node | None = match
+            while node is not None and node.type == "if_expression" and len(arms) < 16:  # an else-if chain
+                cond = self.tl(node.child_by_field_name("condition"))
+                arms.append((node.child_by_field_name("consequence"), cond, "if", list(conds)))
+                conds.append(cond)
+                alt = node.child_by_field_name("alternative")
+                node = alt.named_children[0] if alt is not None and alt.named_children else None
+                if node is not None and node.type != "if_expression":
+                    arms.append((node, "else", "else", list(conds)))
+            for body, label, kind, negated in arms:
                 value = body.named_children[0] if body is not None and body.type == "block" \
                     and len(body.named_children) == 1 else None
                 if value is not None and value.type in ("identifier", "scoped_identifier") \
                         and _FN_NAME.match(self.t(value).rsplit("::", 1)[-1]):
                     out.append({"path": self.t(value), "arm": label, "subject": "", "kind": kind, "at": at,
-                                "line": value.start_point[0] + 1, "group": group,
-                                "negated": [cond] if kind == "else" else []})
+                                "line": value.start_point[0] + 1, "group": group, "negated": negated})
         else:
             block = match.child_by_field_name("body")
             subject = self.tl(match.child_by_field_name("value"))
@@ -1083,6 +1091,19 @@ class _Extractor:
                     cs.attrs["path_type_args"] = generics
         cs.contexts = list(contexts)
         self.f.calls.append(cs)
+
+    def _field_value(self, caps: dict[str, list[ts.Node]]) -> None:
+        """``S { launcher: pick(dtype).expect(..), .. }``: a struct field set from a call's value
+        (attrs ``field_values``: [{struct, field, value, line}]); a call through ``(self.launcher)(..)``
+        in ``S``'s methods is then a dispatch point over what ``pick`` returns."""
+        fn = self.enclosing_fn(caps["fnptr.field"][0])
+        d = self.fn_defs.get(fn.id) if fn is not None else None
+        v = caps["fnptr.value"][0]
+        if d is None or v.end_byte - v.start_byte > ARG_LIMIT:
+            return
+        d.attrs.setdefault("field_values", []).append(
+            {"struct": strip_generics(self.t(caps["fnptr.struct"][0])).rsplit("::", 1)[-1],
+             "field": self.t(caps["fnptr.name"][0]), "value": self.tl(v)[:200], "line": line(v)})
 
     def _tt_segments(self, tt: ts.Node) -> list[tuple[int, int]]:
         """Byte ranges of the top-level comma-separated pieces of a token tree."""
