@@ -417,7 +417,7 @@ class RustResolver:
                 continue
             sc = self.scope_of(d)
             if d.attrs.get("trait_decl") or d.attrs.get("trait_default"):
-                self.trait_decls[(sc.self_ty[2:], d.name)].append(nid)
+                self.trait_decls[(sc.self_ty[2:], d.name)].append(nid)  # keyed by the trait's reference (`T:..`)
                 continue
             ty = strip_marks(sc.self_ty)[0]
             if ty.startswith("G:"):
@@ -702,14 +702,14 @@ class RustResolver:
             return inherent  # an inherent method is found before any trait method of the same name
         if not ids:
             for tr in self.type_traits.get(r, ()):
-                ids += [i for i in self.trait_decls.get((tr[2:], name), ())
+                ids += [i for i in self.trait_decls.get((tr, name), ())
                         if self.t.defs[i].attrs.get("trait_default")]
         return ids
 
     def trait_impls_of(self, trait_ref: str, name: str, depth: int = 0) -> tuple[list[str], list[str]]:
         """(impl methods of ``name`` over the trait's impls, the trait's own declaration/default)."""
         tr = strip_marks(trait_ref)[0]
-        decl = list(self.trait_decls.get((tr[2:], name), ()))
+        decl = list(self.trait_decls.get((tr, name), ()))
         ids: list[str] = []
         default = [i for i in decl if self.t.defs[i].attrs.get("trait_default")]
         for ty in sorted(self.trait_impls.get(tr, ())):

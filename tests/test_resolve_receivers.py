@@ -1,0 +1,42 @@
+"""Receiver typing rules of the Rust resolver (issue 10, second round): trait default methods,
+tuple `let`s typed by their branches, block-scoped `let` bindings.  Tiny in-memory sources."""
+
+from __future__ import annotations
+
+from helpers import edges_from, graph_of
+
+
+def calls(src: str, caller: str, callee: str | None = None) -> list[tuple[int, str, str, str]]:
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    return sorted((e["line"], t["qualname"], e["resolution"], e["how"])
+                  for t, e in edges_from(g, caller, "call") if callee is None or e["callee"] == callee)
+
+
+TRAIT_DEFAULT = """
+pub struct Out;
+impl Out { pub fn go(&self) {} }
+pub trait Layer {
+    fn forward(&self) -> Out { Out }
+    fn name(&self) -> u32;
+}
+pub struct A;
+pub struct B;
+impl Layer for A { fn forward(&self) -> Out { Out } fn name(&self) -> u32 { 1 } }
+impl Layer for B { fn name(&self) -> u32 { 2 } }
+pub fn run(l: &dyn Layer) {
+    l.forward();
+    let o = l.forward();
+    o.go();
+}
+"""
+
+
+def test_a_trait_object_call_keeps_the_default_method_of_impls_that_do_not_override_it():
+    got = calls(TRAIT_DEFAULT, "m::run", "forward")
+    # B runs the trait's default: two candidates, never "only impl" A
+    assert {(q, r) for _, q, r, _ in got} == {("m::A::forward", "ambiguous"), ("m::Layer::forward", "ambiguous")}
+
+
+def test_a_trait_method_types_its_result_by_the_declared_return_type():
+    got = calls(TRAIT_DEFAULT, "m::run", "go")
+    assert [(q, r) for _, q, r, _ in got] == [("m::Out::go", "exact")]
