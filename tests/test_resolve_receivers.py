@@ -40,3 +40,47 @@ def test_a_trait_object_call_keeps_the_default_method_of_impls_that_do_not_overr
 def test_a_trait_method_types_its_result_by_the_declared_return_type():
     got = calls(TRAIT_DEFAULT, "m::run", "go")
     assert [(q, r) for _, q, r, _ in got] == [("m::Out::go", "exact")]
+
+
+BRANCHES = """
+pub struct T;
+impl T { pub fn reshape(&self) -> T { T } pub fn dims(&self) {} }
+pub struct U;
+impl U { pub fn dims(&self) {} }
+pub fn make() -> T { T }
+pub fn attn(n: u32) {
+    let q = make();
+    let (q, k) = if n != 1 {
+        let q = q.reshape();
+        let k = q.reshape();
+        (q, k)
+    } else {
+        let q = q.reshape();
+        (q, U)
+    };
+    q.dims();
+    k.dims();
+}
+pub fn other(n: u32) {
+    let x = make();
+    if n > 1 {
+        let x = U;
+        x.dims();
+    } else {
+        x.dims();
+    }
+}
+"""
+
+
+def test_a_tuple_let_is_typed_slot_by_slot_from_its_branches_tails():
+    got = [(ln, q, r) for ln, q, r, _ in calls(BRANCHES, "m::attn", "dims")]
+    # `q` is T in both branches: exact; `k` is T in one, U in the other: never one picked
+    assert (17, "m::T::dims", "exact") in got
+    assert not any(ln == 18 and r == "exact" for ln, _, r in got)
+
+
+def test_a_let_in_another_block_is_out_of_scope():
+    got = [(ln, q, r) for ln, q, r, _ in calls(BRANCHES, "m::other", "dims")]
+    # line 26 is in the `else` block: the `let x = U` of the `if` block is gone, `x` is the outer T
+    assert got == [(24, "m::U::dims", "exact"), (26, "m::T::dims", "exact")]

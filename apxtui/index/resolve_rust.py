@@ -33,6 +33,7 @@ import re
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from apxtui.facts import CallSite, Context, Definition, FileFacts, Import
@@ -245,6 +246,17 @@ STORED_INDEXES = ("types_by_qual", "test_only", "impl_methods", "trait_impl_meth
 def _file_of_id(node: str) -> str:
     """The file in a definition node id (``qualname@file:line``)."""
     return node.rsplit("@", 1)[-1].rsplit(":", 1)[0]
+
+
+def _let_entry(a: dict[str, Any], slot: int) -> tuple[Any, ...]:
+    """A `let` fact as (line, column, statement end, block end, value, slot, branch positions); the
+    positions are ``None`` in facts without them."""
+    value, tails = a.get("value", ""), a.get("tail_at", [])
+    if a.get("tails"):  # `let x = if c { a } else { b }`: typed by its branches' values
+        value = "\0".join(a["tails"])
+    last, end = a.get("last"), a.get("end")
+    return (a.get("line", 0), a.get("col", 0), tuple(last) if last else None, tuple(end) if end else None, value,
+            slot, tails)
 
 
 def pack_indexes(indexes: dict[str, Any]) -> bytes:
@@ -897,9 +909,10 @@ class RustResolver:
     # -- receiver types ------------------------------------------------------------------------
 
     def receiver_type(self, recv: str, caller: Definition, call: CallSite, depth: int = 0) -> str:
-        """Type reference of a method receiver expression, or '' when unknown (memoised per line)."""
-        # the innermost context decides bindings (two closures or arms on one line bind apart)
-        key = (id(caller), recv, call.line, id(call.contexts[-1]) if call.contexts else 0, depth)
+        """Type reference of a method receiver expression, or '' when unknown (memoised per position)."""
+        # the innermost context decides bindings (two closures or arms on one line bind apart), the
+        # column which `let`s are in scope (`let x = x.f(); x.g()`)
+        key = (id(caller), recv, call.line, call.col, id(call.contexts[-1]) if call.contexts else 0, depth)
         hit = self._recv_cache.get(key)
         if hit is None:
             hit = self._recv_cache[key] = self._receiver_type(recv, caller, call, depth)
@@ -959,22 +972,22 @@ class RustResolver:
                     if annotated:
                         return self._text_type(annotated, sc, indexed)
                     return self._closure_param(ctx, slot, caller, call, depth) if slot == 0 else ""
-        value, line, slot = self._assigned(caller, r, call.line, call.text)
+        value, line, col, slot, tails = self._assigned(caller, r, call.line, call.col, call.text)
         if value and depth < 4:
-            # the value is evaluated before its own `let` (shadowing: `let xs = xs.f()`)
-            mkey = (id(caller), r, line, depth)
+            # the value is evaluated where its own `let` starts (shadowing: `let xs = xs.f()`)
+            mkey = (id(caller), r, line, col, depth)
             ty = self._let_memo.get(mkey)
             if ty is None:
-                at = CallSite(call.kind, call.callee, call.path, call.caller, call.file, line - 1 if
-                              line < call.line else line, call.col, contexts=call.contexts)
-                if "\0" in value:
-                    tys = {self._expr_type(v, caller, at, depth + 1) for v in value.split("\0")}
-                    ty = tys.pop() if len(tys) == 1 else ""  # every branch the same type, else unknown
+                at = CallSite(call.kind, call.callee, call.path, call.caller, call.file, line, col,
+                              contexts=call.contexts)
+                if "\0" in value:  # every branch the same type, else unknown
+                    values = value.split("\0")
+                    ats = [replace(at, line=p[0], col=p[1]) for p in tails] if len(tails) == len(values) \
+                        else [at] * len(values)  # each tail where it is written: its block's bindings
+                    tys = {self._branch_type(v, slot, caller, a, depth) for v, a in zip(values, ats, strict=True)}
+                    ty = tys.pop() if len(tys) == 1 else ""
                 else:
-                    ty = self._expr_type(value, caller, at, depth + 1)
-                if slot >= 0:
-                    parts = strip_marks(ty)[0][2:].split(";") if ty.startswith("P:") else []
-                    ty = parts[slot] if slot < len(parts) else ""
+                    ty = self._branch_type(value, slot, caller, at, depth)
                 self._let_memo[mkey] = ty
             if ty:
                 return self._index(ty) if indexed else ty
@@ -984,6 +997,20 @@ class RustResolver:
             ty = strip_marks(self.type_ref(r, sc))[0]
             return ty if ty.startswith("T:") else ""
         return ""
+
+    def _branch_type(self, value: str, slot: int, caller: Definition, at: CallSite, depth: int) -> str:
+        """Type of a `let` value (or one branch's tail, evaluated at its own line: its block's
+        bindings), or of its tuple slot ``slot`` (a tuple literal's element, or a slot of the value's tuple type)."""
+        v = value.strip()
+        if slot >= 0 and v.startswith("(") and v.endswith(")"):
+            elems = split_top(v[1:-1])
+            if len(elems) >= 2:
+                return self._expr_type(elems[slot], caller, at, depth + 1) if slot < len(elems) else ""
+        ty = self._expr_type(v, caller, at, depth + 1)
+        if slot >= 0:
+            parts = strip_marks(ty)[0][2:].split(";") if ty.startswith("P:") else []
+            ty = parts[slot] if slot < len(parts) else ""
+        return ty
 
     def _closure_param(self, ctx: Context, slot: int, caller: Definition, call: CallSite, depth: int) -> str:
         """The parameter of a closure passed to an element-wise method (``opt.is_some_and(|x| ..)``,
@@ -1103,27 +1130,36 @@ class RustResolver:
             return self._expr_type(e, caller, call, depth)
         return self.receiver_type(e, caller, call, depth)
 
-    def _assigned(self, caller: Definition, var: str, line: int, inside: str = "") -> tuple[str, int, int]:
-        """The value text, line and tuple slot (-1: the whole value) of the last `let var = …` /
-        `let (.., var, ..) = …` at or before ``line`` (not the one whose value holds the call
-        ``inside``: in `let w = w.f()` the receiver is the earlier `w`)."""
+    def _assigned(self, caller: Definition, var: str, line: int, col: int = 1 << 20,
+                  inside: str = "") -> tuple[str, int, int, int, list[list[int]]]:
+        """The value text, line, column, tuple slot (-1: the whole value) and branch positions of the
+        last `let var = …` / `let (.., var, ..) = …` in scope at ``line``:``col``: its statement
+        ended before (its own value cannot see it: in `let w = w.f()` the receiver is the earlier
+        `w`) and its block is still open (a `let` in another block, e.g. the other branch of an
+        `if`, is out of scope).  Without positions (``col`` unknown), a `let` on ``line`` counts
+        unless its value holds the call ``inside``.  A value with branches (`if`/`match`) is
+        their tails joined by NUL, each written at its position."""
         by_var = self._assigns.get(id(caller))
         if by_var is None:
             by_var = self._assigns[id(caller)] = {}
             for a in caller.attrs.get("assigns", ()):
-                value = a.get("value", "")
-                if a.get("tails"):  # `let x = if c { a } else { b }`: typed by its branches' values
-                    value = "\0".join(a["tails"])
-                by_var.setdefault(a.get("var", ""), []).append((a.get("line", 0), value, -1))
+                by_var.setdefault(a.get("var", ""), []).append(_let_entry(a, -1))
             for a in caller.attrs.get("tuple_assigns", ()):
                 for k, v in enumerate(a.get("vars", ())):
-                    by_var.setdefault(v, []).append((a.get("line", 0), a.get("value", ""), k))
+                    by_var.setdefault(v, []).append(_let_entry(a, k))
             for lst in by_var.values():
-                lst.sort()
-        best = ("", 0, -1)
-        for at, value, slot in by_var.get(var, ()):
-            if at < line or at == line and not (inside and inside[:60] in value):
-                best = (value, at, slot)
+                lst.sort(key=lambda e: (e[0], e[1]))
+        best: tuple[str, int, int, int, list[list[int]]] = ("", 0, 0, -1, [])
+        here = (line, col)
+        for at, at_col, last, end, value, slot, tails in by_var.get(var, ()):
+            if last is None:
+                seen = at < line or at == line and not (inside and inside[:60] in value)
+            else:
+                seen = last <= here if col < 1 << 20 else last[0] < line or last[0] == line and not (
+                    inside and inside[:60] in value)
+                seen = seen and (end is None or here < end)
+            if seen:
+                best = (value, at, at_col, slot, tails)
         return best
 
     def _chain_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:
