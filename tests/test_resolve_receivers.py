@@ -84,3 +84,26 @@ def test_a_let_in_another_block_is_out_of_scope():
     got = [(ln, q, r) for ln, q, r, _ in calls(BRANCHES, "m::other", "dims")]
     # line 26 is in the `else` block: the `let x = U` of the `if` block is gone, `x` is the outer T
     assert got == [(24, "m::U::dims", "exact"), (26, "m::T::dims", "exact")]
+
+
+PATTERNS = """
+pub mod meta { pub struct Inner { pub input: super::T, pub n: u32 } }
+pub struct Outer { pub inner: meta::Inner, pub dev: U }
+pub struct T;
+impl T { pub fn dims(&self) {} }
+pub struct U;
+impl U { pub fn dims(&self) {} }
+pub fn find() -> Option<U> { None }
+pub fn split(o: Outer) {
+    let Outer { inner: meta::Inner { input, .. }, dev: d } = o;
+    input.dims();
+    d.dims();
+    let Some(u) = find() else { return; };
+    u.dims();
+}
+"""
+
+
+def test_struct_patterns_and_let_else_bind_typed_variables():
+    got = [(ln, q, r) for ln, q, r, _ in calls(PATTERNS, "m::split", "dims")]
+    assert got == [(11, "m::T::dims", "exact"), (12, "m::U::dims", "exact"), (14, "m::U::dims", "exact")]

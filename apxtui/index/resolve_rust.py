@@ -104,7 +104,7 @@ _SAME_TYPE = {"unwrap", "expect", "clone", "to_owned", "map_err", "context", "wi
               "lock", "as_deref", "as_deref_mut", "inspect_err", "expect_err"}
 _SAME_TYPE_RE = re.compile(r"\.\s*(?:" + "|".join(sorted(_SAME_TYPE)) + r")\s*\(")
 _VARIANT_TUPLE_RE = re.compile(r"((?:[\w]+::)*\w+)::(\w+)\s*\(([^()]*)\)")
-_VARIANT_STRUCT_RE = re.compile(r"((?:[\w]+::)*\w+)::(\w+)\s*\{([^{}]*)\}")
+_BRACE_PAT_RE = re.compile(r"((?:\w+::)*\w+)\s*\{")
 _OPTION_PAT_RE = re.compile(r"^(?:let\s+)?(Some|Ok)\s*\(\s*(?:ref\s+)?(?:mut\s+)?(\w+)\s*\)\s*(?:=\s*(.+))?$")
 _LOOP_RE = re.compile(r"^for\s+(?:\(?\s*(?:\w+\s*,\s*)?)?(?:mut\s+)?(\w+)\)?\s+in\s+(.+)$")
 _CLOSURE_RE = re.compile(r"^(?:move\s+)?\|[^|]*\|\s*(?:->\s*[^{]+)?(.*)$", re.S)
@@ -248,15 +248,36 @@ def _file_of_id(node: str) -> str:
     return node.rsplit("@", 1)[-1].rsplit(":", 1)[0]
 
 
+def _brace_fields(pattern: str, var: str) -> list[tuple[str, str]]:
+    """(path, field) of each ``Path { .., field: var, .. }`` / ``Path { var, .. }`` in a pattern,
+    nested ones included (``A { inner: B { var, .. }, .. }`` → ``("B", "var")``)."""
+    out = []
+    for m in _BRACE_PAT_RE.finditer(pattern):
+        depth, i = 0, m.end() - 1
+        for j in range(i, len(pattern)):
+            depth += {"{": 1, "}": -1}.get(pattern[j], 0)
+            if depth == 0:
+                break
+        else:
+            continue
+        for part in split_top(pattern[i + 1 : j]):
+            fname, _, bound = part.partition(":")
+            fname = re.sub(r"^(ref\s+)?(mut\s+)?", "", fname.strip())
+            bound = re.sub(r"^(ref\s+)?(mut\s+)?&?", "", bound.strip()) if bound else fname
+            if bound == var:
+                out.append((m.group(1), fname))
+    return out
+
+
 def _let_entry(a: dict[str, Any], slot: int) -> tuple[Any, ...]:
-    """A `let` fact as (line, column, statement end, block end, value, slot, branch positions); the
-    positions are ``None`` in facts without them."""
+    """A `let` fact as (line, column, statement end, block end, value, slot, branch positions,
+    destructuring pattern); the positions are ``None`` in facts without them."""
     value, tails = a.get("value", ""), a.get("tail_at", [])
     if a.get("tails"):  # `let x = if c { a } else { b }`: typed by its branches' values
         value = "\0".join(a["tails"])
     last, end = a.get("last"), a.get("end")
     return (a.get("line", 0), a.get("col", 0), tuple(last) if last else None, tuple(end) if end else None, value,
-            slot, tails)
+            slot, tails, a.get("pattern", ""))
 
 
 def pack_indexes(indexes: dict[str, Any]) -> bytes:
@@ -972,7 +993,7 @@ class RustResolver:
                     if annotated:
                         return self._text_type(annotated, sc, indexed)
                     return self._closure_param(ctx, slot, caller, call, depth) if slot == 0 else ""
-        value, line, col, slot, tails = self._assigned(caller, r, call.line, call.col, call.text)
+        value, line, col, slot, tails, pattern = self._assigned(caller, r, call.line, call.col, call.text)
         if value and depth < 4:
             # the value is evaluated where its own `let` starts (shadowing: `let xs = xs.f()`)
             mkey = (id(caller), r, line, col, depth)
@@ -980,7 +1001,9 @@ class RustResolver:
             if ty is None:
                 at = CallSite(call.kind, call.callee, call.path, call.caller, call.file, line, col,
                               contexts=call.contexts)
-                if "\0" in value:  # every branch the same type, else unknown
+                if pattern:  # `let S { r, .. } = v`, `let Some(r) = v else { .. }`
+                    ty = self._pattern_binding(pattern, value, r, caller, at, sc, depth)
+                elif "\0" in value:  # every branch the same type, else unknown
                     values = value.split("\0")
                     ats = [replace(at, line=p[0], col=p[1]) for p in tails] if len(tails) == len(values) \
                         else [at] * len(values)  # each tail where it is written: its block's bindings
@@ -1099,14 +1122,18 @@ class RustResolver:
             names = [re.sub(r"^(ref\s+)?(mut\s+)?&?", "", x.strip()) for x in m.group(3).split(",")]
             if var in names:
                 return self._variant_payload(m.group(1), m.group(2), names.index(var), sc)
-        for m in _VARIANT_STRUCT_RE.finditer(pattern):
-            for part in split_top(m.group(3)):
-                fname, _, bound = part.partition(":")
-                fname = re.sub(r"^(ref\s+)?(mut\s+)?", "", fname.strip())
-                bound = re.sub(r"^(ref\s+)?(mut\s+)?&?", "", bound.strip()) if bound else fname
-                if bound == var:
-                    return self._variant_payload(m.group(1), m.group(2), fname, sc)
+        for path, fname in _brace_fields(pattern, var):  # `E::V { a, .. }`, `S { a, b: c, .. }` (nested too)
+            enum_text, _, variant = path.rpartition("::")
+            got = (self._variant_payload(enum_text, variant, fname, sc) if enum_text else "") or self._struct_field(
+                path, fname, sc, call.file)
+            if got:
+                return got
         return ""
+
+    def _struct_field(self, path: str, field: str, sc: Scope, file: str) -> str:
+        """Type of field ``field`` of the struct named ``path`` (written in ``sc``), or ""."""
+        ty = strip_marks(sc.self_ty if path == "Self" else self.type_ref(path, sc))[0]
+        return self._field(ty, field, False, file) if ty.startswith("T:") else ""
 
     def _variant_payload(self, enum_text: str, variant: str, slot: int | str, sc: Scope) -> str:
         enum = strip_marks(sc.self_ty if enum_text == "Self" else self.type_ref(enum_text, sc))[0]
@@ -1131,8 +1158,9 @@ class RustResolver:
         return self.receiver_type(e, caller, call, depth)
 
     def _assigned(self, caller: Definition, var: str, line: int, col: int = 1 << 20,
-                  inside: str = "") -> tuple[str, int, int, int, list[list[int]]]:
-        """The value text, line, column, tuple slot (-1: the whole value) and branch positions of the
+                  inside: str = "") -> tuple[str, int, int, int, list[list[int]], str]:
+        """The value text, line, column, tuple slot (-1: the whole value), branch positions and
+        destructuring pattern (`let S { var, .. } = …`, `let Some(var) = … else`; else "") of the
         last `let var = …` / `let (.., var, ..) = …` in scope at ``line``:``col``: its statement
         ended before (its own value cannot see it: in `let w = w.f()` the receiver is the earlier
         `w`) and its block is still open (a `let` in another block, e.g. the other branch of an
@@ -1147,11 +1175,14 @@ class RustResolver:
             for a in caller.attrs.get("tuple_assigns", ()):
                 for k, v in enumerate(a.get("vars", ())):
                     by_var.setdefault(v, []).append(_let_entry(a, k))
+            for a in caller.attrs.get("pattern_assigns", ()):
+                for v in a.get("vars", ()):
+                    by_var.setdefault(v, []).append(_let_entry(a, -1))
             for lst in by_var.values():
                 lst.sort(key=lambda e: (e[0], e[1]))
-        best: tuple[str, int, int, int, list[list[int]]] = ("", 0, 0, -1, [])
+        best: tuple[str, int, int, int, list[list[int]], str] = ("", 0, 0, -1, [], "")
         here = (line, col)
-        for at, at_col, last, end, value, slot, tails in by_var.get(var, ()):
+        for at, at_col, last, end, value, slot, tails, pattern in by_var.get(var, ()):
             if last is None:
                 seen = at < line or at == line and not (inside and inside[:60] in value)
             else:
@@ -1159,7 +1190,7 @@ class RustResolver:
                     inside and inside[:60] in value)
                 seen = seen and (end is None or here < end)
             if seen:
-                best = (value, at, at_col, slot, tails)
+                best = (value, at, at_col, slot, tails, pattern)
         return best
 
     def _chain_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:

@@ -105,6 +105,18 @@ def strip_generics(t: str) -> str:
     return re.sub(r"\s*::\s*", "::", t).strip()
 
 
+def _pattern_vars(pat: ts.Node, out: list[str]) -> list[str]:
+    """The variables a destructuring pattern binds (not the paths it names: `Some`, `m::S`)."""
+    for i, c in enumerate(pat.named_children):
+        if c.type == "shorthand_field_identifier" or c.type == "identifier" and not (
+                i == 0 and pat.type == "tuple_struct_pattern"):
+            if c.text is not None:
+                out.append(c.text.decode("utf-8", "replace"))
+        elif c.type not in ("scoped_identifier", "scoped_type_identifier", "type_identifier", "field_identifier"):
+            _pattern_vars(c, out)
+    return out
+
+
 def _let_span(let: ts.Node) -> dict[str, Any]:
     """Where a ``let`` binding is in scope, as (1-based line, 0-based column) pairs: from the end of
     its statement (``last``; its own value cannot see it) to the end of its block (``end``)."""
@@ -870,6 +882,16 @@ class _Extractor:
                          **_let_span(let)}
                 self._add_tails(entry, value)
                 d.attrs.setdefault("tuple_assigns", []).append(entry)
+            return
+        if pat is not None and pat.type in ("struct_pattern", "tuple_struct_pattern"):
+            # `let S { a, b: c, .. } = v;` / `let Some(x) = v else { .. };` (receiver typing)
+            d = self.fn_defs.get(fn.id) if fn is not None else None
+            value = let.child_by_field_name("value")
+            names = _pattern_vars(pat, [])
+            if d is not None and value is not None and names:
+                d.attrs.setdefault("pattern_assigns", []).append(
+                    {"vars": names, "pattern": self.tl(pat)[:300], "value": self.tl(value)[:200],
+                     "line": let.start_point[0] + 1, **_let_span(let)})
             return
         if pat is None or pat.type != "identifier":
             return
