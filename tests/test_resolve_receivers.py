@@ -107,3 +107,27 @@ pub fn split(o: Outer) {
 def test_struct_patterns_and_let_else_bind_typed_variables():
     got = [(ln, q, r) for ln, q, r, _ in calls(PATTERNS, "m::split", "dims")]
     assert got == [(11, "m::T::dims", "exact"), (12, "m::U::dims", "exact"), (14, "m::U::dims", "exact")]
+
+
+CLOSURES = """
+pub struct T;
+impl T { pub fn dims(&self) {} }
+pub struct U;
+impl U { pub fn dims(&self) {} }
+pub fn many() -> Option<Vec<T>> { None }
+pub fn one() -> Result<U, String> { Err(String::new()) }
+pub fn go(xs: Vec<T>) {
+    many().and_then(|v| v.first().map(|t| t.dims()));
+    one().and_then(|u| { u.dims(); Ok(1) });
+    xs.iter().fold(0, |acc, x| { acc.dims(); x.dims(); 0 });
+}
+"""
+
+
+def test_closures_of_option_and_result_combinators_receive_the_content():
+    got = [(ln, q, r) for ln, q, r, _ in calls(CLOSURES, "m::go", "dims")]
+    # `v` is the Vec (never its element) and `t` its element; `u` the Ok value;
+    # a fold's accumulator is not an element: `acc.dims()` stays a name-only guess
+    assert (9, "m::T::dims", "exact") in got
+    assert (10, "m::U::dims", "exact") in got
+    assert {r for ln, _, r in got if ln == 11} == {"ambiguous"}  # (was: `acc` typed as an element, exact)

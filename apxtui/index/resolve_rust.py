@@ -114,9 +114,13 @@ _DOT_WS_RE = re.compile(r"\s*\.\s*")
 _PARENS_RE = re.compile(r"[()]")
 _CHAIN_TOKENS = re.compile(r"[.()\[\]{}<>]")
 #: Methods whose closure argument receives the receiver's element (or an `Option`'s content).
-_ELEMENTWISE = {"map", "filter", "for_each", "any", "all", "find", "position", "is_some_and", "is_none_or",
+#: (Not `fold`: its closure's first parameter is the accumulator.)
+_ELEMENTWISE = {"map", "filter", "for_each", "any", "all", "find", "position", "is_some_and", "is_none_or", "is_ok_and",
                 "map_or", "map_or_else", "and_then", "filter_map", "flat_map", "take_while", "skip_while",
-                "inspect", "max_by_key", "min_by_key", "sort_by_key", "retain", "try_for_each", "fold"}
+                "inspect", "max_by_key", "min_by_key", "sort_by_key", "retain", "try_for_each"}
+#: Of those, the methods only `Option`/`Result` (and futures) have: the closure receives their content,
+#: the receiver's (peeled) type itself, never an element of it (`Option<Vec<T>>::and_then(|v| ..)`: `v` is the Vec).
+_CONTENT_CLOSURE = {"and_then", "is_some_and", "is_ok_and", "is_none_or"}
 _CLOSURE_PARAMS_RE = re.compile(r"^(?:move\s+)?\|([^|]*)\|")
 #: Methods handing back their receiver's elements (an iterator over the same element).
 _SAME_ELEMS = {"iter", "iter_mut", "into_iter", "values", "values_mut", "into_values", "drain", "rev", "skip",
@@ -1047,10 +1051,12 @@ class RustResolver:
         head = ctx.text.strip()
         owner = next((c for c in reversed(calls) if c.line <= ctx.line and c.callee in _ELEMENTWISE
                       and any(a.strip().startswith(head) for a in c.args)), None)
-        if owner is None:
-            return ""
+        if owner is None or owner.callee in ("map_or", "map_or_else") and not owner.args[-1].strip().startswith(head):
+            return ""  # `Result::map_or_else(|e| .., |x| ..)`: the first closure receives the error
         ty = self.receiver_type(owner.receiver, caller, owner, depth + 1)
         r = strip_marks(ty)[0]
+        if owner.callee in _CONTENT_CLOSURE:  # `Option`/`Result` only (no iterator has them): the content
+            return ty if r.startswith(("T:", "D:", "U:", "X:")) else ""
         if r.startswith("X:"):
             return self._index(r)
         return ty if r.startswith(("T:", "D:", "U:")) else ""  # an `Option<T>` receiver is typed as its T
