@@ -117,3 +117,10 @@ def dtype_bytes(dtype: str) -> int | None:
 def node_id(qualname: str, file: str, line: int) -> str:
     """Graph node id of a definition: readable and unique (cfg alternatives differ by line)."""
     return f"{qualname}@{file}:{line}"
+
+
+def node_file(node: str) -> str:
+    """The file in a node id made by :func:`node_id` (or ``ambiguous:callee@file:line``), '' for other ids."""
+    if "@" not in node:
+        return ""
+    return node.rsplit("@", 1)[1].rsplit(":", 1)[0]

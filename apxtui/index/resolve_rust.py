@@ -57,6 +57,7 @@ from apxtui.index.rust_types import (
 )
 from apxtui.index.tables import Tables
 from apxtui.packages import STD_CRATES, Packages
+from apxtui.vocab import node_file
 
 PRELUDE = {
     "Ok", "Err", "Some", "None", "Box", "Vec", "String", "Arc", "Rc", "HashMap", "HashSet", "BTreeMap",
@@ -247,11 +248,6 @@ _SHARED_INDEXES = ("types_by_qual", "type_defs", "_same_qual", "test_only", "imp
 STORED_INDEXES = ("types_by_qual", "test_only", "impl_methods", "trait_impl_methods", "trait_decls")
 
 
-def _file_of_id(node: str) -> str:
-    """The file in a definition node id (``qualname@file:line``)."""
-    return node.rsplit("@", 1)[-1].rsplit(":", 1)[0]
-
-
 def _brace_fields(pattern: str, var: str) -> list[tuple[str, str]]:
     """(path, field) of each ``Path { .., field: var, .. }`` / ``Path { var, .. }`` in a pattern,
     nested ones included (``A { inner: B { var, .. }, .. }`` → ``("B", "var")``)."""
@@ -307,7 +303,6 @@ class RustResolver:
         self._imp_memo: dict[int, tuple[str, ...]] = {}
         self._recv_cache: dict[tuple[Any, ...], str] = {}
         self._scope_memo: dict[int, Scope] = {}
-        self._vis_memo: dict[tuple[str, str], bool] = {}
         self._assigns: dict[int, dict[str, list[tuple[int, str, int]]]] = {}
         self._by_name_memo: dict[tuple[Any, ...], list[str]] = {}
         self._let_memo: dict[tuple[Any, ...], str] = {}
@@ -384,13 +379,13 @@ class RustResolver:
         for q in touched:
             types[q].sort(key=lambda d: rank.get(d.file, 1 << 30))
         self._set_types({q: ds for q, ds in types.items() if ds})
-        self.test_only = {i for i in self.test_only if _file_of_id(i) not in gone}
+        self.test_only = {i for i in self.test_only if node_file(i) not in gone}
         self.test_only |= {i for rel in order for i, d in by_file[rel].defs.items() if d.cfg and is_test_only(d)}
         lists = ("impl_methods", "trait_impl_methods", "trait_decls")
         for name in lists:
             kept: dict[Any, list[str]] = defaultdict(list)
             for k, ids in getattr(self, name).items():
-                left = [i for i in ids if _file_of_id(i) not in gone]
+                left = [i for i in ids if node_file(i) not in gone]
                 if left:
                     kept[k] = left
             setattr(self, name, kept)
@@ -400,7 +395,7 @@ class RustResolver:
         for name in lists:
             for k, ids in getattr(self, name).items():
                 if len(ids) != before[name].get(k, 0):
-                    ids.sort(key=lambda i: rank.get(_file_of_id(i), 1 << 30))  # stable: in-file order kept
+                    ids.sort(key=lambda i: rank.get(node_file(i), 1 << 30))  # stable: in-file order kept
         self._adopt(self.stored_indexes())
         self.share()
 
@@ -434,17 +429,8 @@ class RustResolver:
     def visible(self, ids: list[str], call: CallSite, caller: Definition | None) -> list[str]:
         """Candidates the caller can reach: in its dependency closure; ``cfg(test)`` code only from tests."""
         test_caller = caller is not None and bool(caller.cfg) and is_test_only(caller)
-        defs, memo, test_only = self.t.defs, self._vis_memo, self.test_only
-        out = []
-        for i in ids:
-            f = defs[i].file
-            key = (call.file, f)
-            ok = memo.get(key)
-            if ok is None:
-                ok = memo[key] = self.pk.visible(call.file, f)
-            if ok and (test_caller or i not in test_only):
-                out.append(i)
-        return out
+        defs, vis, test_only = self.t.defs, self.pk.visible, self.test_only  # (visible: memoised per unit pair)
+        return [i for i in ids if vis(call.file, defs[i].file) and (test_caller or i not in test_only)]
 
     # -- the impl index ----------------------------------------------------------------------
 
