@@ -131,3 +131,23 @@ def test_closures_of_option_and_result_combinators_receive_the_content():
     assert (9, "m::T::dims", "exact") in got
     assert (10, "m::U::dims", "exact") in got
     assert {r for ln, _, r in got if ln == 11} == {"ambiguous"}  # (was: `acc` typed as an element, exact)
+
+
+LET_CHAIN = """
+pub struct B;
+impl B { pub fn new() -> Self { B } pub fn pp(&self, s: &str) -> Self { B } pub fn done(&self) {} }
+pub struct C;
+impl C { pub fn done(&self) {} }
+pub fn load() {
+    let a = B::new();
+    let b = a.pp("x");
+    let c = b.pp("y").pp("z");
+    let d = c.pp("w");
+    let e = d.pp("v").pp("u");
+    e.done();
+}
+"""
+
+
+def test_a_long_chain_of_lets_keeps_its_type():
+    assert [(q, r) for _, q, r, _ in calls(LET_CHAIN, "m::load", "done")] == [("m::B::done", "exact")]

@@ -1013,13 +1013,15 @@ class RustResolver:
 
     def _branch_type(self, value: str, slot: int, caller: Definition, at: CallSite, depth: int) -> str:
         """Type of a `let` value (or one branch's tail, evaluated at its own line: its block's
-        bindings), or of its tuple slot ``slot`` (a tuple literal's element, or a slot of the value's tuple type)."""
+        bindings), or of its tuple slot ``slot`` (a tuple literal's element, or a slot of the value's tuple type).
+        Following a `let` costs no depth: the `let`s a value sees end before the one it belongs to,
+        so a chain of them (`let x = f(); let x = x.g(); ...`) ends by itself."""
         v = value.strip()
         if slot >= 0 and v.startswith("(") and v.endswith(")"):
             elems = split_top(v[1:-1])
             if len(elems) >= 2:
-                return self._expr_type(elems[slot], caller, at, depth + 1) if slot < len(elems) else ""
-        ty = self._expr_type(v, caller, at, depth + 1)
+                return self._expr_type(elems[slot], caller, at, depth) if slot < len(elems) else ""
+        ty = self._expr_type(v, caller, at, depth)
         if slot >= 0:
             parts = strip_marks(ty)[0][2:].split(";") if ty.startswith("P:") else []
             ty = parts[slot] if slot < len(parts) else ""
