@@ -151,3 +151,23 @@ pub fn load() {
 
 def test_a_long_chain_of_lets_keeps_its_type():
     assert [(q, r) for _, q, r, _ in calls(LET_CHAIN, "m::load", "done")] == [("m::B::done", "exact")]
+
+
+TUPLES = """
+pub struct Page;
+impl Page { pub fn into_response(self) {} pub fn pair(self) {} }
+pub trait Pair { fn pair(self); }
+impl Pair for (u32, u32) { fn pair(self) {} }
+pub fn reply(code: u32, body: String) {
+    (code, body).into_response();
+    (code, 1).pair();
+}
+"""
+
+
+def test_a_tuple_receiver_is_never_name_linked_to_a_struct_method():
+    g, _ = graph_of({"m/src/lib.rs": ("m", TUPLES)})
+    got = sorted((e["callee"], t.get("qualname"), e["resolution"]) for t, e in edges_from(g, "m::reply", "call"))
+    assert ("into_response", "into_response", "unresolved") in [(c, q.rsplit("::", 1)[-1], r) for c, q, r in got]
+    assert not any(q == "m::Page::into_response" for _, q, _ in got)
+    assert any(c == "pair" and r != "unresolved" for c, _, r in got)  # a tuple impl of the checkout stays a candidate

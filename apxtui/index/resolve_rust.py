@@ -308,6 +308,7 @@ class RustResolver:
         self._let_memo: dict[tuple[Any, ...], str] = {}
         self._calls_by_caller: dict[tuple[str, str], list[CallSite]] = {}
         self._pattern_memo: dict[tuple[Any, ...], str] = {}
+        self._tuples: frozenset[str] | None = None
         shared = getattr(t, "_rust_indexes", None)
         if shared is not None and shared[0] is packages:
             for name, value in zip(_SHARED_INDEXES, shared[1], strict=True):
@@ -902,6 +903,11 @@ class RustResolver:
             return self._typed(ref, name, call, caller, call.receiver)
         if name in STD_METHODS:
             return Resolved(drop=True, how="std method")
+        recv = call.receiver.strip()
+        if recv.startswith("(") and recv.endswith(")") and len(split_top(recv[1:-1])) >= 2 \
+                and name not in self._tuple_methods():  # `(StatusCode::OK, body).into_response()`
+            return Resolved(status=UNRESOLVED, how="method of a tuple: no impl for a tuple type in the checkout",
+                            external=f"(tuple)::{name}", external_kind="external")
         test_caller = caller is not None and bool(caller.cfg) and is_test_only(caller)
         unit = self.pk.unit_of(call.file)
         key = (unit, call.file if unit is None else "", name, test_caller)  # the answer depends on no more
@@ -916,6 +922,12 @@ class RustResolver:
             return Resolved(drop=True, how="no method of that name in the caller's dependency closure")
         return Resolved(list(ids), AMBIGUOUS, f"by method name only (receiver `{call.receiver}` type unknown)",
                         name_only=True)
+
+    def _tuple_methods(self) -> frozenset[str]:
+        """Names of the methods the checkout implements for tuple types (`impl Tr for (A, B)`)."""
+        if self._tuples is None:
+            self._tuples = frozenset(m for (ty, m) in self.impl_methods if ty.startswith("P:"))
+        return self._tuples
 
     # -- receiver types ------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from apxtui.parse.nesting import SCOPE, Frame, nest
 from apxtui.parse.util import SourceText, line, one_line, text
 
 ARG_LIMIT = 120
+RECEIVER_LIMIT = 400  # a builder chain's receiver is typed link by link (the resolver reads up to 400)
 TEXT_LIMIT = 200
 _ITEM_PREFIX = ("attribute_item", "line_comment", "block_comment")
 _LOOPS = ("for_expression", "while_expression", "loop_expression")
@@ -1109,7 +1110,7 @@ class _Extractor:
                 cs.kind = "method"
                 cs.callee = self.t(callee_node)
                 cs.path = [cs.callee]
-                cs.receiver = self.tl(caps["receiver"][0], ARG_LIMIT)
+                cs.receiver = self.tl(caps["receiver"][0], RECEIVER_LIMIT)
             elif key == "reference.indirect":
                 cs.callee = self.tl(callee_node, ARG_LIMIT)
                 cs.path = [cs.callee]
