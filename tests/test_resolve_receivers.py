@@ -171,3 +171,21 @@ def test_a_tuple_receiver_is_never_name_linked_to_a_struct_method():
     assert ("into_response", "into_response", "unresolved") in [(c, q.rsplit("::", 1)[-1], r) for c, q, r in got]
     assert not any(q == "m::Page::into_response" for _, q, _ in got)
     assert any(c == "pair" and r != "unresolved" for c, _, r in got)  # a tuple impl of the checkout stays a candidate
+
+
+TUPLE_FIELDS = """
+pub struct T;
+impl T { pub fn dims(&self) {} }
+pub struct U;
+impl U { pub fn dims(&self) {} }
+pub fn both() -> (T, U) { (T, U) }
+pub fn rope(cs: &(U, T)) {
+    cs.1.dims();
+    both().0.dims();
+}
+"""
+
+
+def test_a_tuple_field_takes_its_slot_type():
+    assert [(ln, q, r) for ln, q, r, _ in calls(TUPLE_FIELDS, "m::rope", "dims")] == [
+        (8, "m::T::dims", "exact"), (9, "m::T::dims", "exact")]

@@ -1090,6 +1090,10 @@ class RustResolver:
         r = strip_marks(owner)[0]
         if r.startswith("U:"):
             return union([self._field(m, field, indexed, file) for m in members(r)])
+        if r.startswith("P:") and field.isdigit() and "P:" not in r[2:]:  # a tuple's slot: `pair.0`
+            parts = r[2:].split(";")
+            slot = parts[int(field)] if int(field) < len(parts) else ""
+            return self._index(slot) if indexed else slot
         if not r.startswith("T:"):
             return _opaque(r) if r.startswith("X:") and "<" not in r else ""
         d = self.type_def(r[2:], file, field)
