@@ -8,9 +8,11 @@ only for ``build.rs`` — and, transitively, the ``[dependencies]`` of those.  O
 dependencies count (they are in the closure when their feature is on; without a
 profile every configuration is considered), ``workspace = true`` takes the entry
 from ``[workspace.dependencies]``, and ``package = "..."`` renames: the name used in
-code is the dependency's key, the crate is the named package's lib.  A dependency
-without a ``path`` to a package of the checkout is external (crates.io, git): code
-reached through it is not in the checkout.
+code is the dependency's key, the crate is the named package's lib.  A dependency is
+local when its ``path`` leads to a package of the checkout, or, without a ``path``, when
+the checkout holds a package of that name (a registry or git version of a crate the
+checkout contains is read as that crate's source); any other is external (crates.io,
+git): code reached through it is not in the checkout.
 
 Test, example and bench targets (and Python ``tests/`` / ``examples/`` code) are
 *units* of their own: nothing outside them can call into them.

@@ -20,7 +20,7 @@ from typing import Any
 from apxtui.errors import ScanError
 from apxtui.facts import Issue
 from apxtui.inputs import InputFileError, read_toml
-from apxtui.packages import Packages, is_manifest
+from apxtui.packages import TARGET_DIRS, Packages, ident, is_manifest
 
 EXTENSIONS: dict[str, str] = {
     ".rs": "rust",
@@ -314,7 +314,7 @@ class CrateMap:
                 except InputFileError as e:
                     self.issues.append(Issue(rel, "manifest", str(e).removeprefix(f"{rel}: ")
                                              + "; crate named after its directory"))
-                name = str(name).replace("-", "_")
+                name = ident(str(name))
             self._names[key] = name
         return self._names[key]
 
@@ -326,7 +326,7 @@ class CrateMap:
             if name is not None:
                 hit = (d, name)
             elif not d:
-                hit = ("", _ident(self.root.name))
+                hit = ("", ident(self.root.name))
             else:
                 hit = self._crate_of(d.rpartition("/")[0])
             self._dirs[d] = hit
@@ -337,21 +337,13 @@ class CrateMap:
         parts = (rel[len(crate_dir) + 1:] if crate_dir else rel).split("/")
         stem, dot, _ = parts[-1].rpartition(".")
         parts[-1] = stem if dot and stem else parts[-1]
-        if len(parts) >= 3 and parts[:2] == ["src", "bin"] or len(parts) >= 2 and parts[0] in _TARGET_DIRS:
+        if len(parts) >= 3 and parts[:2] == ["src", "bin"] or len(parts) >= 2 and parts[0] in TARGET_DIRS:
             # a binary / test / example / bench target is its own crate, named after the file or dir
             parts = parts[2:] if parts[0] == "src" else parts[1:]
-            name = _ident(parts[0])
+            name = ident(parts[0])
             parts = parts[1:]
         elif parts[0] == "src":
             parts = parts[1:]
         if parts and (parts[-1] == "mod" or (parts in (["lib"], ["main"]))):
             parts = parts[:-1]  # a/mod.rs is module a; lib.rs / main.rs at the top are the crate root
-        return "::".join([name, *(_ident(x) for x in parts)])
-
-
-#: Cargo's auto-discovered target folders next to ``src/`` (each file is a separate crate).
-_TARGET_DIRS = ("tests", "examples", "benches")
-
-
-def _ident(s: str) -> str:
-    return s.replace("-", "_").replace(".", "_")
+        return "::".join([name, *(ident(x) for x in parts)])

@@ -119,6 +119,8 @@ def node_id(qualname: str, file: str, line: int) -> str:
     return f"{qualname}@{file}:{line}"
 
 
-def node_file(nid: str) -> str:
-    """The file in a definition's node id (``qualname@file:line``)."""
-    return nid.rsplit("@", 1)[-1].rsplit(":", 1)[0]
+def node_file(node: str) -> str:
+    """The file in a node id made by :func:`node_id` (or ``ambiguous:callee@file:line``), '' for other ids."""
+    if "@" not in node:
+        return ""
+    return node.rsplit("@", 1)[1].rsplit(":", 1)[0]

@@ -13,8 +13,12 @@ and prints:
   (exact, heuristic or ambiguous), overall and per language;
 * **vendor defined locally**: names labelled as a vendor library call that the project
   defines (a non-vendored function, kernel or ABI definition of that name);
+* **ambiguous buckets**: ambiguous sites per cause (language and rule: name-only, trait
+  object, generic bound, several C/C++ definitions …), and the share without the trait-object
+  and generic-bound fan-outs (genuine runtime dispatch);
 * with ``--sample N``: N random exact and N random heuristic edges (caller path:line, the
-  call text, the target path:line, the rule), for checking by hand against the source.
+  call text, the target path:line, the rule), for checking by hand against the source, and
+  N random ambiguous sites per bucket (with their candidates).
 
 Not a test: nothing asserts.  The package boundaries always come from this apxtui.
 """
@@ -54,12 +58,29 @@ def _targets(g: nx.MultiDiGraph, v: str) -> list[str]:
     return [v] if d.get("file") else []
 
 
+#: Ambiguity causes, by the rule text (``how``) of the edge: (bucket, substring), first match wins.
+BUCKETS = (("name-only", "by method name only"), ("trait-object", "(trait object)"), ("generic-bound", "generic "),
+           ("c-include", "several definitions visible through #include"),
+           ("c-by-name", "several definitions by name"), ("path-alternatives", "path "),
+           ("type-alternatives", "method of "), ("ffi-symbol", "C symbol"), ("local-trait-impl", "local trait impl"))
+#: Buckets that are genuine runtime dispatch (reported beside the share without them).
+DISPATCH = ("trait-object", "generic-bound")
+
+
+def bucket(lang: str, how: str) -> str:
+    for name, needle in BUCKETS:
+        if needle in how:
+            return f"{lang}:{name}"
+    return f"{lang}:other:{' '.join(how.split()[:4])}"
+
+
 def stats(g: nx.MultiDiGraph, checkout: str, sample: int = 0, seed: int = 1) -> dict:
     pk = scan(checkout).packages
     rust_edges = crossing = 0
     crossing_examples: list[str] = []
     crossing_pairs: Counter[tuple[str, str]] = Counter()
     sites: dict[tuple[str, str], tuple[str, str]] = {}  # (source, site) → (resolution, lang)
+    amb: dict[tuple[str, str], tuple[str, dict, list[str]]] = {}  # (source, site) → (bucket, edge, candidates)
     by_res: dict[str, list[tuple[str, str, dict]]] = {"exact": [], "heuristic": []}
     for u, v, d in g.edges(data=True):
         if d.get("kind") not in ("call", "launch", "binding", "exposes", "ffi", "vendor"):
@@ -73,6 +94,9 @@ def stats(g: nx.MultiDiGraph, checkout: str, sample: int = 0, seed: int = 1) -> 
         prev = sites.get(key)
         if prev is None or prev[0] != "ambiguous":
             sites[key] = (res, lang)
+        if res == "ambiguous":
+            got = amb.setdefault(key, (bucket(lang, d.get("how", "")), d, []))
+            got[2].extend(_targets(g, v))
         if res in by_res and g.nodes[v].get("file"):
             by_res[res].append((u, v, d))
         if d.get("kind") != "call" or lang != "rust":
@@ -102,6 +126,9 @@ def stats(g: nx.MultiDiGraph, checkout: str, sample: int = 0, seed: int = 1) -> 
     vendor_local = sorted({d.get("name", "") for _, d in g.nodes(data=True)  # by the name table, not a vendor type
                            if d.get("kind") == "vendor_api" and d.get("name") in defined
                            and not d.get("operator_type")})
+    buckets = Counter(b for b, _, _ in amb.values())
+    linked = sum(total.values())
+    dispatch = sum(n for b, n in buckets.items() if b.split(":")[1] in DISPATCH)
     out = {
         "checkout": checkout,
         "nodes": g.number_of_nodes(), "edges": g.number_of_edges(),
@@ -111,6 +138,8 @@ def stats(g: nx.MultiDiGraph, checkout: str, sample: int = 0, seed: int = 1) -> 
         "linked_sites": sum(total.values()), "ambiguous_sites": total["ambiguous"],
         "ambiguous_share": round(total["ambiguous"] / max(1, sum(total.values())), 4),
         "per_lang": {lang: dict(c) for lang, c in sorted(per_lang.items())},
+        "ambiguous_buckets": dict(buckets.most_common()),
+        "ambiguous_share_without_dispatch": round((total["ambiguous"] - dispatch) / max(1, linked - dispatch), 4),
         "vendor_defined_locally": vendor_local,
     }
     if sample:
@@ -121,6 +150,14 @@ def stats(g: nx.MultiDiGraph, checkout: str, sample: int = 0, seed: int = 1) -> 
                 f"{g.nodes[u].get('file')}:{d.get('line')} [{d.get('text', '')[:70]}] → "
                 f"{g.nodes[v].get('qualname')} @ {g.nodes[v].get('file')}:{g.nodes[v].get('line')} ({d.get('how')})"
                 for u, v, d in picked]
+        by_bucket: dict[str, list[tuple[str, dict, list[str]]]] = {}
+        for (u, _), (b, d, cands) in sorted(amb.items()):
+            by_bucket.setdefault(b, []).append((u, d, cands))
+        for b, rows in sorted(by_bucket.items()):
+            out[f"sample_ambiguous {b}"] = [
+                f"{g.nodes[u].get('file')}:{d.get('line')} [{d.get('text', '')[:70]}] recv={d.get('receiver', '')!r} "
+                f"→ {len(cands)}: " + ", ".join(f"{g.nodes[c].get('qualname')}" for c in cands[:4])
+                for u, d, cands in rnd.sample(rows, min(sample, len(rows)))]
     return out
 
 

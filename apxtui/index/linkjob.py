@@ -64,7 +64,7 @@ def owner_of(node: str, d: Attrs, files: set[str]) -> str | None:
     kind = d.get("kind")
     if kind in _SHARED_KINDS:
         if node.startswith("ambiguous:"):
-            return node.rsplit("@", 1)[-1].rsplit(":", 1)[0]
+            return node_file(node)
         return SHARED
     if kind == "file":
         return d["file"] if d["file"] in files else SHARED

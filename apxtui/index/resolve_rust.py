@@ -33,6 +33,7 @@ import re
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from apxtui.facts import CallSite, Context, Definition, FileFacts, Import
@@ -56,6 +57,7 @@ from apxtui.index.rust_types import (
 )
 from apxtui.index.tables import Tables
 from apxtui.packages import STD_CRATES, Packages
+from apxtui.vocab import node_file
 
 PRELUDE = {
     "Ok", "Err", "Some", "None", "Box", "Vec", "String", "Arc", "Rc", "HashMap", "HashSet", "BTreeMap",
@@ -103,7 +105,7 @@ _SAME_TYPE = {"unwrap", "expect", "clone", "to_owned", "map_err", "context", "wi
               "lock", "as_deref", "as_deref_mut", "inspect_err", "expect_err"}
 _SAME_TYPE_RE = re.compile(r"\.\s*(?:" + "|".join(sorted(_SAME_TYPE)) + r")\s*\(")
 _VARIANT_TUPLE_RE = re.compile(r"((?:[\w]+::)*\w+)::(\w+)\s*\(([^()]*)\)")
-_VARIANT_STRUCT_RE = re.compile(r"((?:[\w]+::)*\w+)::(\w+)\s*\{([^{}]*)\}")
+_BRACE_PAT_RE = re.compile(r"((?:\w+::)*\w+)\s*\{")
 _OPTION_PAT_RE = re.compile(r"^(?:let\s+)?(Some|Ok)\s*\(\s*(?:ref\s+)?(?:mut\s+)?(\w+)\s*\)\s*(?:=\s*(.+))?$")
 _LOOP_RE = re.compile(r"^for\s+(?:\(?\s*(?:\w+\s*,\s*)?)?(?:mut\s+)?(\w+)\)?\s+in\s+(.+)$")
 _CLOSURE_RE = re.compile(r"^(?:move\s+)?\|[^|]*\|\s*(?:->\s*[^{]+)?(.*)$", re.S)
@@ -113,9 +115,13 @@ _DOT_WS_RE = re.compile(r"\s*\.\s*")
 _PARENS_RE = re.compile(r"[()]")
 _CHAIN_TOKENS = re.compile(r"[.()\[\]{}<>]")
 #: Methods whose closure argument receives the receiver's element (or an `Option`'s content).
-_ELEMENTWISE = {"map", "filter", "for_each", "any", "all", "find", "position", "is_some_and", "is_none_or",
+#: (Not `fold`: its closure's first parameter is the accumulator.)
+_ELEMENTWISE = {"map", "filter", "for_each", "any", "all", "find", "position", "is_some_and", "is_none_or", "is_ok_and",
                 "map_or", "map_or_else", "and_then", "filter_map", "flat_map", "take_while", "skip_while",
-                "inspect", "max_by_key", "min_by_key", "sort_by_key", "retain", "try_for_each", "fold"}
+                "inspect", "max_by_key", "min_by_key", "sort_by_key", "retain", "try_for_each"}
+#: Of those, the methods only `Option`/`Result` (and futures) have: the closure receives their content,
+#: the receiver's (peeled) type itself, never an element of it (`Option<Vec<T>>::and_then(|v| ..)`: `v` is the Vec).
+_CONTENT_CLOSURE = {"and_then", "is_some_and", "is_ok_and", "is_none_or"}
 _CLOSURE_PARAMS_RE = re.compile(r"^(?:move\s+)?\|([^|]*)\|")
 #: Methods handing back their receiver's elements (an iterator over the same element).
 _SAME_ELEMS = {"iter", "iter_mut", "into_iter", "values", "values_mut", "into_values", "drain", "rev", "skip",
@@ -242,9 +248,36 @@ _SHARED_INDEXES = ("types_by_qual", "type_defs", "_same_qual", "test_only", "imp
 STORED_INDEXES = ("types_by_qual", "test_only", "impl_methods", "trait_impl_methods", "trait_decls")
 
 
-def _file_of_id(node: str) -> str:
-    """The file in a definition node id (``qualname@file:line``)."""
-    return node.rsplit("@", 1)[-1].rsplit(":", 1)[0]
+def _brace_fields(pattern: str, var: str) -> list[tuple[str, str]]:
+    """(path, field) of each ``Path { .., field: var, .. }`` / ``Path { var, .. }`` in a pattern,
+    nested ones included (``A { inner: B { var, .. }, .. }`` → ``("B", "var")``)."""
+    out = []
+    for m in _BRACE_PAT_RE.finditer(pattern):
+        depth, i = 0, m.end() - 1
+        for j in range(i, len(pattern)):
+            depth += {"{": 1, "}": -1}.get(pattern[j], 0)
+            if depth == 0:
+                break
+        else:
+            continue
+        for part in split_top(pattern[i + 1 : j]):
+            fname, _, bound = part.partition(":")
+            fname = re.sub(r"^(ref\s+)?(mut\s+)?", "", fname.strip())
+            bound = re.sub(r"^(ref\s+)?(mut\s+)?&?", "", bound.strip()) if bound else fname
+            if bound == var:
+                out.append((m.group(1), fname))
+    return out
+
+
+def _let_entry(a: dict[str, Any], slot: int) -> tuple[Any, ...]:
+    """A `let` fact as (line, column, statement end, block end, value, slot, branch positions,
+    destructuring pattern); the positions are ``None`` in facts without them."""
+    value, tails = a.get("value", ""), a.get("tail_at", [])
+    if a.get("tails"):  # `let x = if c { a } else { b }`: typed by its branches' values
+        value = "\0".join(a["tails"])
+    last, end = a.get("last"), a.get("end")
+    return (a.get("line", 0), a.get("col", 0), tuple(last) if last else None, tuple(end) if end else None, value,
+            slot, tails, a.get("pattern", ""))
 
 
 def pack_indexes(indexes: dict[str, Any]) -> bytes:
@@ -270,12 +303,12 @@ class RustResolver:
         self._imp_memo: dict[int, tuple[str, ...]] = {}
         self._recv_cache: dict[tuple[Any, ...], str] = {}
         self._scope_memo: dict[int, Scope] = {}
-        self._vis_memo: dict[tuple[str, str], bool] = {}
         self._assigns: dict[int, dict[str, list[tuple[int, str, int]]]] = {}
         self._by_name_memo: dict[tuple[Any, ...], list[str]] = {}
         self._let_memo: dict[tuple[Any, ...], str] = {}
         self._calls_by_caller: dict[tuple[str, str], list[CallSite]] = {}
         self._pattern_memo: dict[tuple[Any, ...], str] = {}
+        self._tuples: frozenset[str] | None = None
         shared = getattr(t, "_rust_indexes", None)
         if shared is not None and shared[0] is packages:
             for name, value in zip(_SHARED_INDEXES, shared[1], strict=True):
@@ -347,13 +380,13 @@ class RustResolver:
         for q in touched:
             types[q].sort(key=lambda d: rank.get(d.file, 1 << 30))
         self._set_types({q: ds for q, ds in types.items() if ds})
-        self.test_only = {i for i in self.test_only if _file_of_id(i) not in gone}
+        self.test_only = {i for i in self.test_only if node_file(i) not in gone}
         self.test_only |= {i for rel in order for i, d in by_file[rel].defs.items() if d.cfg and is_test_only(d)}
         lists = ("impl_methods", "trait_impl_methods", "trait_decls")
         for name in lists:
             kept: dict[Any, list[str]] = defaultdict(list)
             for k, ids in getattr(self, name).items():
-                left = [i for i in ids if _file_of_id(i) not in gone]
+                left = [i for i in ids if node_file(i) not in gone]
                 if left:
                     kept[k] = left
             setattr(self, name, kept)
@@ -363,7 +396,7 @@ class RustResolver:
         for name in lists:
             for k, ids in getattr(self, name).items():
                 if len(ids) != before[name].get(k, 0):
-                    ids.sort(key=lambda i: rank.get(_file_of_id(i), 1 << 30))  # stable: in-file order kept
+                    ids.sort(key=lambda i: rank.get(node_file(i), 1 << 30))  # stable: in-file order kept
         self._adopt(self.stored_indexes())
         self.share()
 
@@ -397,17 +430,8 @@ class RustResolver:
     def visible(self, ids: list[str], call: CallSite, caller: Definition | None) -> list[str]:
         """Candidates the caller can reach: in its dependency closure; ``cfg(test)`` code only from tests."""
         test_caller = caller is not None and bool(caller.cfg) and is_test_only(caller)
-        defs, memo, test_only = self.t.defs, self._vis_memo, self.test_only
-        out = []
-        for i in ids:
-            f = defs[i].file
-            key = (call.file, f)
-            ok = memo.get(key)
-            if ok is None:
-                ok = memo[key] = self.pk.visible(call.file, f)
-            if ok and (test_caller or i not in test_only):
-                out.append(i)
-        return out
+        defs, vis, test_only = self.t.defs, self.pk.visible, self.test_only  # (visible: memoised per unit pair)
+        return [i for i in ids if vis(call.file, defs[i].file) and (test_caller or i not in test_only)]
 
     # -- the impl index ----------------------------------------------------------------------
 
@@ -417,7 +441,7 @@ class RustResolver:
                 continue
             sc = self.scope_of(d)
             if d.attrs.get("trait_decl") or d.attrs.get("trait_default"):
-                self.trait_decls[(sc.self_ty[2:], d.name)].append(nid)
+                self.trait_decls[(sc.self_ty[2:], d.name)].append(nid)  # keyed by the trait's reference (`T:..`)
                 continue
             ty = strip_marks(sc.self_ty)[0]
             if ty.startswith("G:"):
@@ -702,14 +726,14 @@ class RustResolver:
             return inherent  # an inherent method is found before any trait method of the same name
         if not ids:
             for tr in self.type_traits.get(r, ()):
-                ids += [i for i in self.trait_decls.get((tr[2:], name), ())
+                ids += [i for i in self.trait_decls.get((tr, name), ())
                         if self.t.defs[i].attrs.get("trait_default")]
         return ids
 
     def trait_impls_of(self, trait_ref: str, name: str, depth: int = 0) -> tuple[list[str], list[str]]:
         """(impl methods of ``name`` over the trait's impls, the trait's own declaration/default)."""
         tr = strip_marks(trait_ref)[0]
-        decl = list(self.trait_decls.get((tr[2:], name), ()))
+        decl = list(self.trait_decls.get((tr, name), ()))
         ids: list[str] = []
         default = [i for i in decl if self.t.defs[i].attrs.get("trait_default")]
         for ty in sorted(self.trait_impls.get(tr, ())):
@@ -879,6 +903,11 @@ class RustResolver:
             return self._typed(ref, name, call, caller, call.receiver)
         if name in STD_METHODS:
             return Resolved(drop=True, how="std method")
+        recv = call.receiver.strip()
+        if recv.startswith("(") and recv.endswith(")") and len(split_top(recv[1:-1])) >= 2 \
+                and name not in self._tuple_methods():  # `(StatusCode::OK, body).into_response()`
+            return Resolved(status=UNRESOLVED, how="method of a tuple: no impl for a tuple type in the checkout",
+                            external=f"(tuple)::{name}", external_kind="external")
         test_caller = caller is not None and bool(caller.cfg) and is_test_only(caller)
         unit = self.pk.unit_of(call.file)
         key = (unit, call.file if unit is None else "", name, test_caller)  # the answer depends on no more
@@ -894,12 +923,19 @@ class RustResolver:
         return Resolved(list(ids), AMBIGUOUS, f"by method name only (receiver `{call.receiver}` type unknown)",
                         name_only=True)
 
+    def _tuple_methods(self) -> frozenset[str]:
+        """Names of the methods the checkout implements for tuple types (`impl Tr for (A, B)`)."""
+        if self._tuples is None:
+            self._tuples = frozenset(m for (ty, m) in self.impl_methods if ty.startswith("P:"))
+        return self._tuples
+
     # -- receiver types ------------------------------------------------------------------------
 
     def receiver_type(self, recv: str, caller: Definition, call: CallSite, depth: int = 0) -> str:
-        """Type reference of a method receiver expression, or '' when unknown (memoised per line)."""
-        # the innermost context decides bindings (two closures or arms on one line bind apart)
-        key = (id(caller), recv, call.line, id(call.contexts[-1]) if call.contexts else 0, depth)
+        """Type reference of a method receiver expression, or '' when unknown (memoised per position)."""
+        # the innermost context decides bindings (two closures or arms on one line bind apart), the
+        # column which `let`s are in scope (`let x = x.f(); x.g()`)
+        key = (id(caller), recv, call.line, call.col, id(call.contexts[-1]) if call.contexts else 0, depth)
         hit = self._recv_cache.get(key)
         if hit is None:
             hit = self._recv_cache[key] = self._receiver_type(recv, caller, call, depth)
@@ -959,22 +995,24 @@ class RustResolver:
                     if annotated:
                         return self._text_type(annotated, sc, indexed)
                     return self._closure_param(ctx, slot, caller, call, depth) if slot == 0 else ""
-        value, line, slot = self._assigned(caller, r, call.line, call.text)
+        value, line, col, slot, tails, pattern = self._assigned(caller, r, call.line, call.col, call.text)
         if value and depth < 4:
-            # the value is evaluated before its own `let` (shadowing: `let xs = xs.f()`)
-            mkey = (id(caller), r, line, depth)
+            # the value is evaluated where its own `let` starts (shadowing: `let xs = xs.f()`)
+            mkey = (id(caller), r, line, col, depth)
             ty = self._let_memo.get(mkey)
             if ty is None:
-                at = CallSite(call.kind, call.callee, call.path, call.caller, call.file, line - 1 if
-                              line < call.line else line, call.col, contexts=call.contexts)
-                if "\0" in value:
-                    tys = {self._expr_type(v, caller, at, depth + 1) for v in value.split("\0")}
-                    ty = tys.pop() if len(tys) == 1 else ""  # every branch the same type, else unknown
+                at = CallSite(call.kind, call.callee, call.path, call.caller, call.file, line, col,
+                              contexts=call.contexts)
+                if pattern:  # `let S { r, .. } = v`, `let Some(r) = v else { .. }`
+                    ty = self._pattern_binding(pattern, value, r, caller, at, sc, depth)
+                elif "\0" in value:  # every branch the same type, else unknown
+                    values = value.split("\0")
+                    ats = [replace(at, line=p[0], col=p[1]) for p in tails] if len(tails) == len(values) \
+                        else [at] * len(values)  # each tail where it is written: its block's bindings
+                    tys = {self._branch_type(v, slot, caller, a, depth) for v, a in zip(values, ats, strict=True)}
+                    ty = tys.pop() if len(tys) == 1 else ""
                 else:
-                    ty = self._expr_type(value, caller, at, depth + 1)
-                if slot >= 0:
-                    parts = strip_marks(ty)[0][2:].split(";") if ty.startswith("P:") else []
-                    ty = parts[slot] if slot < len(parts) else ""
+                    ty = self._branch_type(value, slot, caller, at, depth)
                 self._let_memo[mkey] = ty
             if ty:
                 return self._index(ty) if indexed else ty
@@ -984,6 +1022,22 @@ class RustResolver:
             ty = strip_marks(self.type_ref(r, sc))[0]
             return ty if ty.startswith("T:") else ""
         return ""
+
+    def _branch_type(self, value: str, slot: int, caller: Definition, at: CallSite, depth: int) -> str:
+        """Type of a `let` value (or one branch's tail, evaluated at its own line: its block's
+        bindings), or of its tuple slot ``slot`` (a tuple literal's element, or a slot of the value's tuple type).
+        Following a `let` costs no depth: the `let`s a value sees end before the one it belongs to,
+        so a chain of them (`let x = f(); let x = x.g(); ...`) ends by itself."""
+        v = value.strip()
+        if slot >= 0 and v.startswith("(") and v.endswith(")"):
+            elems = split_top(v[1:-1])
+            if len(elems) >= 2:
+                return self._expr_type(elems[slot], caller, at, depth) if slot < len(elems) else ""
+        ty = self._expr_type(v, caller, at, depth)
+        if slot >= 0:
+            parts = strip_marks(ty)[0][2:].split(";") if ty.startswith("P:") else []
+            ty = parts[slot] if slot < len(parts) else ""
+        return ty
 
     def _closure_param(self, ctx: Context, slot: int, caller: Definition, call: CallSite, depth: int) -> str:
         """The parameter of a closure passed to an element-wise method (``opt.is_some_and(|x| ..)``,
@@ -997,10 +1051,12 @@ class RustResolver:
         head = ctx.text.strip()
         owner = next((c for c in reversed(calls) if c.line <= ctx.line and c.callee in _ELEMENTWISE
                       and any(a.strip().startswith(head) for a in c.args)), None)
-        if owner is None:
-            return ""
+        if owner is None or owner.callee in ("map_or", "map_or_else") and not owner.args[-1].strip().startswith(head):
+            return ""  # `Result::map_or_else(|e| .., |x| ..)`: the first closure receives the error
         ty = self.receiver_type(owner.receiver, caller, owner, depth + 1)
         r = strip_marks(ty)[0]
+        if owner.callee in _CONTENT_CLOSURE:  # `Option`/`Result` only (no iterator has them): the content
+            return ty if r.startswith(("T:", "D:", "U:", "X:")) else ""
         if r.startswith("X:"):
             return self._index(r)
         return ty if r.startswith(("T:", "D:", "U:")) else ""  # an `Option<T>` receiver is typed as its T
@@ -1034,6 +1090,10 @@ class RustResolver:
         r = strip_marks(owner)[0]
         if r.startswith("U:"):
             return union([self._field(m, field, indexed, file) for m in members(r)])
+        if r.startswith("P:") and field.isdigit() and "P:" not in r[2:]:  # a tuple's slot: `pair.0`
+            parts = r[2:].split(";")
+            slot = parts[int(field)] if int(field) < len(parts) else ""
+            return self._index(slot) if indexed else slot
         if not r.startswith("T:"):
             return _opaque(r) if r.startswith("X:") and "<" not in r else ""
         d = self.type_def(r[2:], file, field)
@@ -1072,14 +1132,18 @@ class RustResolver:
             names = [re.sub(r"^(ref\s+)?(mut\s+)?&?", "", x.strip()) for x in m.group(3).split(",")]
             if var in names:
                 return self._variant_payload(m.group(1), m.group(2), names.index(var), sc)
-        for m in _VARIANT_STRUCT_RE.finditer(pattern):
-            for part in split_top(m.group(3)):
-                fname, _, bound = part.partition(":")
-                fname = re.sub(r"^(ref\s+)?(mut\s+)?", "", fname.strip())
-                bound = re.sub(r"^(ref\s+)?(mut\s+)?&?", "", bound.strip()) if bound else fname
-                if bound == var:
-                    return self._variant_payload(m.group(1), m.group(2), fname, sc)
+        for path, fname in _brace_fields(pattern, var):  # `E::V { a, .. }`, `S { a, b: c, .. }` (nested too)
+            enum_text, _, variant = path.rpartition("::")
+            got = (self._variant_payload(enum_text, variant, fname, sc) if enum_text else "") or self._struct_field(
+                path, fname, sc, call.file)
+            if got:
+                return got
         return ""
+
+    def _struct_field(self, path: str, field: str, sc: Scope, file: str) -> str:
+        """Type of field ``field`` of the struct named ``path`` (written in ``sc``), or ""."""
+        ty = strip_marks(sc.self_ty if path == "Self" else self.type_ref(path, sc))[0]
+        return self._field(ty, field, False, file) if ty.startswith("T:") else ""
 
     def _variant_payload(self, enum_text: str, variant: str, slot: int | str, sc: Scope) -> str:
         enum = strip_marks(sc.self_ty if enum_text == "Self" else self.type_ref(enum_text, sc))[0]
@@ -1103,27 +1167,40 @@ class RustResolver:
             return self._expr_type(e, caller, call, depth)
         return self.receiver_type(e, caller, call, depth)
 
-    def _assigned(self, caller: Definition, var: str, line: int, inside: str = "") -> tuple[str, int, int]:
-        """The value text, line and tuple slot (-1: the whole value) of the last `let var = …` /
-        `let (.., var, ..) = …` at or before ``line`` (not the one whose value holds the call
-        ``inside``: in `let w = w.f()` the receiver is the earlier `w`)."""
+    def _assigned(self, caller: Definition, var: str, line: int, col: int = 1 << 20,
+                  inside: str = "") -> tuple[str, int, int, int, list[list[int]], str]:
+        """The value text, line, column, tuple slot (-1: the whole value), branch positions and
+        destructuring pattern (`let S { var, .. } = …`, `let Some(var) = … else`; else "") of the
+        last `let var = …` / `let (.., var, ..) = …` in scope at ``line``:``col``: its statement
+        ended before (its own value cannot see it: in `let w = w.f()` the receiver is the earlier
+        `w`) and its block is still open (a `let` in another block, e.g. the other branch of an
+        `if`, is out of scope).  Without positions (``col`` unknown), a `let` on ``line`` counts
+        unless its value holds the call ``inside``.  A value with branches (`if`/`match`) is
+        their tails joined by NUL, each written at its position."""
         by_var = self._assigns.get(id(caller))
         if by_var is None:
             by_var = self._assigns[id(caller)] = {}
             for a in caller.attrs.get("assigns", ()):
-                value = a.get("value", "")
-                if a.get("tails"):  # `let x = if c { a } else { b }`: typed by its branches' values
-                    value = "\0".join(a["tails"])
-                by_var.setdefault(a.get("var", ""), []).append((a.get("line", 0), value, -1))
+                by_var.setdefault(a.get("var", ""), []).append(_let_entry(a, -1))
             for a in caller.attrs.get("tuple_assigns", ()):
                 for k, v in enumerate(a.get("vars", ())):
-                    by_var.setdefault(v, []).append((a.get("line", 0), a.get("value", ""), k))
+                    by_var.setdefault(v, []).append(_let_entry(a, k))
+            for a in caller.attrs.get("pattern_assigns", ()):
+                for v in a.get("vars", ()):
+                    by_var.setdefault(v, []).append(_let_entry(a, -1))
             for lst in by_var.values():
-                lst.sort()
-        best = ("", 0, -1)
-        for at, value, slot in by_var.get(var, ()):
-            if at < line or at == line and not (inside and inside[:60] in value):
-                best = (value, at, slot)
+                lst.sort(key=lambda e: (e[0], e[1]))
+        best: tuple[str, int, int, int, list[list[int]], str] = ("", 0, 0, -1, [], "")
+        here = (line, col)
+        for at, at_col, last, end, value, slot, tails, pattern in by_var.get(var, ()):
+            if last is None:
+                seen = at < line or at == line and not (inside and inside[:60] in value)
+            else:
+                seen = last <= here if col < 1 << 20 else last[0] < line or last[0] == line and not (
+                    inside and inside[:60] in value)
+                seen = seen and (end is None or here < end)
+            if seen:
+                best = (value, at, at_col, slot, tails, pattern)
         return best
 
     def _chain_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from apxtui.index.db import Database
+from apxtui.vocab import node_file
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -63,13 +64,6 @@ def candidates_key(file: str) -> str:
 def last_segment(qualname: str) -> str:
     parts = [p for p in _SEG.split(qualname) if p]
     return parts[-1] if parts else qualname
-
-
-def node_file(node: str) -> str:
-    """The file in a definition node id (``qualname@file:line``), '' for other ids."""
-    if "@" not in node:
-        return ""
-    return node.rsplit("@", 1)[1].rsplit(":", 1)[0]
 
 
 def count_edges(edges: Iterable[Attrs]) -> dict[str, dict[str, int]]:

@@ -29,6 +29,7 @@ from apxtui.parse.nesting import SCOPE, Frame, nest
 from apxtui.parse.util import SourceText, line, one_line, text
 
 ARG_LIMIT = 120
+RECEIVER_LIMIT = 400  # a builder chain's receiver is typed link by link (the resolver reads up to 400)
 TEXT_LIMIT = 200
 _ITEM_PREFIX = ("attribute_item", "line_comment", "block_comment")
 _LOOPS = ("for_expression", "while_expression", "loop_expression")
@@ -104,6 +105,26 @@ def strip_generics(t: str) -> str:
     if not t.startswith("<"):
         t = t.split("<", 1)[0]
     return re.sub(r"\s*::\s*", "::", t).strip()
+
+
+def _pattern_vars(pat: ts.Node, out: list[str]) -> list[str]:
+    """The variables a destructuring pattern binds (not the paths it names: `Some`, `m::S`)."""
+    for i, c in enumerate(pat.named_children):
+        if c.type == "shorthand_field_identifier" or c.type == "identifier" and not (
+                i == 0 and pat.type == "tuple_struct_pattern"):
+            if c.text is not None:
+                out.append(c.text.decode("utf-8", "replace"))
+        elif c.type not in ("scoped_identifier", "scoped_type_identifier", "type_identifier", "field_identifier"):
+            _pattern_vars(c, out)
+    return out
+
+
+def _let_span(let: ts.Node) -> dict[str, Any]:
+    """Where a ``let`` binding is in scope, as (1-based line, 0-based column) pairs: from the end of
+    its statement (``last``; its own value cannot see it) to the end of its block (``end``)."""
+    block = let.parent if let.parent is not None else let
+    return {"col": let.start_point[1], "last": [let.end_point[0] + 1, let.end_point[1]],
+            "end": [block.end_point[0] + 1, block.end_point[1]]}
 
 
 def literal_content(node: ts.Node, src: bytes) -> str:
@@ -861,8 +882,20 @@ class _Extractor:
             if d is not None and value is not None:
                 names = [self.t(c).removeprefix("mut ").strip() for c in pat.children
                          if c.type not in ("(", ")", ",", "line_comment", "block_comment")]
-                d.attrs.setdefault("tuple_assigns", []).append(
-                    {"vars": names, "value": self.tl(value)[:200], "line": let.start_point[0] + 1})
+                entry = {"vars": names, "value": self.tl(value)[:200], "line": let.start_point[0] + 1,
+                         **_let_span(let)}
+                self._add_tails(entry, value)
+                d.attrs.setdefault("tuple_assigns", []).append(entry)
+            return
+        if pat is not None and pat.type in ("struct_pattern", "tuple_struct_pattern"):
+            # `let S { a, b: c, .. } = v;` / `let Some(x) = v else { .. };` (receiver typing)
+            d = self.fn_defs.get(fn.id) if fn is not None else None
+            value = let.child_by_field_name("value")
+            names = _pattern_vars(pat, [])
+            if d is not None and value is not None and names:
+                d.attrs.setdefault("pattern_assigns", []).append(
+                    {"vars": names, "pattern": self.tl(pat)[:300], "value": self.tl(value)[:200],
+                     "line": let.start_point[0] + 1, **_let_span(let)})
             return
         if pat is None or pat.type != "identifier":
             return
@@ -876,11 +909,9 @@ class _Extractor:
         if d is None:
             return
         if value is not None:  # `let x = v;` value text (analyses follow per-request scalars)
-            entry = {"var": var, "value": self.tl(value)[:200], "line": let.start_point[0] + 1}
-            if value.type in ("if_expression", "match_expression"):
-                tails = self._tails(value, [])
-                if tails:
-                    entry["tails"] = tails  # the branches' values, for typing the variable
+            entry = {"var": var, "value": self.tl(value)[:200], "line": let.start_point[0] + 1,
+                     **_let_span(let)}
+            self._add_tails(entry, value)
             d.attrs.setdefault("assigns", []).append(entry)
             if value.type in ("match_expression", "if_expression"):
                 self._fn_values(d, var, value)
@@ -931,8 +962,18 @@ class _Extractor:
             rec["text"] = "else (not: " + "; ".join(arm.negated) + ")"
         d.attrs.setdefault("exits", []).append(rec)
 
-    def _tails(self, v: ts.Node | None, out: list[str]) -> list[str]:
-        """The values an ``if``/``match`` expression can take (each branch's tail), at most 4."""
+    def _add_tails(self, entry: dict[str, Any], value: ts.Node) -> None:
+        """``let x = if c { a } else { b }``: the branches' values and the lines they are written on
+        (``tails``, ``tail_at``: line and column), for typing the variable where each branch's bindings are in scope."""
+        if value.type in ("if_expression", "match_expression"):
+            tails: list[tuple[str, list[int]]] = []
+            self._tails(value, tails)
+            if tails:
+                entry["tails"] = [t for t, _ in tails]
+                entry["tail_at"] = [at for _, at in tails]
+
+    def _tails(self, v: ts.Node | None, out: list[tuple[str, list[int]]]) -> list[tuple[str, list[int]]]:
+        """The values an ``if``/``match`` expression can take (each branch's tail, with its position), at most 4."""
         if len(out) >= 4 or v is None:
             return out
         if v.type == "block":
@@ -951,7 +992,7 @@ class _Extractor:
                 if arm.type == "match_arm":
                     self._tails(arm.child_by_field_name("value"), out)
         elif v.type not in ("return_expression", "macro_invocation", "break_expression", "continue_expression"):
-            out.append(self.tl(v)[:160])
+            out.append((self.tl(v)[:160], [line(v), v.start_point[1]]))
         return out
 
     def _fn_values(self, d: Definition, var: str, match: ts.Node) -> None:
@@ -1078,7 +1119,7 @@ class _Extractor:
                 cs.kind = "method"
                 cs.callee = self.t(callee_node)
                 cs.path = [cs.callee]
-                cs.receiver = self.tl(caps["receiver"][0], ARG_LIMIT)
+                cs.receiver = self.tl(caps["receiver"][0], RECEIVER_LIMIT)
             elif key == "reference.indirect":
                 cs.callee = self.tl(callee_node, ARG_LIMIT)
                 cs.path = [cs.callee]
