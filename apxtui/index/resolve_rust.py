@@ -303,7 +303,7 @@ class RustResolver:
         self._imp_memo: dict[int, tuple[str, ...]] = {}
         self._recv_cache: dict[tuple[Any, ...], str] = {}
         self._scope_memo: dict[int, Scope] = {}
-        self._assigns: dict[int, dict[str, list[tuple[int, str, int]]]] = {}
+        self._assigns: dict[int, dict[str, list[tuple[Any, ...]]]] = {}
         self._by_name_memo: dict[tuple[Any, ...], list[str]] = {}
         self._let_memo: dict[tuple[Any, ...], str] = {}
         self._calls_by_caller: dict[tuple[str, str], list[CallSite]] = {}
