@@ -36,6 +36,7 @@ _LOOPS = ("for_expression", "while_expression", "loop_expression")
 _NAME_RE = re.compile(r'\bname\s*=\s*"([^"]*)"')
 _LIFETIME_RE = re.compile(r"'\w+\s*")
 _NOT_WRAPPED = {"Some", "Ok", "Err"}
+_SELF_FIELD_CALL = re.compile(r"\(\s*self\.(\w+)\s*\)$")  # `(self.launcher)`, called
 _FN_NAME = re.compile(r"[a-z_]\w*$")  # a function's name (not a variant or a constant)
 _IDENT_STRING = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,127}")
 _CFG_FRAMES = frozenset(("impl", "trait", "mod", "foreign", SCOPE))  # items whose cfg applies inside them
@@ -364,8 +365,12 @@ class _Extractor:
             g(self._local, caps["local"][0])
         for caps in buckets["exit.return"]:
             g(self._exit, caps["exit.return"][0])
-        for caps in buckets["fnptr.field"]:
-            g(self._field_value, caps)
+        # struct fields set from a call: kept only for the fields this file calls as `(self.f)(..)`
+        called = {m.group(1) for caps in buckets["reference.indirect"]
+                  if (m := _SELF_FIELD_CALL.match(self.t(caps["callee"][0])))}
+        for caps in buckets["fnptr.field"] if called else ():
+            if self.t(caps["fnptr.name"][0]) in called:
+                g(self._field_value, caps)
         for key in ("import", "import.mod"):
             for caps in buckets[key]:
                 g(self._import, key, caps)
