@@ -113,9 +113,12 @@ def test_stream_memops_and_graph_replays_come_from_the_calls_toml_families():
     from types import SimpleNamespace
 
     from apxtui.analysis.launches import own_kind
+    from apxtui.trace import Via
+    from apxtui.vocab import EdgeKind, Resolution
 
     def kind(name: str):
-        return own_kind(SimpleNamespace(via={"kind": "call"}, kind="external", qualname=name, name=name), None)
+        via = Via(EdgeKind.CALL, Resolution.UNRESOLVED)
+        return own_kind(SimpleNamespace(via=via, kind="external", qualname=name, name=name), None)
 
     assert [kind(n) for n in ("cuMemcpyDtoDAsync", "cudaMemset2DAsync", "cudaMemcpyAsync")] == ["memops"] * 3
     assert kind("cudaMemPrefetchAsync") is None  # memory class, but neither a copy nor a memset
