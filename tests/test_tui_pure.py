@@ -98,3 +98,17 @@ def test_session_choose_cycles_wraps_and_changes_every_built_occurrence_in_place
     s.choices = {}
     s.choose(Dispatch("j", "if", "y", "f.rs", 2, [Arm("a", "if", 0), Arm("b", "else", 1)]), -1)
     assert s.choices == {"j": 1}  # [ with no choice picks the last arm
+
+
+def test_session_report_names_an_unreadable_checkpoint(demo_index, tmp_path):
+    """The report of a session whose checkpoint cannot be read is still written, and says why."""
+    from apxtui.trace import find_symbol
+    from apxtui.tui.session import Session
+
+    broken = tmp_path / "no-such-checkpoint"
+    s = Session(demo_index, checkpoint=broken)
+    s.entry = find_symbol(demo_index.graph, "Block::forward")
+    rep = s.map_report()
+    assert rep.trace is None and rep.checkpoint_error  # no document is made up for the error
+    md = s.report()
+    assert f"checkpoint `{broken}` could not be read: " in md and rep.checkpoint_error in md

@@ -574,6 +574,8 @@ def render_map_markdown(rep: Any, detail: bool = False) -> str:
         out += ["", "Aliases: " + "; ".join(f"`{a}` = `{n}`" for n, a in al.items())]
     out += map_boundaries(m) + map_capture(m) + map_transfers(m) + map_open(m)
     doc = rep.trace or {"checkpoint": h.get("checkpoint")}
+    if rep.checkpoint_error:
+        doc = {**doc, "checkpoint_error": rep.checkpoint_error}
     if "stages" in doc:
         out += trace_cut_lines(doc)
     if detail and "stages" in doc:

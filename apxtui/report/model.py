@@ -206,6 +206,7 @@ class MapReport:
     path: list[Any]  # apxtui.map.PathStep
     trace: dict[str, Any] | None = None
     analysed: AnalysedPath | None = None  # the analysed path of ``trace``
+    checkpoint_error: str = ""  # why the checkpoint could not be read or joined ("" when it could, or none given)
 
 
 def default_path(m: Any) -> tuple[str, ...]:

@@ -270,15 +270,14 @@ class Session:
         rep = map_report(self.index, self.entry, choices=dict(self.choices), profile=self.resolved, path=path,
                          detail=ckpt is not None, depth=TRACE_DEPTH, loop_bind=loop_binder(ckpt) if ckpt else None,
                          checkpoint=str(self.checkpoint) if self.checkpoint else None)
-        if err:
-            rep.trace = {"checkpoint": str(self.checkpoint), "checkpoint_error": err, "trace_cuts": {}}
-        elif ckpt is not None and rep.trace is not None:
+        rep.checkpoint_error = err
+        if ckpt is not None and rep.trace is not None:
             rep.trace["checkpoint"] = str(self.checkpoint)
             try:
                 assert rep.analysed is not None  # analysed with the trace (detail)
                 add_checkpoint_facts(rep.trace, checkpoint_facts(rep.analysed, self.index, ckpt))
             except Exception as e:  # noqa: BLE001 - the report is still worth writing
-                rep.trace["checkpoint_error"] = f"{type(e).__name__}: {e}"
+                rep.checkpoint_error = f"{type(e).__name__}: {e}"
         return rep
 
     def report(self, path: tuple[str, ...] | None = None) -> str:
