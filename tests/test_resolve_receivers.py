@@ -189,3 +189,27 @@ pub fn rope(cs: &(U, T)) {
 def test_a_tuple_field_takes_its_slot_type():
     assert [(ln, q, r) for ln, q, r, _ in calls(TUPLE_FIELDS, "m::rope", "dims")] == [
         (8, "m::T::dims", "exact"), (9, "m::T::dims", "exact")]
+
+
+WRITTEN = """
+pub struct T;
+impl T { pub fn dims(&self) {} }
+pub struct U;
+impl U { pub fn dims(&self) {} }
+pub fn make() -> U { U }
+pub fn go(n: u32) {
+    let ts: Vec<T> = external::collect(n);
+    ts.iter().map(|t| t.dims());
+    let (a, b) = {
+        let a = make();
+        (a, T)
+    };
+    a.dims();
+    b.dims();
+}
+"""
+
+
+def test_a_written_let_type_wins_and_a_block_value_is_typed_by_its_tail():
+    got = [(ln, q, r) for ln, q, r, _ in calls(WRITTEN, "m::go", "dims")]
+    assert got == [(9, "m::T::dims", "exact"), (14, "m::U::dims", "exact"), (15, "m::T::dims", "exact")]

@@ -271,13 +271,13 @@ def _brace_fields(pattern: str, var: str) -> list[tuple[str, str]]:
 
 def _let_entry(a: dict[str, Any], slot: int) -> tuple[Any, ...]:
     """A `let` fact as (line, column, statement end, block end, value, slot, branch positions,
-    destructuring pattern); the positions are ``None`` in facts without them."""
+    destructuring pattern, written type); the positions are ``None`` in facts without them."""
     value, tails = a.get("value", ""), a.get("tail_at", [])
     if a.get("tails"):  # `let x = if c { a } else { b }`: typed by its branches' values
         value = "\0".join(a["tails"])
     last, end = a.get("last"), a.get("end")
     return (a.get("line", 0), a.get("col", 0), tuple(last) if last else None, tuple(end) if end else None, value,
-            slot, tails, a.get("pattern", ""))
+            slot, tails, a.get("pattern", ""), a.get("type", ""))
 
 
 def pack_indexes(indexes: dict[str, Any]) -> bytes:
@@ -995,7 +995,9 @@ class RustResolver:
                     if annotated:
                         return self._text_type(annotated, sc, indexed)
                     return self._closure_param(ctx, slot, caller, call, depth) if slot == 0 else ""
-        value, line, col, slot, tails, pattern = self._assigned(caller, r, call.line, call.col, call.text)
+        value, line, col, slot, tails, pattern, written = self._assigned(caller, r, call.line, call.col, call.text)
+        if written:
+            return self._text_type(written, sc, indexed)
         if value and depth < 4:
             # the value is evaluated where its own `let` starts (shadowing: `let xs = xs.f()`)
             mkey = (id(caller), r, line, col, depth)
@@ -1005,14 +1007,12 @@ class RustResolver:
                               contexts=call.contexts)
                 if pattern:  # `let S { r, .. } = v`, `let Some(r) = v else { .. }`
                     ty = self._pattern_binding(pattern, value, r, caller, at, sc, depth)
-                elif "\0" in value:  # every branch the same type, else unknown
+                else:  # every branch the same type, else unknown
                     values = value.split("\0")
                     ats = [replace(at, line=p[0], col=p[1]) for p in tails] if len(tails) == len(values) \
                         else [at] * len(values)  # each tail where it is written: its block's bindings
                     tys = {self._branch_type(v, slot, caller, a, depth) for v, a in zip(values, ats, strict=True)}
                     ty = tys.pop() if len(tys) == 1 else ""
-                else:
-                    ty = self._branch_type(value, slot, caller, at, depth)
                 self._let_memo[mkey] = ty
             if ty:
                 return self._index(ty) if indexed else ty
@@ -1168,9 +1168,10 @@ class RustResolver:
         return self.receiver_type(e, caller, call, depth)
 
     def _assigned(self, caller: Definition, var: str, line: int, col: int = 1 << 20,
-                  inside: str = "") -> tuple[str, int, int, int, list[list[int]], str]:
+                  inside: str = "") -> tuple[str, int, int, int, list[list[int]], str, str]:
         """The value text, line, column, tuple slot (-1: the whole value), branch positions and
-        destructuring pattern (`let S { var, .. } = …`, `let Some(var) = … else`; else "") of the
+        destructuring pattern (`let S { var, .. } = …`, `let Some(var) = … else`; else "") and written
+        type (`let var: T = …`; else "") of the
         last `let var = …` / `let (.., var, ..) = …` in scope at ``line``:``col``: its statement
         ended before (its own value cannot see it: in `let w = w.f()` the receiver is the earlier
         `w`) and its block is still open (a `let` in another block, e.g. the other branch of an
@@ -1190,9 +1191,9 @@ class RustResolver:
                     by_var.setdefault(v, []).append(_let_entry(a, -1))
             for lst in by_var.values():
                 lst.sort(key=lambda e: (e[0], e[1]))
-        best: tuple[str, int, int, int, list[list[int]], str] = ("", 0, 0, -1, [], "")
+        best: tuple[str, int, int, int, list[list[int]], str, str] = ("", 0, 0, -1, [], "", "")
         here = (line, col)
-        for at, at_col, last, end, value, slot, tails, pattern in by_var.get(var, ()):
+        for at, at_col, last, end, value, slot, tails, pattern, written in by_var.get(var, ()):
             if last is None:
                 seen = at < line or at == line and not (inside and inside[:60] in value)
             else:
@@ -1200,7 +1201,7 @@ class RustResolver:
                     inside and inside[:60] in value)
                 seen = seen and (end is None or here < end)
             if seen:
-                best = (value, at, at_col, slot, tails, pattern)
+                best = (value, at, at_col, slot, tails, pattern, written)
         return best
 
     def _chain_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:

@@ -916,6 +916,9 @@ class _Extractor:
         if value is not None:  # `let x = v;` value text (analyses follow per-request scalars)
             entry = {"var": var, "value": self.tl(value)[:200], "line": let.start_point[0] + 1,
                      **_let_span(let)}
+            written = let.child_by_field_name("type")
+            if written is not None:
+                entry["type"] = self.tl(written)  # `let x: T = …`: the written type wins over the value's
             self._add_tails(entry, value)
             d.attrs.setdefault("assigns", []).append(entry)
             if value.type in ("match_expression", "if_expression"):
@@ -970,7 +973,7 @@ class _Extractor:
     def _add_tails(self, entry: dict[str, Any], value: ts.Node) -> None:
         """``let x = if c { a } else { b }``: the branches' values and the lines they are written on
         (``tails``, ``tail_at``: line and column), for typing the variable where each branch's bindings are in scope."""
-        if value.type in ("if_expression", "match_expression"):
+        if value.type in ("if_expression", "match_expression", "block"):  # (a block: its tail sees its lets)
             tails: list[tuple[str, list[int]]] = []
             self._tails(value, tails)
             if tails:
