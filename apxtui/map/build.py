@@ -958,18 +958,30 @@ def _rekey(work: list[Work], prefix: KeyChain, reps: list[Repeat], guard: tuple[
     return out
 
 
-def build_map(index: Any, entry: str, *, select: list[str] | None = None, choices: dict[str, int] | None = None,
-              profile: Any = None, loop_bind: LoopBinder | None = None, operators: list[str] | None = None,
-              rules: CallRules | None = None) -> ExecutionMap:
-    """The execution map of ``entry`` (a node id) under the selection, arm choices and profile."""
+def map_builder(index: Any, *, select: list[str] | None = None, choices: dict[str, int] | None = None,
+                profile: Any = None, loop_bind: LoopBinder | None = None, operators: list[str] | None = None,
+                rules: CallRules | None = None) -> MapBuilder:
+    """A builder under the selection, arm choices and profile (:meth:`MapBuilder.set_choices` changes the
+    choices and keeps what they do not reach)."""
     tracer = Tracer(index.graph, select=select, choices=choices, profile=profile)
     ops = operator_layer(index.graph, getattr(index, "root", None), operators)
-    b = MapBuilder(index, tracer, rules or call_rules(), ops, loop_bind)
+    return MapBuilder(index, tracer, rules or call_rules(), ops, loop_bind)
+
+
+def map_of(b: MapBuilder, entry: str) -> ExecutionMap:
+    """Walk from ``entry`` (a node id) and return the map with its lead lines."""
     b.build(entry)
     m = b.result()
-
     m.lead = lead_lines(m)
     return m
 
 
-__all__ = ["build_map", "MapBuilder", "render", "LOADER"]
+def build_map(index: Any, entry: str, *, select: list[str] | None = None, choices: dict[str, int] | None = None,
+              profile: Any = None, loop_bind: LoopBinder | None = None, operators: list[str] | None = None,
+              rules: CallRules | None = None) -> ExecutionMap:
+    """The execution map of ``entry`` (a node id) under the selection, arm choices and profile."""
+    return map_of(map_builder(index, select=select, choices=choices, profile=profile, loop_bind=loop_bind,
+                              operators=operators, rules=rules), entry)
+
+
+__all__ = ["build_map", "map_builder", "map_of", "MapBuilder", "render", "LOADER"]

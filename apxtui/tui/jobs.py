@@ -41,6 +41,10 @@ USE_FORK = "fork" in multiprocessing.get_all_start_methods() and sys.platform !=
 
 
 _IN_CHILD = False
+#: The parent's ends of the running jobs' pipes.  A forked child closes its copies at once: a copy
+#: kept open in one job would stop another job seeing the parent go (no EOF), so two serving jobs
+#: could outlive the app holding each other's pipes.
+_PARENT_ENDS: set[Any] = set()
 
 
 def in_child() -> bool:
@@ -84,6 +88,12 @@ def _child_main(conn, fn: JobFn, args: tuple) -> None:
     """In the forked child: run ``fn``, send what it yields, serve requests; never touch the terminal."""
     global _IN_CHILD
     _IN_CHILD = True
+    for end in list(_PARENT_ENDS):
+        try:
+            end.close()
+        except OSError:
+            pass
+    _PARENT_ENDS.clear()
     _detach_signals()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # the terminal belongs to the parent's UI
@@ -141,6 +151,7 @@ class Job:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 self._proc.start()
             child.close()
+            _PARENT_ENDS.add(self._conn)
         else:
             self._queue: asyncio.Queue | None = None
             self._pending: list[tuple[str, Any]] = []
@@ -296,6 +307,7 @@ class Job:
         if self.forked:
             if self._proc.is_alive():
                 self._proc.kill()
+            _PARENT_ENDS.discard(self._conn)
             self._conn.close()
             # reaped off the event loop: a child with a large heap takes a moment to be torn down
             threading.Thread(target=self._proc.join, daemon=True, name="apxtui-reap").start()
