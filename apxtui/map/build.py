@@ -33,6 +33,7 @@ from apxtui.analysis.capture import CaptureAnalysis
 from apxtui.analysis.dtypes import DtypeAnalysis
 from apxtui.analysis.graphkeys import graph_keys
 from apxtui.analysis.graphkeys import public as gk_public
+from apxtui.analysis.hostops import copy_direction
 from apxtui.analysis.launches import Count, complementary_cfg, render
 from apxtui.analysis.loops import consts_of, multiplier, unit
 from apxtui.analysis.summary import dtype_short
@@ -419,11 +420,9 @@ class MapBuilder:
     def _detail(self, st: Stage, cl: Classified) -> str:
         if cl.cls == CallClass.GRAPH:
             return self.cap.roles.role(st.node) or ""
-        if "Memcpy" in st.name or "memcpy" in st.name.lower():
-            joined = " ".join(st.via.args if st.via else ())
-            for key, d in (("HostToDevice", "H2D"), ("DeviceToHost", "D2H"), ("DeviceToDevice", "D2D")):
-                if key in joined:
-                    return d
+        if "memcpy" in st.name.lower():
+            d = copy_direction(st.name, list(st.via.args) if st.via else [])
+            return d if d in ("H2D", "D2H", "D2D") else ""
         return ""
 
     def _call(self, st: Stage, parent: str, cl: Classified, k: KeyChain) -> Call:

@@ -297,7 +297,6 @@ class ExplorerScreen(ApxScreen):
             pending = analysis.pending()
             note = analysis.summary.weights_note if analysis.summary is not None else ""
             if not known and analysis.ready:
-                pending = "fetching the analysis of this row…"
                 self._fetch(analysis, row.pos)
                 return  # shown when it arrives (a moment): one repaint, not two
         self.query_one("#details", DetailsPane).show(stage_details(self.session, row.stage, ann, pending, note))
