@@ -35,6 +35,9 @@ SERVING = "<serving>"
 
 #: How much lower than the UI a forked job runs (``nice``): on a busy machine keys still come first.
 NICE = 10
+#: Groups whose result the user is waiting for (the map after ``]``, an export): not niced, or a busy
+#: machine's other processes starve them (a 0.2 s map update took 5-14 s at load 20 when niced).
+INTERACTIVE = frozenset({"map", "export", "copy"})
 
 #: Run jobs in forked children (False: threads).  Tests may flip it to cover the fallback.
 USE_FORK = "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
@@ -84,7 +87,7 @@ def _detach_signals() -> None:
         pass
 
 
-def _child_main(conn, fn: JobFn, args: tuple) -> None:
+def _child_main(conn, fn: JobFn, args: tuple, nice: int = NICE) -> None:
     """In the forked child: run ``fn``, send what it yields, serve requests; never touch the terminal."""
     global _IN_CHILD
     _IN_CHILD = True
@@ -101,7 +104,8 @@ def _child_main(conn, fn: JobFn, args: tuple) -> None:
     sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the child
     gc.disable()  # short-lived: a collection would only copy the parent's pages
     try:
-        os.nice(NICE)  # the keys come first: the UI process keeps its priority, the background yields
+        if nice:
+            os.nice(nice)  # the keys come first: the UI process keeps its priority, the background yields
     except OSError:
         pass
     try:
@@ -133,7 +137,7 @@ def _child_main(conn, fn: JobFn, args: tuple) -> None:
 class Job:
     """One running job; iterate :meth:`messages` once, from the event loop."""
 
-    def __init__(self, name: str, fn: JobFn, *args: Any, fork: bool | None = None) -> None:
+    def __init__(self, name: str, fn: JobFn, *args: Any, fork: bool | None = None, nice: int = NICE) -> None:
         self.name = name
         self.cancelled = False
         self.serving = False  # the job finished computing and answers requests
@@ -146,7 +150,8 @@ class Job:
         if self.forked:
             ctx = multiprocessing.get_context("fork")
             self._conn, child = ctx.Pipe(duplex=True)
-            self._proc = ctx.Process(target=_child_main, args=(child, fn, args), daemon=True, name=f"apxtui-{name}")
+            self._proc = ctx.Process(target=_child_main, args=(child, fn, args, nice), daemon=True,
+                                     name=f"apxtui-{name}")
             with warnings.catch_warnings():  # 3.12+ warns about fork with threads; the child runs no thread
                 warnings.simplefilter("ignore", DeprecationWarning)
                 self._proc.start()
@@ -329,7 +334,7 @@ class Jobs:
         old = self._by_group.pop(group, None)
         if old is not None:
             old.cancel()
-        job = Job(group, fn, *args)
+        job = Job(group, fn, *args, nice=0 if group in INTERACTIVE else NICE)
         self._by_group[group] = job
         return job
 
