@@ -252,7 +252,7 @@ class MapView(VimTree[MapItem]):
             if not p.is_expanded:
                 p.expand()
             p = p.parent
-        self._settle(node)
+        self._settle(node, scroll_now=True)
 
     def on_resize(self) -> None:
         """The cursor row stays in view when the pane changes size (80×24 ↔ wide, maximize)."""

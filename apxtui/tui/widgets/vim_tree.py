@@ -65,11 +65,14 @@ class VimTree(Tree[T]):
         """Number the rows now (Tree does it lazily), so the cursor can move to a new row at once."""
         self._tree_lines  # noqa: B018 - the property builds the line cache
 
-    def _settle(self, node: TreeNode[T]) -> None:
-        """Cursor on ``node`` now; scrolled to it once the rows are laid out."""
+    def _settle(self, node: TreeNode[T], scroll_now: bool = False) -> None:
+        """Cursor on ``node`` now; scrolled to it once the rows are laid out (or at once: ``scroll_now``)."""
         self.lines_now()
         self.move_cursor(node)
-        self.call_after_refresh(self.scroll_to_node, node, animate=False)
+        if scroll_now:
+            self.scroll_to_node(node, animate=False)
+        else:
+            self.call_after_refresh(self.scroll_to_node, node, animate=False)
 
     def action_expand(self) -> None:
         node = self.cursor_node
