@@ -10,8 +10,9 @@ nothing left to repaint; the latency is key → the last repaint before that (ea
 update is also encoded to terminal output, as a real terminal would get it).  "busy" rows
 press while the background analysis of the path is running (it is re-started whenever it
 finishes); "idle" rows after it is done.  Also: the command
-palette's first results, an arm change, ``n``, export of the whole path, and with ``--map`` the
-execution map view (key → map built, ``j``/``n`` in it, ``enter`` into the tree, ``]`` → map rebuilt).  Prints
+palette's first results, an arm change, ``n``, export of the whole path, ``q`` while the analysis runs
+(key → app exited), and with ``--map`` the execution map view (key → map built, ``j``/``n`` in it,
+``enter`` into the tree, ``]`` → map rebuilt, three quick ``]`` → map rebuilt once for the last arm).  Prints
 min / median / p95 / max in milliseconds and the main process's CPU per key.  Not a
 test: nothing asserts.
 """
@@ -185,6 +186,16 @@ async def measure_map(app, rep: Repaints, pilot, out, timed) -> None:
             await until(fresh)
             lat.append((time.perf_counter() - t0) * 1000)
         out.append(("] on a map row → map rebuilt", lat, [0.0] * len(lat)))
+        lat, ok = [], 0
+        for _ in range(3):  # three presses 40 ms apart (a held key): coalesced, the last arm applied
+            t0 = time.perf_counter()
+            for _ in range(3):
+                app.post_message(events.Key("right_square_bracket", None))
+                await asyncio.sleep(0.04)
+            await until(fresh)
+            lat.append((time.perf_counter() - t0) * 1000)
+            ok += screen._chosen_rows().get(view.cursor_row.key if view.cursor_row else (), "") != ""
+        out.append((f"]]] 3 quick presses → map rebuilt ({ok}/3 marked)", lat, [0.0] * len(lat)))
     await press(app, rep, "m")  # back to the tree
 
 
@@ -292,6 +303,14 @@ async def run(args, size: tuple[int, int]) -> list[tuple[str, list[float], list[
         reports = sorted((Path(tmp.name) / "reports").glob("*.md"))
         size_note = f", {reports[-1].stat().st_size / 1e6:.2f} MB" if reports else ""
         out.append((f"e export whole path{size_note}", times, [0.0] * len(times)))
+        # q while the background analysis runs: key → the app has exited (in-process; children killed)
+        await wait_ready(app, pilot)
+        await keep_busy(app)
+        busy = analysing(app)
+        t0 = time.perf_counter()
+        app.post_message(events.Key("q", "q"))
+        await until(lambda: not app.is_running, 10)
+        out.append((f"q → app exited (analysis running: {busy})", [(time.perf_counter() - t0) * 1000], [0.0]))
     tmp.cleanup()
     return out
 

@@ -407,3 +407,40 @@ def test_cub_device_algorithms_are_library_work_unless_the_project_defines_them(
     libs = [(c.name, c.library) for r in m.phases[0].rows for c in iter_calls(r.work) if c.kind == CallClass.LIBRARY]
     assert libs == [("inclusive_scan", "thrust"), ("count", "thrust")]
     assert "vendor:thrust:thrust::sort" not in idx.graph
+
+
+def _incremental(index, entry):
+    from apxtui.map.build import MapBuilder
+    from apxtui.map.operators import operator_layer
+    from apxtui.trace import Tracer
+
+    b = MapBuilder(index, Tracer(index.graph), call_rules(), operator_layer(index.graph, index.root, None))
+    b.build(entry)
+    return b
+
+
+@pytest.mark.parametrize("name", ["Pi05Policy.infer", "model::forward"])
+def test_a_choice_changed_on_a_kept_builder_maps_as_a_fresh_build(demo_index, mini_index, name):
+    """set_choices + build (memos kept, only what the choice reaches redone) == build_map with those choices,
+    for each arm of each dispatch point, in a sequence (so kept memos from several walks are reused)."""
+    import json
+
+    index = demo_index if "." in name else mini_index
+    entry = find_symbol(index.graph, name)
+    b = _incremental(index, entry)
+    keys = [(k, [a.index for a in d.arms]) for k, d in b.dispatches.items() if len(d.arms) > 1]
+    assert keys
+    choices: dict[str, int] = {}
+    steps = 0
+    for key, arms in keys[:12]:
+        for arm in arms[::-1]:
+            choices[key] = arm
+            b.set_choices(choices)
+            b.build(entry)
+            got = b.result()
+            want = build_map(index, entry, choices=dict(choices))
+            got.lead, want.lead = [], []
+            assert json.dumps(got.to_dict()) == json.dumps(want.to_dict()), (key, arm)
+            assert got == want
+            steps += 1
+    assert steps >= 2

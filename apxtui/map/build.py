@@ -33,6 +33,7 @@ from apxtui.analysis.capture import CaptureAnalysis
 from apxtui.analysis.dtypes import DtypeAnalysis
 from apxtui.analysis.graphkeys import graph_keys
 from apxtui.analysis.graphkeys import public as gk_public
+from apxtui.analysis.hostops import copy_direction
 from apxtui.analysis.launches import Count, complementary_cfg, render
 from apxtui.analysis.loops import consts_of, multiplier, unit
 from apxtui.analysis.summary import dtype_short
@@ -162,6 +163,19 @@ class MapBuilder:
         self._phase_of: dict[str, str] = {}
         self._counts: dict[str, Counts] = {}
         self._others_memo: dict[str, list[OtherCall]] = {}
+        # what one op() computation did besides its result, in order: graph nodes (str) of the op() calls
+        # it made, stages it noted (_note) and dispatch points it recorded (_record); replayed when a
+        # memo kept from an earlier walk is first used in a walk (see :meth:`set_choices`)
+        self._effects: dict[str, list[str | Stage | Dispatch]] = {}
+        self._log: list[str | Stage | Dispatch] | None = None
+        self._region_out: dict[str, list[dict[str, Any]]] = {}  # capture regions found in a node's calls
+        self._key_nodes: dict[str, set[str]] = {}  # dispatch key → nodes whose children hold it
+        self._retired: list[Any] = []  # children lists replaced: kept alive, memos are keyed by their id()
+        self.entry_name = ""
+        self._reset_walk()
+
+    def _reset_walk(self) -> None:
+        """The state of one walk from the entry (the memos above outlive it)."""
         self._blocks: dict[tuple[str, Phase, bool], tuple[Frame, int, PhaseCounts]] = {}
         self.rows: list[Row] = []
         self.regions: list[dict[str, Any]] = []
@@ -171,7 +185,40 @@ class MapBuilder:
         self.ambiguous: dict[str, list[Site]] = {}
         self.range_arms: dict[Phase, list[str]] = {}
         self._guards: dict[int, dict[str, Any]] = {}
-        self.entry_name = ""
+        self._walked: set[str] = set()  # op memos used (or computed) in this walk
+        self._regions_walked: set[str] = set()
+
+    def set_choices(self, choices: dict[str, int]) -> None:
+        """Arm choices for the next :meth:`build`: only what depends on a changed choice is worked out again.
+
+        Per-function children holding a changed dispatch point are traced again, and the operator
+        memos reaching them (or cut by recursion, which depends on the walk order) are dropped; the
+        next build walks the model level again and replays the kept memos' notes in walk order, so
+        its map equals a fresh build's."""
+        old = self.tracer.choices
+        changed = {k for k in set(old) | set(choices) if old.get(k) != choices.get(k)}
+        self.tracer.choices = dict(choices)
+        stale: set[str] = set()
+        for k in changed:
+            stale |= self._key_nodes.pop(k, set())
+        for node in stale:
+            self._retired.append(self._kids.pop(node, None))
+            self._regions.pop(node, None)
+            self._region_out.pop(node, None)
+        users: dict[str, set[str]] = {}
+        for user, log in self._effects.items():
+            for e in log:
+                if isinstance(e, str):
+                    users.setdefault(e, set()).add(user)
+        todo = [n for n in self._opmemo if n in stale or self._opmemo[n].cuts]
+        while todo:
+            n = todo.pop()
+            if self._opmemo.pop(n, None) is None:
+                continue
+            self._effects.pop(n, None)
+            self._counts.pop(n, None)
+            self._others_memo.pop(n, None)
+            todo += users.get(n, ())
 
     # -- graph access --------------------------------------------------------------------
 
@@ -186,6 +233,8 @@ class MapBuilder:
                 got = _after_exits(got, {(e["group"], e["arm"]) for e in exits})
                 got = _synthetic_exits(node, got, exits)
             self._kids[node] = got
+            for k in _keys(got):
+                self._key_nodes.setdefault(k, set()).add(node)
         return got
 
     def classify(self, st: Stage) -> Classified:
@@ -195,11 +244,15 @@ class MapBuilder:
         return self.rules.classify(kind, st.qualname, st.via.kind if st.via else "", defined)
 
     def _note(self, st: Stage) -> None:
+        if self._log is not None:
+            self._log.append(st)
         res = st.via.resolution if st.via else ""
         if res == "unresolved" and st.kind == NodeKind.EXTERNAL:
             self.unresolved.setdefault(st.qualname, []).append(_site(st))
 
     def _record(self, d: Dispatch) -> None:
+        if self._log is not None:
+            self._log.append(d)
         self.dispatches.setdefault(d.key, d)
         if d.construct == "candidates":
             sites = self.ambiguous.setdefault(d.subject, [])
@@ -290,11 +343,36 @@ class MapBuilder:
 
     def op(self, node: str, stack: tuple[str, ...]) -> _Op:
         """What one call of operator function ``node`` reaches (memoised; keys relative to it)."""
+        if self._log is not None:
+            self._log.append(node)
         got = self._opmemo.get(node)
         if got is None:
-            got = self._op_items(node, self.children(node), (*stack, node))
+            self._walked.add(node)
+            outer, self._log = self._log, []
+            try:
+                got = self._op_items(node, self.children(node), (*stack, node))
+            finally:
+                self._effects[node], self._log = self._log, outer
             self._opmemo[node] = got
+        elif node not in self._walked:
+            self._replay(node)
         return got
+
+    def _replay(self, node: str) -> None:
+        """A memo kept from an earlier walk, first used in this one: its notes, as computing it would make."""
+        self._walked.add(node)
+        outer, self._log = self._log, None
+        try:
+            for e in self._effects[node]:
+                if isinstance(e, str):
+                    if e not in self._walked:
+                        self._replay(e)
+                elif isinstance(e, Stage):
+                    self._note(e)
+                else:
+                    self._record(e)
+        finally:
+            self._log = outer
 
     def _op_items(self, node: str, items: list[Stage | Dispatch], stack: tuple[str, ...]) -> _Op:
         out = _Op()
@@ -342,11 +420,9 @@ class MapBuilder:
     def _detail(self, st: Stage, cl: Classified) -> str:
         if cl.cls == CallClass.GRAPH:
             return self.cap.roles.role(st.node) or ""
-        if "Memcpy" in st.name or "memcpy" in st.name.lower():
-            joined = " ".join(st.via.args if st.via else ())
-            for key, d in (("HostToDevice", "H2D"), ("DeviceToHost", "D2H"), ("DeviceToDevice", "D2D")):
-                if key in joined:
-                    return d
+        if "memcpy" in st.name.lower():
+            d = copy_direction(st.name, list(st.via.args) if st.via else [])
+            return d if d in ("H2D", "D2H", "D2D") else ""
         return ""
 
     def _call(self, st: Stage, parent: str, cl: Classified, k: KeyChain) -> Call:
@@ -419,6 +495,7 @@ class MapBuilder:
     # -- model level ---------------------------------------------------------------------
 
     def build(self, entry: str) -> None:
+        self._reset_walk()
         root = self.tracer.stage(entry)
         self.entry_name = root.qualname
         phase = Phase.LOAD if LOADER.match(root.name or "") else Phase.EAGER
@@ -436,16 +513,20 @@ class MapBuilder:
         got = self._regions.get(node)
         if got is None:
             got = set()
+            out: list[dict[str, Any]] = []
             fn = self.tracer.stage(node)
             fn.children = items
             try:
                 for r in self.cap.regions_in(fn):
                     got |= {id(s) for s in r.get("_body", [])}
-                    self.regions.append(self._public_region(fn, r))
+                    out.append(self._public_region(fn, r))
             except Exception as e:  # noqa: BLE001 - a capture rule failing must not lose the map
                 got = set()
-                self.regions.append({"function": fn.qualname, "error": f"{type(e).__name__}: {e}"})
-            self._regions[node] = got
+                out = [{"function": fn.qualname, "error": f"{type(e).__name__}: {e}"}]
+            self._regions[node], self._region_out[node] = got, out
+        if node not in self._regions_walked:  # listed at the first call in a walk
+            self._regions_walked.add(node)
+            self.regions += self._region_out[node]
         return got
 
     def _public_region(self, fn: Stage, r: dict[str, Any]) -> dict[str, Any]:
@@ -876,18 +957,30 @@ def _rekey(work: list[Work], prefix: KeyChain, reps: list[Repeat], guard: tuple[
     return out
 
 
-def build_map(index: Any, entry: str, *, select: list[str] | None = None, choices: dict[str, int] | None = None,
-              profile: Any = None, loop_bind: LoopBinder | None = None, operators: list[str] | None = None,
-              rules: CallRules | None = None) -> ExecutionMap:
-    """The execution map of ``entry`` (a node id) under the selection, arm choices and profile."""
+def map_builder(index: Any, *, select: list[str] | None = None, choices: dict[str, int] | None = None,
+                profile: Any = None, loop_bind: LoopBinder | None = None, operators: list[str] | None = None,
+                rules: CallRules | None = None) -> MapBuilder:
+    """A builder under the selection, arm choices and profile (:meth:`MapBuilder.set_choices` changes the
+    choices and keeps what they do not reach)."""
     tracer = Tracer(index.graph, select=select, choices=choices, profile=profile)
     ops = operator_layer(index.graph, getattr(index, "root", None), operators)
-    b = MapBuilder(index, tracer, rules or call_rules(), ops, loop_bind)
+    return MapBuilder(index, tracer, rules or call_rules(), ops, loop_bind)
+
+
+def map_of(b: MapBuilder, entry: str) -> ExecutionMap:
+    """Walk from ``entry`` (a node id) and return the map with its lead lines."""
     b.build(entry)
     m = b.result()
-
     m.lead = lead_lines(m)
     return m
 
 
-__all__ = ["build_map", "MapBuilder", "render", "LOADER"]
+def build_map(index: Any, entry: str, *, select: list[str] | None = None, choices: dict[str, int] | None = None,
+              profile: Any = None, loop_bind: LoopBinder | None = None, operators: list[str] | None = None,
+              rules: CallRules | None = None) -> ExecutionMap:
+    """The execution map of ``entry`` (a node id) under the selection, arm choices and profile."""
+    return map_of(map_builder(index, select=select, choices=choices, profile=profile, loop_bind=loop_bind,
+                              operators=operators, rules=rules), entry)
+
+
+__all__ = ["build_map", "map_builder", "map_of", "MapBuilder", "render", "LOADER"]

@@ -314,7 +314,7 @@ class ApxApp(App):
         self.join_state = JoinState(ckpt, j, done=True)
 
     #: Worker groups that keep running while their job serves requests (never "complete").
-    SERVING_GROUPS = frozenset({"analysis", "sol-serve"})
+    SERVING_GROUPS = frozenset({"analysis", "sol-serve", "map-server"})
 
     def busy(self) -> bool:
         """Anything still to come: an analysis waiting or running, a worker computing, a job in progress."""

@@ -213,11 +213,23 @@ def _render(session: Session, row: tuple[str, ...] | None) -> Generator[Any, Non
     return render_map_markdown(rep)
 
 
-def execution_map(session: Session) -> Iterator[Any]:
-    """The execution map of the current path (the explorer's map view)."""
+def map_server(session: Session) -> Iterator[Any]:
+    """The execution map of the current path, then served again for new arm choices (``{key: arm}``): the
+    builder keeps what a choice does not reach, so an arm change re-traces only what it changes."""
+    from apxtui.map.build import map_of  # lazy: first paint (runs in a background job)
+
     session = _own(session)
+    assert session.entry is not None
+    entry = session.entry
     yield Progress("map: building the execution map…")
-    yield session.execution_map()
+    b = session.map_builder()
+    yield map_of(b, entry)
+
+    def rebuild(choices: dict[str, int]):
+        b.set_choices(choices)
+        return map_of(b, entry)
+
+    yield Serve(rebuild)
 
 
 def sol_server(session: Session) -> Iterator[Any]:

@@ -35,12 +35,19 @@ SERVING = "<serving>"
 
 #: How much lower than the UI a forked job runs (``nice``): on a busy machine keys still come first.
 NICE = 10
+#: Groups whose result the user is waiting for (the map after ``]``, an export): not niced, or a busy
+#: machine's other processes starve them (a 0.2 s map update took 5-14 s at load 20 when niced).
+INTERACTIVE = frozenset({"map", "export", "copy"})
 
 #: Run jobs in forked children (False: threads).  Tests may flip it to cover the fallback.
 USE_FORK = "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
 
 
 _IN_CHILD = False
+#: The parent's ends of the running jobs' pipes.  A forked child closes its copies at once: a copy
+#: kept open in one job would stop another job seeing the parent go (no EOF), so two serving jobs
+#: could outlive the app holding each other's pipes.
+_PARENT_ENDS: set[Any] = set()
 
 
 def in_child() -> bool:
@@ -80,10 +87,16 @@ def _detach_signals() -> None:
         pass
 
 
-def _child_main(conn, fn: JobFn, args: tuple) -> None:
+def _child_main(conn, fn: JobFn, args: tuple, nice: int = NICE) -> None:
     """In the forked child: run ``fn``, send what it yields, serve requests; never touch the terminal."""
     global _IN_CHILD
     _IN_CHILD = True
+    for end in list(_PARENT_ENDS):
+        try:
+            end.close()
+        except OSError:
+            pass
+    _PARENT_ENDS.clear()
     _detach_signals()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # the terminal belongs to the parent's UI
@@ -91,7 +104,8 @@ def _child_main(conn, fn: JobFn, args: tuple) -> None:
     sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the child
     gc.disable()  # short-lived: a collection would only copy the parent's pages
     try:
-        os.nice(NICE)  # the keys come first: the UI process keeps its priority, the background yields
+        if nice:
+            os.nice(nice)  # the keys come first: the UI process keeps its priority, the background yields
     except OSError:
         pass
     try:
@@ -123,7 +137,7 @@ def _child_main(conn, fn: JobFn, args: tuple) -> None:
 class Job:
     """One running job; iterate :meth:`messages` once, from the event loop."""
 
-    def __init__(self, name: str, fn: JobFn, *args: Any, fork: bool | None = None) -> None:
+    def __init__(self, name: str, fn: JobFn, *args: Any, fork: bool | None = None, nice: int = NICE) -> None:
         self.name = name
         self.cancelled = False
         self.serving = False  # the job finished computing and answers requests
@@ -136,11 +150,13 @@ class Job:
         if self.forked:
             ctx = multiprocessing.get_context("fork")
             self._conn, child = ctx.Pipe(duplex=True)
-            self._proc = ctx.Process(target=_child_main, args=(child, fn, args), daemon=True, name=f"apxtui-{name}")
+            self._proc = ctx.Process(target=_child_main, args=(child, fn, args, nice), daemon=True,
+                                     name=f"apxtui-{name}")
             with warnings.catch_warnings():  # 3.12+ warns about fork with threads; the child runs no thread
                 warnings.simplefilter("ignore", DeprecationWarning)
                 self._proc.start()
             child.close()
+            _PARENT_ENDS.add(self._conn)
         else:
             self._queue: asyncio.Queue | None = None
             self._pending: list[tuple[str, Any]] = []
@@ -296,6 +312,7 @@ class Job:
         if self.forked:
             if self._proc.is_alive():
                 self._proc.kill()
+            _PARENT_ENDS.discard(self._conn)
             self._conn.close()
             # reaped off the event loop: a child with a large heap takes a moment to be torn down
             threading.Thread(target=self._proc.join, daemon=True, name="apxtui-reap").start()
@@ -317,7 +334,7 @@ class Jobs:
         old = self._by_group.pop(group, None)
         if old is not None:
             old.cancel()
-        job = Job(group, fn, *args)
+        job = Job(group, fn, *args, nice=0 if group in INTERACTIVE else NICE)
         self._by_group[group] = job
         return job
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from apxtui.checkpoint.join import join_index
 from apxtui.checkpoint.reader import read_checkpoint
 from apxtui.index.build import Index
-from apxtui.map.model import ExecutionMap
 from apxtui.profile.bind import resolve
 from apxtui.profile.model import Profile, Resolved
 from apxtui.profile.space import discover
@@ -26,6 +25,7 @@ from apxtui.vocab import CALL_EDGE_KINDS
 if TYPE_CHECKING:
     from apxtui.analysis.path import AnalysedPath
     from apxtui.checkpoint.weights import StageWeights
+    from apxtui.map.build import MapBuilder
 
 TRACE_DEPTH = 40
 __all__ = ["Session", "TRACE_DEPTH", "stage_key"]
@@ -241,19 +241,18 @@ class Session:
                 self._ckpt = read_checkpoint(self.checkpoint)
             return self._ckpt
 
-    def execution_map(self) -> ExecutionMap:
-        """The execution map of the current entry under the choices and profile (a background job), loops
-        bound to the checkpoint's config when one is open."""
+    def map_builder(self) -> MapBuilder:
+        """A builder of the execution map under the current choices and profile (a background job;
+        :meth:`MapBuilder.set_choices` for new choices), loops bound to the checkpoint's config when one is open."""
         from apxtui.checkpoint.ontrace import loop_binder  # lazy: first paint
-        from apxtui.map import build_map  # lazy: first paint
+        from apxtui.map.build import map_builder  # lazy: first paint
 
-        assert self.entry is not None
         try:
             ckpt = self.read_checkpoint()
         except Exception:  # noqa: BLE001 - CheckpointError: the loops stay symbolic (screen 4 says why)
             ckpt = None
-        return build_map(self.index, self.entry, choices=dict(self.choices), profile=self.resolved,
-                         loop_bind=loop_binder(ckpt) if ckpt is not None else None)
+        return map_builder(self.index, choices=dict(self.choices), profile=self.resolved,
+                           loop_bind=loop_binder(ckpt) if ckpt is not None else None)
 
     def map_report(self, path: tuple[str, ...] | None = None):
         """The execution map of the current entry and choices with its report header (worker thread);

@@ -24,7 +24,7 @@ from apxtui.analysis.launches import own_kind
 from apxtui.map.model import Choice, ExecutionMap, KeyChain
 from apxtui.textsafe import one_line
 from apxtui.trace import Stage
-from apxtui.tui.background import execution_map, report_text, write_report
+from apxtui.tui.background import Progress, map_server, report_text, write_report
 from apxtui.tui.commands import ExplorerCommands, SymbolCommands
 from apxtui.tui.details import (
     dispatch_details,
@@ -34,6 +34,7 @@ from apxtui.tui.details import (
     stage_details,
 )
 from apxtui.tui.entries import default_entry, entry_points
+from apxtui.tui.jobs import SERVING, Job, JobFailed
 from apxtui.tui.path_analysis import PathAnalysis
 from apxtui.tui.positions import Pos, find_keys, positions_after, stage_keys
 from apxtui.tui.rows import ArmRow, DispatchRow, MoreRow, Row, StageRow
@@ -132,6 +133,10 @@ class ExplorerScreen(ApxScreen):
         self._row_choices: dict[KeyChain, Choice] = {}  # map row key → the choice [ / ] cycles there
         self._map_goal: KeyChain | None = None  # where the map's cursor goes when it is shown next
         self._tree_left_at: KeyChain = ()  # the tree's position when the map was last hidden
+        self._map_job: Job | None = None  # serves maps of one entry and profile for new arm choices
+        self._map_basis: tuple[Any, Any] = (None, None)  # (entry, bound profile) the map job serves
+        self._map_basis_choices: dict[str, int] = {}  # the choices of its first map …
+        self._map_first: asyncio.Future[ExecutionMap] | None = None  # … which arrives here
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="crumb")
@@ -292,7 +297,6 @@ class ExplorerScreen(ApxScreen):
             pending = analysis.pending()
             note = analysis.summary.weights_note if analysis.summary is not None else ""
             if not known and analysis.ready:
-                pending = "fetching the analysis of this row…"
                 self._fetch(analysis, row.pos)
                 return  # shown when it arrives (a moment): one repaint, not two
         self.query_one("#details", DetailsPane).show(stage_details(self.session, row.stage, ann, pending, note))
@@ -569,7 +573,7 @@ class ExplorerScreen(ApxScreen):
         gen = self.session.generation
         view = self.query_one("#map", MapView)
         try:
-            m = await self.apx.run_job("map", execution_map, self.session)
+            m = await self._map_for(self.session)
         finally:
             view.loading = False
         if self.session.generation != gen:
@@ -584,6 +588,43 @@ class ExplorerScreen(ApxScreen):
         if self.map_shown and not isinstance(self.focused, Input):
             view.focus()
         self.call_after_refresh(self._map_cursor_changed)
+
+    async def _map_for(self, session: Session) -> ExecutionMap:
+        """The map of the session's path: asked of the map job serving this entry and profile (it re-traces
+        only what the new choices change), else from a new one."""
+        basis = (session.entry, session.resolved)
+        choices = dict(session.choices)
+        job, first = self._map_job, self._map_first
+        if job is not None and first is not None and not job.cancelled and self._map_basis == basis:
+            try:
+                m = await asyncio.shield(first)  # a press while the first map is built waits for it
+                return m if choices == self._map_basis_choices else await job.request(choices)
+            except JobFailed:
+                pass  # the server is gone: start again
+        job = self._map_job = self.apx.background.start("map", map_server, session)
+        self._map_basis, self._map_basis_choices = basis, choices
+        first = self._map_first = asyncio.get_running_loop().create_future()
+        self._read_map_job(job, first)
+        return await asyncio.shield(first)
+
+    @work(exclusive=True, group="map-server", exit_on_error=False)
+    async def _read_map_job(self, job: Job, first: asyncio.Future) -> None:
+        """Read the map job until it ends (it serves until replaced or cancelled); its first map → ``first``."""
+        try:
+            async for msg in job.messages():
+                if isinstance(msg, Progress):
+                    self.apx.set_activity("map", msg.text)
+                elif msg is SERVING:
+                    self.apx.set_activity("map", "")
+                elif not first.done():
+                    first.set_result(msg)
+        except JobFailed as e:
+            if not first.done():
+                first.set_exception(e)
+        finally:
+            self.apx.set_activity("map", "")
+            if not first.done():
+                first.set_exception(JobFailed("map: cancelled"))
 
     def _chosen_rows(self) -> dict[KeyChain, str]:
         """Map row key → the arm chosen there with ``[``/``]`` (its condition), for the rows' marks."""

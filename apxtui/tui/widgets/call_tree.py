@@ -128,10 +128,6 @@ class CallTree(QuietVirtualSize, VimTree[Row]):
         self.root._reset()
         self.refresh()
 
-    def lines_now(self) -> None:
-        """Number the rows now (Tree does it lazily), so the cursor can move to a new row at once."""
-        self._tree_lines  # noqa: B018 - the property builds the line cache
-
     # -- building ------------------------------------------------------------------------
 
     def show_trace(self, source: TraceSource, root: Stage, expanded: set[Pos] | None = None,
@@ -155,12 +151,6 @@ class CallTree(QuietVirtualSize, VimTree[Row]):
         self._settle(target or self.root)
         if expanded:  # … then the rows that were open, a slice at a time between keys and repaints
             self.run_worker(self._reopen(expanded), group="tree-reopen", exclusive=True, exit_on_error=False)
-
-    def _settle(self, node: TreeNode[Row]) -> None:
-        """Cursor on ``node`` now; scrolled to it once the rows are laid out."""
-        self.lines_now()
-        self.move_cursor(node)
-        self.call_after_refresh(self.scroll_to_node, node, animate=False)
 
     async def _reopen(self, expanded: set[Pos]) -> None:
         """Open again the rows that were open before a re-trace (breadth first, in slices of ~8 ms)."""
@@ -269,23 +259,10 @@ class CallTree(QuietVirtualSize, VimTree[Row]):
 
     def find_stage(self, node_id: str) -> TreeNode[Row] | None:
         """The first built row (pre-order) for graph node ``node_id``."""
-        stack = [self.root]
-        while stack:
-            n = stack.pop()
-            if isinstance(n.data, StageRow) and n.data.stage.node == node_id:
-                return n
-            stack.extend(reversed(n.children))
-        return None
+        return next((n for n in self.walk() if isinstance(n.data, StageRow) and n.data.stage.node == node_id), None)
 
     def expanded_positions(self) -> set[Pos]:
-        out: set[Pos] = set()
-        stack = [self.root]
-        while stack:
-            n = stack.pop()
-            if n.is_expanded and n is not self.root and n.data is not None:
-                out.add(n.data.pos)
-            stack.extend(n.children)
-        return out
+        return {n.data.pos for n in self.walk() if n.is_expanded and n is not self.root and n.data is not None}
 
     @staticmethod
     def stage_path(node: TreeNode[Row] | None) -> list[Stage]:

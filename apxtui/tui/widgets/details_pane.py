@@ -83,34 +83,37 @@ class DetailsPane(QuietVirtualSize, ScrollView, can_focus=True):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._sections: list[Section] | None = None
-        self._plain = "Select a row in the call tree."
-        self._lines: list[Strip] = []
+        self._texts: list[Text] = []
+        self._lines: list[Strip | None] = []
         self._width = 0
 
     def show(self, sections: list[Section]) -> None:
-        self._plain = render_sections(sections).plain
         self._sections = sections
         self._render_lines()
         self.scroll_to(0, 0, animate=False, immediate=True)
 
     def text(self) -> str:
-        """The plain text shown (for tests and copying)."""
-        return self._plain
+        """The plain text shown (for tests and copying; made on request, not per row shown)."""
+        return render_sections(self._sections).plain if self._sections is not None else "Select a row in the call tree."
 
     def _render_lines(self) -> None:
         width = max(1, self.scrollable_content_region.width)
-        console = self.app.console
-        style = self.rich_style
-        texts = (render_grid(self._sections, width) if self._sections is not None
-                 else [Text("Select a row in the call tree.", style="dim")])
-        self._lines = []
-        for t in texts:
-            t.truncate(width)
-            segs = [Segment(s.text, style + s.style if s.style else style) for s in t.render(console)]
-            self._lines.append(Strip(Segment.adjust_line_length(segs, width, style=style), width))
+        self._texts = (render_grid(self._sections, width) if self._sections is not None
+                       else [Text("Select a row in the call tree.", style="dim")])
+        self._lines = [None] * len(self._texts)  # rendered when first shown (most rows are below the pane)
         self._width = width
         self.virtual_size = Size(width, len(self._lines))
         self.refresh()
+
+    def _strip(self, i: int) -> Strip:
+        strip = self._lines[i]
+        if strip is None:
+            width, style = self._width, self.rich_style
+            t = self._texts[i]
+            t.truncate(width)
+            segs = [Segment(s.text, style + s.style if s.style else style) for s in t.render(self.app.console)]
+            strip = self._lines[i] = Strip(Segment.adjust_line_length(segs, width, style=style), width)
+        return strip
 
     def on_resize(self, event: Resize) -> None:
         if self.scrollable_content_region.width != self._width:
@@ -124,5 +127,5 @@ class DetailsPane(QuietVirtualSize, ScrollView, can_focus=True):
         i = y + int(self.scroll_offset.y)
         width = self.scrollable_content_region.width
         if 0 <= i < len(self._lines):
-            return self._lines[i].crop(0, width)
+            return self._strip(i).crop(0, width)
         return Strip.blank(width, self.rich_style)

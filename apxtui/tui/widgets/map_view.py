@@ -229,10 +229,6 @@ class MapView(VimTree[MapItem]):
         if goal is not None:
             self.call_after_refresh(self._go, goal)
 
-    def _settle(self, node: TreeNode[MapItem]) -> None:
-        self.move_cursor(node)
-        self.scroll_to_node(node, animate=False)
-
     def mark_cursor(self, chosen: str) -> None:
         """The cursor row's label says the arm just chosen on it (before the map is rebuilt for it)."""
         node = self.cursor_node
@@ -256,8 +252,7 @@ class MapView(VimTree[MapItem]):
             if not p.is_expanded:
                 p.expand()
             p = p.parent
-        _ = self.last_line  # lay the lines out again (gives ``node`` its line) before moving
-        self._settle(node)
+        self._settle(node, scroll_now=True)
 
     def on_resize(self) -> None:
         """The cursor row stays in view when the pane changes size (80×24 ↔ wide, maximize)."""
@@ -270,13 +265,7 @@ class MapView(VimTree[MapItem]):
         return node.data.row if node is not None and isinstance(node.data, RowItem) else None
 
     def _rows(self) -> list[TreeNode[MapItem]]:
-        out: list[TreeNode[MapItem]] = []
-        stack = list(reversed(self.root.children))
-        while stack:
-            n = stack.pop()
-            out.append(n)
-            stack.extend(reversed(n.children))
-        return out
+        return [n for n in self.walk() if n is not self.root]
 
     def action_work(self, step: int) -> None:
         """The next / previous row with device work (blocks folded away are opened on the way)."""

@@ -1,11 +1,23 @@
-"""The source pane: a read-only, highlighted TextArea that marks one line of one file."""
+"""The source pane: a read-only, highlighted TextArea that marks one line of one file.
+
+Moving between rows only moves the cursor; a file shown before comes back from a small cache
+(document, wrapping, highlights and size, keyed by language and content), and the highlight
+query is compiled once per language, so a keypress that changes file costs no re-parse.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
+from typing import Any, ClassVar
 
+from textual._tree_sitter import TREE_SITTER, get_language
 from textual.binding import Binding
+from textual.document._document import Document, DocumentBase
+from textual.document._document_navigator import DocumentNavigator
+from textual.document._syntax_aware_document import SyntaxAwareDocument, SyntaxAwareDocumentError
 from textual.document._wrapped_document import WrappedDocument
+from textual.geometry import Size
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
@@ -15,6 +27,7 @@ from apxtui.tui.text import label
 
 MAX_HIGHLIGHT_LINES = 10_000
 MAX_HIGHLIGHT_BYTES = 1_000_000
+DOCUMENTS = 16  # files whose document, wrapping and highlights stay ready
 
 
 class _CountedHeight(WrappedDocument):
@@ -28,6 +41,8 @@ class _CountedHeight(WrappedDocument):
 
 class SourceView(TextArea):
     """Shows ``file`` around ``line``; text is neutralised (no escapes reach the terminal)."""
+
+    _QUERIES: ClassVar[dict[str, Any]] = {}  # language → compiled highlight query
 
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False, id="source.down", tooltip="Next line"),
@@ -44,6 +59,7 @@ class SourceView(TextArea):
     ]
 
     def __init__(self, **kwargs) -> None:
+        self._docs: dict[tuple[str | None, str], tuple[DocumentBase, WrappedDocument, Any, Any, Size | None]] = {}
         super().__init__("", language=None, theme="monokai", soft_wrap=False, read_only=True,
                          show_line_numbers=True, highlight_cursor_line=True, tab_behavior="focus", **kwargs)
         self.cursor_blink = False  # read-only view: a steady cursor is calmer over SSH (and deterministic)
@@ -65,6 +81,62 @@ class SourceView(TextArea):
         if type(doc) is WrappedDocument:
             doc.__class__ = _CountedHeight
         self._wrapped = doc
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        """TextArea's, from the cache of documents when this text was shown before."""
+        key = (language, text)
+        got = self._docs.pop(key, None) or self._new_document(text, language)
+        self._docs[key] = got
+        while len(self._docs) > DOCUMENTS:
+            self._docs.pop(next(iter(self._docs)))
+        self.document, wrapped, self._highlight_query, self._highlights, _size = got
+        self.wrapped_document = wrapped
+        self.navigator = DocumentNavigator(wrapped)
+        self._line_cache.clear()
+        self.move_cursor((0, 0))
+        self._rewrap_and_refresh_virtual_size()
+
+    def _new_document(self, text: str, language: str | None) -> tuple:
+        """A document of ``text`` parsed and highlighted (the query compiled once per language)."""
+        doc: DocumentBase = Document(text)
+        query = None
+        if TREE_SITTER and language:
+            reg = self._languages.get(language)
+            lang = reg.language if reg is not None and reg.language is not None else get_language(language)
+            if lang is not None:
+                try:
+                    doc = SyntaxAwareDocument(text, lang)
+                except SyntaxAwareDocumentError:
+                    pass
+                else:
+                    query = self._QUERIES.get(language)
+                    if query is None:
+                        source = reg.highlight_query if reg is not None else self._get_builtin_highlight_query(language)
+                        query = self._QUERIES[language] = doc.prepare_query(source)
+        self.document, self._highlight_query, self._highlights = doc, query, defaultdict(list)
+        self._build_highlight_map()  # fills this document's own map (a cached one stays as it was)
+        return doc, WrappedDocument(doc, tab_width=self.indent_width), query, self._highlights, None
+
+    def _rewrap_and_refresh_virtual_size(self) -> None:
+        """TextArea's, without re-wrapping a cached document already wrapped at this width."""
+        w = self.wrapped_document
+        if (w._width, w._tab_width) != (self.wrap_width, self.indent_width):
+            w.wrap(self.wrap_width, tab_width=self.indent_width)
+        self._line_cache.clear()
+        self._refresh_size()
+
+    def _refresh_size(self) -> None:
+        """TextArea's, with the document's size (a scan of every line) kept with the cached document."""
+        if self.soft_wrap:
+            super()._refresh_size()
+            return
+        key = next((k for k, v in self._docs.items() if v[0] is self.document), None)
+        got = self._docs.get(key) if key is not None else None
+        size = got[4] if got is not None and got[4] is not None else self.document.get_size(self.indent_width)
+        if got is not None and got[4] is None:
+            self._docs[key] = (*got[:4], size)  # type: ignore[index]
+        self.virtual_size = Size(size.width + self.gutter_width + 1, size.height)
+        self._refresh_scrollbars()
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme)
@@ -91,7 +163,7 @@ class SourceView(TextArea):
         if not rel:
             self.file, self.line = "", 0
             self.plain = True
-            self.language = None
+            self.set_reactive(TextArea.language, None)
             self.load_text("(no source: this symbol has no definition in the checkout)")
             self.border_title = label("Source")
             self.border_subtitle = label(what, 80)
@@ -101,7 +173,7 @@ class SourceView(TextArea):
             text = self._read(rel)
             if text is None:
                 self.file = ""
-                self.language = None
+                self.set_reactive(TextArea.language, None)
                 self.load_text(f"(cannot read {one_line(rel, 300)})")
                 self.border_title = label("Source")
                 return
@@ -110,9 +182,8 @@ class SourceView(TextArea):
             lang = None if self.plain else language_for(rel)
             if lang not in self.available_languages:
                 lang = None
-            self.language = None
+            self.set_reactive(TextArea.language, lang)  # one document for the new text, in its language
             self.load_text(text)
-            self.language = lang
             self.file = rel
         self.line = line
         self.border_title = label(f"{rel}:{line}", 200)

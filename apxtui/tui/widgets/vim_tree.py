@@ -3,6 +3,7 @@ so a keymap can rebind them apart) and labels whose role words take theme colour
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TypeVar
 
 from rich.style import Style
@@ -51,6 +52,27 @@ class VimTree(Tree[T]):
 
     def ensure_children(self, node: TreeNode[T]) -> None:
         """Build ``node``'s children before it opens (lazy trees); nothing by default."""
+
+    def walk(self) -> Iterator[TreeNode[T]]:
+        """Every built node, the root first, in display order (collapsed nodes' children too)."""
+        stack = [self.root]
+        while stack:
+            n = stack.pop()
+            yield n
+            stack.extend(reversed(n.children))
+
+    def lines_now(self) -> None:
+        """Number the rows now (Tree does it lazily), so the cursor can move to a new row at once."""
+        self._tree_lines  # noqa: B018 - the property builds the line cache
+
+    def _settle(self, node: TreeNode[T], scroll_now: bool = False) -> None:
+        """Cursor on ``node`` now; scrolled to it once the rows are laid out (or at once: ``scroll_now``)."""
+        self.lines_now()
+        self.move_cursor(node)
+        if scroll_now:
+            self.scroll_to_node(node, animate=False)
+        else:
+            self.call_after_refresh(self.scroll_to_node, node, animate=False)
 
     def action_expand(self) -> None:
         node = self.cursor_node
