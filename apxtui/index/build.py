@@ -463,7 +463,7 @@ class _Build:
         expand = [rel for rel in project if flagged.get(rel)]
         if expand:  # macro invocations expanded with every file's #defines, before the tables and the link
             recs.update(expand_records(self.db.conn, recs, expand, ifaces, all_files, vendored_set, self.workers,
-                                       self.db.temporary))
+                                       self.db.temporary, rust_table=tables.macro_rules))
             tables = Tables()
             for rel in order:
                 if rel in expand:

@@ -373,7 +373,9 @@ def _expand_changed(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, 
         return recs
     vendored = {rel for rel, sf in b.sources.items() if sf.vendored}
     ifaces = _StoredIfaces(w, old, new_iface)
-    return {**recs, **expand_records(w, recs, flagged, ifaces, set(b.sources), vendored)}
+    rank = {rel: v[0] for rel, v in old.items()}
+    macro_rules = StoredTables(w, {rank[r]: contribution(new_iface[r]) for r in changed}).macro_rules  # as stored
+    return {**recs, **expand_records(w, recs, flagged, ifaces, set(b.sources), vendored, rust_table=macro_rules)}
 
 
 def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: dict[str, tuple[Any, ...]],
