@@ -54,7 +54,6 @@ LAZY_SKIP = {"dim3", "make_float2", "make_float4", "make_int2", "min", "max", "s
 
 Progress = Callable[[int, int, str], None]  # (done, total, current file)
 
-_TOKEN = re.compile(rb"[A-Za-z_]\w*")  # identifiers: a vendored file is searched only if it names one we look for
 
 #: Batches at least this big go to worker processes (when there is more than one).
 PARALLEL_MIN_FILES = 32
@@ -540,7 +539,7 @@ class _Build:
         for rel, sf in self.sources.items():
             if sf.vendored and sf.lang == "cuda" and rel not in ifaces:
                 data, _ = _read(self.root, sf)
-                if data and not needles.isdisjoint(_TOKEN.findall(data)) and pat.search(data):
+                if data and any(n in data for n in needles) and pat.search(data):  # substring tests: cheap filter
                     found.add(rel)
         try:
             with self.db.write() as w:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from apxtui.facts import FileFacts
 from apxtui.index.factstore import Record, load_facts, macro_names_of, make_record
 from apxtui.index.macros import Visible, expand_encoded
+from apxtui.index.tables import MacroRule
 
 
 def base_key(key: str) -> str:
@@ -51,7 +52,7 @@ def expanded_key(rel: str, key: str, lang: str, vis: Visible, names: list[str] |
 
 def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str], ifaces: Mapping[str, FileFacts],
                    all_files: set[str], vendored: set[str], workers: int = 1,
-                   lean: bool = False, rust_table: Mapping[str, list[tuple[str, str, int, str]]] | None = None
+                   lean: bool = False, rust_table: Mapping[str, list[MacroRule]] | None = None
                    ) -> dict[str, Record]:
     """Expanded records of the ``todo`` files (their records in ``recs``), read from the parse
     cache when stored under the same expanded key, else expanded now.  ``ifaces``: every indexed

@@ -41,6 +41,7 @@ from apxtui.index.gcpause import gc_paused
 from apxtui.index.includes import files_by_base, resolve_include
 from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD
 from apxtui.index.rust_macros import RustMacros, expand_rust_file
+from apxtui.index.tables import MacroRule
 from apxtui.parse.cpp_macros import (
     Expander,
     ExpansionError,
@@ -62,7 +63,7 @@ class _Visible:
     """Function-like macro definitions visible from each file (its own, then its includes')."""
 
     def __init__(self, facts: Mapping[str, FileFacts], all_files: set[str],
-                 rust_table: Mapping[str, list[tuple[str, str, int, str]]] | None = None):
+                 rust_table: Mapping[str, list[MacroRule]] | None = None):
         self.facts = facts
         self.rust_table = rust_table  # the checkout's macro_rules! (Tables.macro_rules), else gathered from facts
         self.all_files = all_files
@@ -302,7 +303,7 @@ def _identity(f: FileFacts) -> FileFacts:
 
 def expand_encoded(facts: Mapping[str, FileFacts], all_files: set[str], vendored: set[str],
                    encode: Callable[[FileFacts], T], only: set[str] | None = None,
-                   workers: int = 1, rust_table: Mapping[str, list[tuple[str, str, int, str]]] | None = None
+                   workers: int = 1, rust_table: Mapping[str, list[MacroRule]] | None = None
                    ) -> dict[str, T]:
     """``encode`` of the expanded facts of each file expansion changes (see :func:`expand_macros`);
     files it leaves unchanged are left out.  In parallel, ``encode`` runs in the forked workers
@@ -333,7 +334,7 @@ def _expand_chunk(rels: list[str]) -> list[tuple[str, object]]:
 
 def _expand_parallel(facts: Mapping[str, FileFacts], all_files: set[str], work: list[str],
                      workers: int, encode: Callable[[FileFacts], T],
-                     rust_table: Mapping[str, list[tuple[str, str, int, str]]] | None = None) -> dict[str, T]:
+                     rust_table: Mapping[str, list[MacroRule]] | None = None) -> dict[str, T]:
     global _SHARED
     weight = {r: sum(len(c.attrs.get("macro_call", "")) for c in facts[r].calls) for r in work}
     chunks: list[list[str]] = [[] for _ in range(workers * 4)]

@@ -20,7 +20,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from apxtui.facts import CallSite, Definition, FileFacts, Issue
-from apxtui.index.tables import module_macro_rules
+from apxtui.index.tables import MacroRule, module_macro_rules
 from apxtui.parse import extract_file, languages
 
 _BINDING = re.compile(r"^\$(\w+)\s*:\s*\w+$")
@@ -30,17 +30,17 @@ class RustMacros:
     """``macro_rules!`` definitions of the checkout, by name: from the symbol tables' ``macro_rules``
     (``table``, read as a whole) or gathered from every file's facts on first use."""
 
-    def __init__(self, facts: Mapping[str, FileFacts], table: Mapping[str, list[tuple[str, str, int, str]]] | None = None):
+    def __init__(self, facts: Mapping[str, FileFacts], table: Mapping[str, list[MacroRule]] | None = None):
         self.facts = facts
-        self._by_name: Mapping[str, list[tuple[str, str, int, str]]] | None = table  # name → (file, crate, line, text)
+        self._by_name: Mapping[str, list[MacroRule]] | None = table  # name → (file, crate, line, text)
 
-    def table(self) -> Mapping[str, list[tuple[str, str, int, str]]]:
+    def table(self) -> Mapping[str, list[MacroRule]]:
         """Name → (file, crate, line, text) of every module-level ``macro_rules!``."""
         return self._table()
 
-    def _table(self) -> Mapping[str, list[tuple[str, str, int, str]]]:
+    def _table(self) -> Mapping[str, list[MacroRule]]:
         if self._by_name is None:
-            t: dict[str, list[tuple[str, str, int, str]]] = defaultdict(list)
+            t: dict[str, list[MacroRule]] = defaultdict(list)
             for f in self.facts.values():
                 if f.lang == "rust":
                     for name, row in module_macro_rules(f):

@@ -14,6 +14,9 @@ from typing import Any
 from apxtui.facts import Binding, Definition, FileFacts, Import
 from apxtui.vocab import node_id as vocab_node_id
 
+#: A ``macro_rules!`` as expansion reads it: (file, crate, line, text).
+MacroRule = tuple[str, str, int, str]
+
 _GENERIC_RE = re.compile(r"<.*>$")
 _EXTERNAL_ROOTS = {"std", "core", "alloc", "crate", "self", "super"}
 
@@ -68,7 +71,7 @@ class Tables:
     pyclass_module: dict[str, str] = field(default_factory=dict)  # rust type → python module
     pyclasses: dict[str, Binding] = field(default_factory=dict)  # rust type → class binding
     # Rust macro_rules! at module level: name → (file, crate, line, text), what expansion reads (rust_macros.py)
-    macro_rules: dict[str, list[tuple[str, str, int, str]]] = field(default_factory=lambda: defaultdict(list))
+    macro_rules: dict[str, list[MacroRule]] = field(default_factory=lambda: defaultdict(list))
 
     def add_file(self, f: FileFacts) -> None:
         self.file_of[f.file] = f
@@ -141,7 +144,7 @@ class Tables:
         return real or ids
 
 
-def module_macro_rules(f: FileFacts) -> list[tuple[str, tuple[str, str, int, str]]]:
+def module_macro_rules(f: FileFacts) -> list[tuple[str, MacroRule]]:
     """``(name, (file, crate, line, text))`` of each module-level ``macro_rules!`` of a Rust file
     (one local to a function is not visible to other items)."""
     fns = None
