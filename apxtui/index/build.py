@@ -535,12 +535,17 @@ class _Build:
         row = self.db.conn.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
         if row is not None:
             return set(row[0].decode().split("\n")) - {""}
-        found = set()
-        for rel, sf in self.sources.items():
-            if sf.vendored and sf.lang == "cuda" and rel not in ifaces:
-                data, _ = _read(self.root, sf)
-                if data and any(n in data for n in needles) and pat.search(data):  # substring tests: cheap filter
-                    found.add(rel)
+        todo = [sf for rel, sf in self.sources.items() if sf.vendored and sf.lang == "cuda" and rel not in ifaces]
+        if self.workers > 1 and len(todo) >= PARALLEL_MIN_FILES * 4:  # reading and testing shared out
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            chunks = [todo[i::self.workers * 2] for i in range(self.workers * 2)]
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as ex:
+                found = set().union(*ex.map(_defining, [(self.root, c, pat, needles) for c in chunks]))
+        else:
+            found = _defining((self.root, todo, pat, needles))
         try:
             with self.db.write() as w:
                 w.execute("DELETE FROM blobs WHERE key LIKE 'lazy:%'")
@@ -548,6 +553,17 @@ class _Build:
         except Exception:  # noqa: BLE001 - a cache of a search: redone next time
             pass
         return found
+
+
+def _defining(job: tuple[Path, list[SourceFile], re.Pattern[bytes], set[bytes]]) -> set[str]:
+    """The files of ``job`` that define one of the names: a substring test first (cheap), then the pattern."""
+    root, files, pat, needles = job
+    found = set()
+    for sf in files:
+        data, _ = _read(root, sf)
+        if data and any(n in data for n in needles) and pat.search(data):
+            found.add(sf.rel)
+    return found
 
 
 def includes_of(ifaces: Iterable[FileFacts], all_files: set[str], by_base: dict[str, list[str]]) -> dict[str, set[str]]:
