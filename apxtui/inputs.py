@@ -155,11 +155,23 @@ def depth(value: Any) -> int:
     return deepest
 
 
+#: Parsed TOML by (label, bytes): a scan reads each Cargo.toml twice (crate names, package boundaries).
+_TOML_SEEN: dict[tuple[str, bytes], dict[str, Any]] = {}
+
+
 def parse_toml(data: bytes, label: str) -> dict[str, Any]:
-    """TOML of ``data``; hostile input becomes one :class:`InputFileError` naming ``label``."""
+    """TOML of ``data``; hostile input becomes one :class:`InputFileError` naming ``label``.
+    The same bytes under the same label are parsed once per process (callers only read the result)."""
+    hit = _TOML_SEEN.get((label, data))
+    if hit is not None:
+        return hit
     text = _decode(data, label)
     try:
-        return tomllib.loads(text)
+        got = tomllib.loads(text)
+        if len(_TOML_SEEN) > 1024:
+            _TOML_SEEN.clear()
+        _TOML_SEEN[(label, data)] = got
+        return got
     except tomllib.TOMLDecodeError as e:
         raise InputFileError(f"{label}: invalid TOML ({e})") from None
     except RecursionError:

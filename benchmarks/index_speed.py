@@ -106,11 +106,12 @@ def floor_main(root: Path, listing: Path, workers: int) -> None:
 # -- one checkout ---------------------------------------------------------------------------------
 
 def edit_targets(root: Path, given: list[str]) -> list[str]:
-    """A leaf file (fewest imports), the file with the most imports, and the ``given`` ones."""
+    """A leaf file (fewest imports), the file with the most imports, and the ``given`` ones this checkout has."""
     files = [f for f in scan(root).files if not f.vendored and f.lang in ("rust", "cuda", "python")]
     leaf = min(files, key=lambda f: (len(_USE.findall((root / f.rel).read_bytes())), f.size, f.rel))
     most = max(files, key=lambda f: (len(_USE.findall((root / f.rel).read_bytes())), f.rel))
-    return list(dict.fromkeys([leaf.rel, most.rel, *given]))
+    return list(dict.fromkeys([leaf.rel, most.rel, *(g for g in given if (root / g).is_file())]))  # (another
+    # checkout's --edit files are not made here)
 
 
 def bench(checkout: Path, repeat: int, workers: int, entry: str | None, edits: list[str]) -> dict:

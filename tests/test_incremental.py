@@ -244,6 +244,25 @@ def test_rust_indexes_patched_by_a_relink_equal_a_full_builds(tmp_path, indexed_
     assert patched == _rust_indexes(root)
 
 
+
+def test_a_body_edit_moving_no_definition_keeps_the_stored_rust_indexes(tmp_path, indexed_demo, monkeypatch):
+    """The changed file's definitions and imports are as stored (same lines): the stored indexes are
+    reused as they are (never re-made), and still equal a full build's."""
+    import apxtui.index.resolve_rust as rr
+
+    rel = "crates/apxinf-cuda/src/tensor.rs"
+    root = _indexed_copy(tmp_path, indexed_demo)
+    p = root / rel
+    p.write_text(p.read_text().replace("DType::F8E4M3 => 1,", "DType::F8E4M3 => 1 + 0,", 1))
+    with monkeypatch.context() as m:
+        m.setattr(rr, "pack_indexes", lambda _ix: pytest.fail("the stored indexes were re-made"))
+        inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == [rel]
+    kept = _rust_indexes(root)
+    monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path / "fresh-cache"))
+    build_index(root, workers=1)
+    assert kept == _rust_indexes(root)
+
 # -- macro expansion and C++ bindings in the stored index (issue 13 on the per-file store) ------------------
 
 PAGED_H = r'''

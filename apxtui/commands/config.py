@@ -11,7 +11,7 @@ from apxtui.commands.profile_flags import add_profile_args, profile_from_args
 from apxtui.errors import ProfileError, UserError
 from apxtui.profile.bind import resolve
 from apxtui.profile.space import discover
-from apxtui.report.model import header
+from apxtui.report.header import header
 from apxtui.textsafe import join_lines
 
 

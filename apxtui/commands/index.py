@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
 
 def summary(idx, profile=None) -> dict:
     """What ``index`` prints; the counts come from the stored summary (no graph is read)."""
-    from apxtui.report.model import header  # lazy: start-up
+    from apxtui.report.header import header  # lazy: start-up (not the report model: map, trace, analyses)
 
     files = Counter(sf.lang for sf in idx.scan.files if not sf.vendored)
     vendored = Counter(sf.lang for sf in idx.scan.files if sf.vendored)

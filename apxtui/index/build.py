@@ -54,7 +54,6 @@ LAZY_SKIP = {"dim3", "make_float2", "make_float4", "make_int2", "min", "max", "s
 
 Progress = Callable[[int, int, str], None]  # (done, total, current file)
 
-_TOKEN = re.compile(rb"[A-Za-z_]\w*")  # identifiers: a vendored file is searched only if it names one we look for
 
 #: Batches at least this big go to worker processes (when there is more than one).
 PARALLEL_MIN_FILES = 32
@@ -463,7 +462,7 @@ class _Build:
         expand = [rel for rel in project if flagged.get(rel)]
         if expand:  # macro invocations expanded with every file's #defines, before the tables and the link
             recs.update(expand_records(self.db.conn, recs, expand, ifaces, all_files, vendored_set, self.workers,
-                                       self.db.temporary))
+                                       self.db.temporary, rust_table=tables.macro_rules))
             tables = Tables()
             for rel in order:
                 if rel in expand:
@@ -536,12 +535,17 @@ class _Build:
         row = self.db.conn.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
         if row is not None:
             return set(row[0].decode().split("\n")) - {""}
-        found = set()
-        for rel, sf in self.sources.items():
-            if sf.vendored and sf.lang == "cuda" and rel not in ifaces:
-                data, _ = _read(self.root, sf)
-                if data and not needles.isdisjoint(_TOKEN.findall(data)) and pat.search(data):
-                    found.add(rel)
+        todo = [sf for rel, sf in self.sources.items() if sf.vendored and sf.lang == "cuda" and rel not in ifaces]
+        if self.workers > 1 and len(todo) >= PARALLEL_MIN_FILES * 4:  # reading and testing shared out
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            chunks = [todo[i::self.workers * 2] for i in range(self.workers * 2)]
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx) as ex:
+                found = set().union(*ex.map(_defining, [(self.root, c, pat, needles) for c in chunks]))
+        else:
+            found = _defining((self.root, todo, pat, needles))
         try:
             with self.db.write() as w:
                 w.execute("DELETE FROM blobs WHERE key LIKE 'lazy:%'")
@@ -549,6 +553,17 @@ class _Build:
         except Exception:  # noqa: BLE001 - a cache of a search: redone next time
             pass
         return found
+
+
+def _defining(job: tuple[Path, list[SourceFile], re.Pattern[bytes], set[bytes]]) -> set[str]:
+    """The files of ``job`` that define one of the names: a substring test first (cheap), then the pattern."""
+    root, files, pat, needles = job
+    found = set()
+    for sf in files:
+        data, _ = _read(root, sf)
+        if data and any(n in data for n in needles) and pat.search(data):
+            found.add(sf.rel)
+    return found
 
 
 def includes_of(ifaces: Iterable[FileFacts], all_files: set[str], by_base: dict[str, list[str]]) -> dict[str, set[str]]:

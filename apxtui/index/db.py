@@ -29,7 +29,7 @@ from typing import Any
 
 from apxtui import __version__
 
-SCHEMA = 5  # bump when a table or a stored record changes shape
+SCHEMA = 6  # bump when a table or a stored record changes shape
 
 TABLES = {
     "meta": "CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB)",

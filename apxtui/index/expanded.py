@@ -14,11 +14,13 @@ replaces the extracted one for everything after parsing (symbol tables, linking,
 from __future__ import annotations
 
 import hashlib
+from collections import ChainMap
 from collections.abc import Mapping
 
 from apxtui.facts import FileFacts
 from apxtui.index.factstore import Record, load_facts, macro_names_of, make_record
 from apxtui.index.macros import Visible, expand_encoded
+from apxtui.index.tables import MacroRule
 
 
 def base_key(key: str) -> str:
@@ -50,11 +52,13 @@ def expanded_key(rel: str, key: str, lang: str, vis: Visible, names: list[str] |
 
 def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str], ifaces: Mapping[str, FileFacts],
                    all_files: set[str], vendored: set[str], workers: int = 1,
-                   lean: bool = False) -> dict[str, Record]:
+                   lean: bool = False, rust_table: Mapping[str, list[MacroRule]] | None = None
+                   ) -> dict[str, Record]:
     """Expanded records of the ``todo`` files (their records in ``recs``), read from the parse
     cache when stored under the same expanded key, else expanded now.  ``ifaces``: every indexed
-    file's interface (what expansion reads of the other files)."""
-    vis = Visible(ifaces, all_files)
+    file's interface (what expansion reads of the other files; read on demand); ``rust_table``:
+    the checkout's ``macro_rules!`` (``Tables.macro_rules``; else gathered from ``ifaces``)."""
+    vis = Visible(ifaces, all_files, rust_table)
     keys = {rel: expanded_key(rel, recs[rel][1], ifaces[rel].lang, vis,
                               macro_names_of(recs[rel]) if ifaces[rel].lang == "rust" else None) for rel in todo}
     out: dict[str, Record] = {}
@@ -72,7 +76,8 @@ def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str],
         def encode(f: FileFacts) -> Record:  # runs in the (forked) workers: only the record comes back
             return make_record(f, keys[f.file], lean).to_tuple()
 
-        done = expand_encoded({**ifaces, **full}, all_files, vendored, encode, only=set(missing), workers=workers)
+        done = expand_encoded(ChainMap(full, ifaces), all_files, vendored, encode,  # type: ignore[arg-type]
+                              only=set(missing), workers=workers, rust_table=rust_table)
         for rel in missing:  # unchanged by expansion: the parse record's bytes, re-keyed
             out[rel] = done[rel] if rel in done else (rel, keys[rel], *recs[rel][2:])
     return out

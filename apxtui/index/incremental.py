@@ -296,7 +296,7 @@ def _apply(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], ch
     for r in changed:  # a new #include of a vendored file not indexed yet: the full build would index it
         if any(t in vendored and t not in old for t in includes[r]):
             raise Abandon("a newly included vendored file")
-    _rust_indexes(b, w, tables, old, relink, new_iface, rank)
+    _rust_indexes(b, w, tables, old, relink, new_iface, rank, old_iface)
     added = {node_id(d): d.kind for r in changed for d in new_iface[r].defs if makes_node(d)}
     pyo3 = {f"pyo3:{dotted}" for _, dotted in pyo3_names(cast(Tables, tables))}
     cpp = cpp_binding_ids(cast(Tables, tables))
@@ -373,18 +373,28 @@ def _expand_changed(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, 
         return recs
     vendored = {rel for rel, sf in b.sources.items() if sf.vendored}
     ifaces = _StoredIfaces(w, old, new_iface)
-    return {**recs, **expand_records(w, recs, flagged, ifaces, set(b.sources), vendored)}
+    rank = {rel: v[0] for rel, v in old.items()}
+    macro_rules = StoredTables(w, {rank[r]: contribution(new_iface[r]) for r in changed}).macro_rules  # as stored
+    return {**recs, **expand_records(w, recs, flagged, ifaces, set(b.sources), vendored, rust_table=macro_rules)}
 
 
 def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: dict[str, tuple[Any, ...]],
-                  relink: set[str], new_iface: dict[str, FileFacts], rank: dict[str, int]) -> None:
+                  relink: set[str], new_iface: dict[str, FileFacts], rank: dict[str, int],
+                  old_iface: dict[str, FileFacts]) -> None:
     """The Rust resolver's indexes for the re-link (shared by its resolvers through ``tables``) and
-    for the new generation: the stored ones with the re-linked files' entries made again."""
+    for the new generation: the stored ones with the re-linked files' entries made again — or the
+    stored ones as they are when the changed files' definitions and imports are all unchanged
+    (line numbers included: node ids), as after an edit inside a body that moves no definition."""
     from apxtui.index.resolve_rust import RustResolver, pack_indexes, unpack_indexes  # lazy: start-up
 
     row = w.execute("SELECT value FROM meta WHERE key='rust_indexes'").fetchone()
     if row is None:  # (an index stored without them): made from every file's stored tables
         r = RustResolver(cast(Tables, tables), b.sr.packages)
+    elif all(old_iface[f].defs == new_iface[f].defs and old_iface[f].imports == new_iface[f].imports
+             for f in new_iface):  # the other re-linked files' interfaces are the stored ones
+        RustResolver(cast(Tables, tables), b.sr.packages, indexes=unpack_indexes(row[0]))  # shared via tables
+        b.rust_indexes = row[0]
+        return
     else:
         ifaces = {}
         for rel in relink:

@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from apxtui.facts import CallSite, Context, FileFacts, Issue
 from apxtui.index import framework_models as fm
@@ -41,6 +41,7 @@ from apxtui.index.gcpause import gc_paused
 from apxtui.index.includes import files_by_base, resolve_include
 from apxtui.index.resolve_cuda import _RUNTIME_RE, CPP_STD
 from apxtui.index.rust_macros import RustMacros, expand_rust_file
+from apxtui.index.tables import MacroRule
 from apxtui.parse.cpp_macros import (
     Expander,
     ExpansionError,
@@ -61,8 +62,10 @@ MAX_PER_FILE = 5000
 class _Visible:
     """Function-like macro definitions visible from each file (its own, then its includes')."""
 
-    def __init__(self, facts: Mapping[str, FileFacts], all_files: set[str]):
+    def __init__(self, facts: Mapping[str, FileFacts], all_files: set[str],
+                 rust_table: Mapping[str, list[MacroRule]] | None = None):
         self.facts = facts
+        self.rust_table = rust_table  # the checkout's macro_rules! (Tables.macro_rules), else gathered from facts
         self.all_files = all_files
         self.by_base = files_by_base(all_files)  # the linker's index: includes resolve the same way
         self._defs: dict[str, dict[str, list[MacroDef]]] = {}
@@ -81,7 +84,7 @@ class _Visible:
     def rust_macros(self) -> RustMacros:
         """The checkout's ``macro_rules!`` (made on first use)."""
         if self._rust is None:
-            self._rust = RustMacros(self.facts)
+            self._rust = RustMacros(self.facts, self.rust_table)
         return self._rust
 
     def defs(self, file: str) -> dict[str, list[MacroDef]]:
@@ -300,42 +303,44 @@ def _identity(f: FileFacts) -> FileFacts:
 
 def expand_encoded(facts: Mapping[str, FileFacts], all_files: set[str], vendored: set[str],
                    encode: Callable[[FileFacts], T], only: set[str] | None = None,
-                   workers: int = 1) -> dict[str, T]:
+                   workers: int = 1, rust_table: Mapping[str, list[MacroRule]] | None = None
+                   ) -> dict[str, T]:
     """``encode`` of the expanded facts of each file expansion changes (see :func:`expand_macros`);
     files it leaves unchanged are left out.  In parallel, ``encode`` runs in the forked workers
     (inherited, never pickled), so only its result travels back to the parent."""
-    work = [rel for rel, f in facts.items()
-            if f.lang in ("cuda", "rust") and rel not in vendored and (only is None or rel in only)
-            and any("macro_call" in c.attrs or c.attrs.get("item_level") for c in f.calls)]
+    work = [rel for rel in facts  # (keys only: ``facts`` may read other files' facts on demand)
+            if (only is None or rel in only) and rel not in vendored and facts[rel].lang in ("cuda", "rust")
+            and any("macro_call" in c.attrs or c.attrs.get("item_level") for c in facts[rel].calls)]
     if not work:
         return {}
     with gc_paused():
         if workers > 1 and len(work) >= 8:
-            return _expand_parallel(facts, all_files, work, workers, encode)
-        vis = _Visible(facts, all_files)
+            return _expand_parallel(facts, all_files, work, workers, encode, rust_table)
+        vis = _Visible(facts, all_files, rust_table)
         return {rel: encode(g) for rel in work if (g := vis.expand(facts[rel])) is not facts[rel]}
 
 
 # what forked workers inherit: the facts, the checkout's files, the encoder
-_SHARED: tuple[Mapping[str, FileFacts], set[str], Callable[[FileFacts], object]] | None = None
+_SHARED: tuple[Mapping[str, FileFacts], set[str], Callable[[FileFacts], object], Any] | None = None
 
 
 def _expand_chunk(rels: list[str]) -> list[tuple[str, object]]:
     assert _SHARED is not None
-    facts, all_files, encode = _SHARED
-    vis = _Visible(facts, all_files)
+    facts, all_files, encode, rust_table = _SHARED
+    vis = _Visible(facts, all_files, rust_table)
     with gc_paused():  # only the files expansion changed go back to the parent, encoded here
         return [(r, encode(g)) for r in rels if (g := vis.expand(facts[r])) is not facts[r]]
 
 
 def _expand_parallel(facts: Mapping[str, FileFacts], all_files: set[str], work: list[str],
-                     workers: int, encode: Callable[[FileFacts], T]) -> dict[str, T]:
+                     workers: int, encode: Callable[[FileFacts], T],
+                     rust_table: Mapping[str, list[MacroRule]] | None = None) -> dict[str, T]:
     global _SHARED
     weight = {r: sum(len(c.attrs.get("macro_call", "")) for c in facts[r].calls) for r in work}
     chunks: list[list[str]] = [[] for _ in range(workers * 4)]
     for i, r in enumerate(sorted(work, key=lambda r: -weight[r])):  # big first, dealt round-robin
         chunks[i % len(chunks)].append(r)
-    _SHARED = (facts, all_files, encode)
+    _SHARED = (facts, all_files, encode, rust_table)
     out: dict[str, T] = {}
     try:
         ctx = multiprocessing.get_context("fork")

@@ -20,31 +20,32 @@ from dataclasses import replace
 from functools import lru_cache
 
 from apxtui.facts import CallSite, Definition, FileFacts, Issue
+from apxtui.index.tables import MacroRule, module_macro_rules
 from apxtui.parse import extract_file, languages
 
 _BINDING = re.compile(r"^\$(\w+)\s*:\s*\w+$")
 
 
 class RustMacros:
-    """``macro_rules!`` definitions of the checkout, by name."""
+    """``macro_rules!`` definitions of the checkout, by name: from the symbol tables' ``macro_rules``
+    (``table``, read as a whole) or gathered from every file's facts on first use."""
 
-    def __init__(self, facts: Mapping[str, FileFacts]):
+    def __init__(self, facts: Mapping[str, FileFacts], table: Mapping[str, list[MacroRule]] | None = None):
         self.facts = facts
-        self._by_name: dict[str, list[tuple[str, str, int, str]]] | None = None  # name → (file, crate, line, text)
+        self._by_name: Mapping[str, list[MacroRule]] | None = table  # name → (file, crate, line, text)
 
-    def table(self) -> dict[str, list[tuple[str, str, int, str]]]:
+    def table(self) -> Mapping[str, list[MacroRule]]:
         """Name → (file, crate, line, text) of every module-level ``macro_rules!``."""
         return self._table()
 
-    def _table(self) -> dict[str, list[tuple[str, str, int, str]]]:
+    def _table(self) -> Mapping[str, list[MacroRule]]:
         if self._by_name is None:
-            self._by_name = defaultdict(list)
+            t: dict[str, list[MacroRule]] = defaultdict(list)
             for f in self.facts.values():
-                if f.lang != "rust":
-                    continue
-                for imp in f.imports:
-                    if imp.kind == "macro_rules" and not _in_fn(imp.scope, f):
-                        self._by_name[imp.alias].append((f.file, imp.scope.split("::")[0], imp.line, imp.path))
+                if f.lang == "rust":
+                    for name, row in module_macro_rules(f):
+                        t[name].append(row)
+            self._by_name = t
         return self._by_name
 
     def lookup(self, name: str, file: str, crate: str) -> tuple[str, int, str] | None:
@@ -54,11 +55,6 @@ class RustMacros:
                 f, _, line, text = pick[-1]
                 return f, line, text
         return None
-
-
-def _in_fn(scope: str, f: FileFacts) -> bool:
-    """Is a ``macro_rules!`` scope a function (a macro local to it) rather than a module?"""
-    return any(d.qualname == scope and d.kind == "rust_fn" for d in f.defs)
 
 
 def path_templates(text: str) -> list[tuple[str, int]]:

@@ -14,6 +14,9 @@ from typing import Any
 from apxtui.facts import Binding, Definition, FileFacts, Import
 from apxtui.vocab import node_id as vocab_node_id
 
+#: A ``macro_rules!`` as expansion reads it: (file, crate, line, text).
+MacroRule = tuple[str, str, int, str]
+
 _GENERIC_RE = re.compile(r"<.*>$")
 _EXTERNAL_ROOTS = {"std", "core", "alloc", "crate", "self", "super"}
 
@@ -67,6 +70,8 @@ class Tables:
     pymodules: dict[str, Binding] = field(default_factory=dict)  # python module name → module binding
     pyclass_module: dict[str, str] = field(default_factory=dict)  # rust type → python module
     pyclasses: dict[str, Binding] = field(default_factory=dict)  # rust type → class binding
+    # Rust macro_rules! at module level: name → (file, crate, line, text), what expansion reads (rust_macros.py)
+    macro_rules: dict[str, list[MacroRule]] = field(default_factory=lambda: defaultdict(list))
 
     def add_file(self, f: FileFacts) -> None:
         self.file_of[f.file] = f
@@ -110,6 +115,9 @@ class Tables:
                 self.typedefs[f.file][imp.alias] = imp.path
             elif imp.kind == "import":
                 self.py_imports[f.file][imp.alias] = imp.path
+        if f.lang == "rust":
+            for name, row in module_macro_rules(f):
+                self.macro_rules[name].append(row)
         for b in f.bindings:
             self.bindings.append(b)
             if b.kind == "module":
@@ -134,6 +142,21 @@ class Tables:
         """Drop declaration-only entries when a real definition exists."""
         real = [i for i in ids if not self.defs[i].attrs.get("decl_only")]
         return real or ids
+
+
+def module_macro_rules(f: FileFacts) -> list[tuple[str, MacroRule]]:
+    """``(name, (file, crate, line, text))`` of each module-level ``macro_rules!`` of a Rust file
+    (one local to a function is not visible to other items)."""
+    fns = None
+    out = []
+    for imp in f.imports:
+        if imp.kind != "macro_rules":
+            continue
+        if fns is None:
+            fns = {d.qualname for d in f.defs if d.kind == "rust_fn"}
+        if imp.scope not in fns:
+            out.append((imp.alias, (f.file, imp.scope.split("::")[0], imp.line, imp.path)))
+    return out
 
 
 def absolute_use(t: Tables, imp: Import) -> Import:

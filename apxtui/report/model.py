@@ -8,17 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from apxtui import __version__
 from apxtui.index.build import Index
 from apxtui.map import build_map, iter_calls, path_to
+from apxtui.report.header import header
 from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, Via, cuts, dispatches, walk
 
 if TYPE_CHECKING:
     from apxtui.analysis.path import AnalysedPath
     from apxtui.checkpoint.ontrace import CheckpointFacts
-
-STATIC_NOTE = "Static analysis of the source: not runtime validation. Counts are static, per call of the entry."
-NO_PROFILE = "no profile: all configurations"
 
 
 def via_dict(via: Via | None) -> dict[str, Any] | None:
@@ -69,21 +66,6 @@ def item_dict(item: Stage | Dispatch) -> dict[str, Any]:
 def flat_stages(root: Stage) -> list[dict[str, Any]]:
     """The selected path in execution order, one dict per stage (linear in the tree's size)."""
     return [{**stage_head(st), "depth": depth, "arms": list(arms)} for depth, st, arms in walk(root)]
-
-
-def header(index: Index, profile: Any = None) -> dict[str, Any]:
-    """``profile``: an ``apxtui.profile.Resolved`` (None: no profile, all configurations)."""
-    git = index.scan.git
-    return {
-        "apxtui": __version__,
-        "checkout": str(index.root),
-        "revision": git.revision if git else "(not a git checkout)",
-        "branch": git.branch if git else "",
-        "working_tree": {"modified": list(git.modified), "untracked": list(git.untracked)} if git else None,
-        "profile": profile.describe() if profile is not None else NO_PROFILE,
-        "profile_detail": profile.to_dict() if profile is not None else None,
-        "static_analysis": STATIC_NOTE,
-    }
 
 
 def trace_document(index: Index, root: Stage, select: list[str], depth: int, profile: Any = None,

@@ -90,7 +90,7 @@ class Session:
         self.generation += 1
 
     def profile_text(self) -> str:
-        from apxtui.report.model import NO_PROFILE  # lazy: first paint
+        from apxtui.report.header import NO_PROFILE  # lazy: first paint
 
         return self.resolved.describe() if self.resolved is not None else NO_PROFILE
 
