@@ -121,8 +121,9 @@ async def test_user_keymap_rebinds_by_id(demo_index, tmp_path):
     assert "TOMLDecodeError" in problem and str(broken) in problem
     app = ApxApp(ExplorerConfig(DEMO_CHECKOUT, demo=True), index=demo_index, settings=loaded)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
+        await pilot.pause()  # on mount: before a slow settle lets the toast time out
         assert any("no such binding id" in n.message for n in app._notifications)  # said, not ignored
+        await settle(app, pilot)
         tree = app.screen.query_one("#tree")
         await pilot.press("m")  # n's action under its new key
         await settle(app, pilot)
