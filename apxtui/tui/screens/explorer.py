@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,6 +134,8 @@ class ExplorerScreen(ApxScreen):
         self._row_choices: dict[KeyChain, Choice] = {}  # map row key → the choice [ / ] cycles there
         self._map_goal: KeyChain | None = None  # where the map's cursor goes when it is shown next
         self._tree_left_at: KeyChain = ()  # the tree's position when the map was last hidden
+        self._finds: deque[int] = deque()  # n/N presses not yet searched, in order
+        self._finding = False
         self._map_job: Job | None = None  # serves maps of one entry and profile for new arm choices
         self._map_basis: tuple[Any, Any] = (None, None)  # (entry, bound profile) the map job serves
         self._map_basis_choices: dict[str, int] = {}  # the choices of its first map …
@@ -413,9 +416,22 @@ class ExplorerScreen(ApxScreen):
 
     @on(CallTree.FindDevice)
     def _find_device(self, event: CallTree.FindDevice) -> None:
-        self._search_device(event.pos, event.step)
+        """Presses queue up: each search starts where the one before it left the cursor."""
+        self._finds.append(event.step)
+        if not self._finding:
+            self._finding = True
+            self._drain_finds()
 
-    @work(exclusive=True, group="find-device", exit_on_error=False)
+    @work(group="find-device", exit_on_error=False)
+    async def _drain_finds(self) -> None:
+        try:
+            while self._finds:
+                step = self._finds.popleft()
+                await self._search_device(self.query_one("#tree", CallTree).cursor_pos, step)
+        finally:
+            self._finds.clear()
+            self._finding = False
+
     async def _search_device(self, pos: Pos, step: int) -> None:
         """``n``/``N``: ask the analysis (it has the whole path); before it is ready, search the trace in slices."""
         if self.session is None or not pos:
