@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench screenshots clean system-deps
+.PHONY: run test typecheck pytest lint bench screenshots clean system-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,10 +26,18 @@ system-deps:
 run: $(STAMP)
 	$(BIN)/apxtui --demo
 
+# mypy runs beside pytest (make -j2): the Pilot tests spend much of their time waiting for the app to go
+# idle, and mypy fills it.  Bytecode is written even under PYTHONDONTWRITEBYTECODE, so each pytest worker
+# and each CLI subprocess of the tests reuses the compiled modules instead of compiling them again.
 test: $(STAMP) system-deps
 	$(BIN)/ruff check apxtui tests benchmarks scripts
+	@$(MAKE) --no-print-directory -j2 typecheck pytest
+
+typecheck: $(STAMP)
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -n $(TEST_JOBS)
+
+pytest: $(STAMP) system-deps
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(TEST_JOBS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check apxtui tests benchmarks scripts

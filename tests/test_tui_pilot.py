@@ -241,19 +241,20 @@ async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back(demo_app):
         seen = []
         for _ in range(4):
             await pilot.press("n")
-            await pilot.pause()
+            await ready(app, pilot)
             row = tree.cursor_node
             assert isinstance(row.data, StageRow) and row.data.stage.kind in ("kernel", "vendor_api"), row.label.plain
             seen.append((tree.cursor_line, row.label.plain))
         more = []
         for _ in range(8):  # on into the GEMMs: cuBLASLt setup calls (…Create, …SetAttribute) are not stops
             await pilot.press("n")
-            await pilot.pause()
+            await ready(app, pilot)
             more.append(tree.cursor_node.label.plain)
         assert any(x.startswith("lib cublasLtMatmul") for x in more), more
         assert not any(w in x for x in more for w in ("Create", "SetAttribute", "Destroy")), more
-        await pilot.press(*["N"] * 8)
-        await pilot.pause()
+        for _ in range(8):  # one at a time: a press while the previous answer is awaited replaces it
+            await pilot.press("N")
+            await ready(app, pilot)
         assert (tree.cursor_line, tree.cursor_node.label.plain) == seen[-1]
         lines = [ln for ln, _ in seen]
         assert lines == sorted(lines) and len(set(lines)) == 4  # forward in execution order, one stop each
@@ -262,14 +263,14 @@ async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back(demo_app):
         assert crumb.startswith("Py infer → PyO3 infer") and crumb.endswith(seen[-1][1].split("<")[0].strip())
         assert "adapters/" in app.screen.query_one("#source").border_title  # the launch site
         await pilot.press("N")
-        await pilot.pause()
+        await ready(app, pilot)
         assert (tree.cursor_line, tree.cursor_node.label.plain) == seen[-2]
         # an arm that is not chosen is skipped: choose F16 at the dtype match, then n never stops in BF16/F32
         for _ in range(10):
             if tree.cursor_node.label.plain.startswith("kernel rms_norm_kernel"):
                 break
             await pilot.press("n")
-            await pilot.pause()
+            await ready(app, pilot)
         await pilot.press("K")  # the dtype match just above the first RMSNorm kernel
         await pilot.pause()
         assert tree.cursor_node.label.plain.startswith("◆ match x.dtype()")
@@ -278,7 +279,7 @@ async def test_n_jumps_to_the_next_kernel_or_library_call_and_N_back(demo_app):
         labels = []
         for _ in range(3):
             await pilot.press("n")
-            await pilot.pause()
+            await ready(app, pilot)
             labels.append(tree.cursor_node.label.plain)
         assert labels[0] == "kernel rms_norm_kernel<__half, float>", labels
 
