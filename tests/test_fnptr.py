@@ -65,11 +65,7 @@ extern "C" {
 }
 '''
 
-RUST = '''
-use crate::ffi::{paged_attention_v1_bf16, paged_attention_v1_f16};
-use crate::ffi;
-pub type PlainLauncher = unsafe extern "C" fn(*const f32);
-
+PLAIN_LAUNCHER = '''\
 fn plain_launcher(dtype: GgmlDType) -> Option<PlainLauncher> {
     let f: PlainLauncher = match dtype {
         GgmlDType::Q4_0 => ffi::launch_q4_0_plain,
@@ -78,7 +74,14 @@ fn plain_launcher(dtype: GgmlDType) -> Option<PlainLauncher> {
     };
     Some(f)
 }
+'''
 
+RUST = '''
+use crate::ffi::{paged_attention_v1_bf16, paged_attention_v1_f16};
+use crate::ffi;
+pub type PlainLauncher = unsafe extern "C" fn(*const f32);
+
+''' + PLAIN_LAUNCHER + '''
 pub fn forward(dtype: DType, w: GgmlDType, x: *const f32) -> Result<()> {
     let paged_attention_v1_func = match dtype {
         DType::F16 => paged_attention_v1_f16,
@@ -213,15 +216,7 @@ RUST_FIELD = '''
 use crate::ffi;
 type PlainLauncher = unsafe extern "C" fn(*const f32);
 
-fn plain_launcher(dtype: GgmlDType) -> Option<PlainLauncher> {
-    let f: PlainLauncher = match dtype {
-        GgmlDType::Q4_0 => ffi::launch_q4_0_plain,
-        GgmlDType::Q8_0 => ffi::launch_q8_0_plain,
-        _ => return None,
-    };
-    Some(f)
-}
-
+''' + PLAIN_LAUNCHER + '''
 struct Run {
     launcher: PlainLauncher,
     n: usize,
