@@ -123,3 +123,27 @@ def test_daemon_executor_never_waits_at_shutdown():
     ex.shutdown(wait=True)  # returns at once: the sleeping thread is a daemon, abandoned at exit
     assert not fut.done()
     assert ex.submit(sum, [1, 2]).result(timeout=5) == 3
+
+
+@pytest.mark.skipif(not jobs.USE_FORK, reason="no fork here")
+async def test_a_serving_child_ends_when_the_ui_end_of_its_pipe_is_gone():
+    """The UI process killed (SSH dropped): its pipe ends close, and the waiting child must see EOF and
+    end. It held a copy of the UI's end of its own pipe, so it waited for requests forever."""
+    job = Job("serve", serving, 1, fork=True)
+    seen = []
+
+    async def consume():
+        async for m in job.messages():
+            seen.append(m)
+
+    reader = asyncio.create_task(consume())
+    for _ in range(500):
+        if job.serving:
+            break
+        await asyncio.sleep(0.01)
+    assert job.serving
+    reader.cancel()
+    job._conn.close()  # what the kernel does to a dead process's descriptors; no cancel, no kill
+    job._proc.join(30)
+    assert job._proc.exitcode is not None, "the child still waits on a pipe nobody can write to"
+    job.cancel()

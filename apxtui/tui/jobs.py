@@ -152,11 +152,17 @@ class Job:
             self._conn, child = ctx.Pipe(duplex=True)
             self._proc = ctx.Process(target=_child_main, args=(child, fn, args, nice), daemon=True,
                                      name=f"apxtui-{name}")
-            with warnings.catch_warnings():  # 3.12+ warns about fork with threads; the child runs no thread
-                warnings.simplefilter("ignore", DeprecationWarning)
-                self._proc.start()
-            child.close()
+            # Listed before the fork: the child closes its copy of this end too, so it sees EOF (and ends)
+            # when the UI process dies; holding it, the child waited for requests forever.
             _PARENT_ENDS.add(self._conn)
+            try:
+                with warnings.catch_warnings():  # 3.12+ warns about fork with threads; the child runs no thread
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    self._proc.start()
+            except BaseException:
+                _PARENT_ENDS.discard(self._conn)
+                raise
+            child.close()
         else:
             self._queue: asyncio.Queue | None = None
             self._pending: list[tuple[str, Any]] = []
