@@ -75,3 +75,14 @@ def test_pybind11_module_function_called_from_python(torch_index):
     b = find_symbol(g, "flash_attn_2_cuda.fwd")
     edge = next(d for _, _, d in g.in_edges(b, data=True))
     assert edge["resolution"] == "exact" and edge["kind"] == "binding"
+
+
+def test_the_execution_map_follows_a_python_op_call_through_its_binding(torch_index):
+    """The map walks into C++ bindings as it does into PyO3 ones (it stopped at the binding: no device work)."""
+    from apxtui.map import build_map, iter_calls
+
+    m = build_map(torch_index, find_symbol(torch_index.graph, "vllm_like._custom_ops.rms_norm"))
+    rows = [r for t in m.phases for r in t.rows]
+    assert [str(r.site) for r in rows] == ["csrc/torch_bindings.cpp:9"]
+    names = {c.name for r in rows for c in iter_calls(r.work)}
+    assert "vllm::rms_norm_kernel" in names, names

@@ -65,7 +65,7 @@ from apxtui.vocab import CallClass, EdgeKind, Evidence, NodeKind, Phase
 LOADER = re.compile(r"^(load|load_\w+|\w+_load|from_pretrained|read_checkpoint|upload_\w+|warmup|prepare_weights)$")
 #: Node kinds the checkout defines (followed, never classified by name).
 _DEFINED = {NodeKind.RUST_FN, NodeKind.PYTHON_FN, NodeKind.PYTHON_CLASS, NodeKind.HOST_FN, NodeKind.ABI_FN,
-            NodeKind.DEVICE_FN, NodeKind.KERNEL, NodeKind.PYO3_BINDING}
+            NodeKind.DEVICE_FN, NodeKind.KERNEL, NodeKind.PYO3_BINDING, NodeKind.CPP_BINDING}
 _WORK = (CallClass.DEVICE, CallClass.LIBRARY)
 _COUNT_KIND = {CallClass.DEVICE: "device", CallClass.LIBRARY: "library"}
 #: A model-level function whose rows were shown once is one reference row at its next calls (same phase)
