@@ -32,6 +32,24 @@ def endless():
         time.sleep(0.01)
 
 
+async def _serving(base: int, fork: bool) -> tuple[Job, list, asyncio.Task]:
+    """A serving job, its messages so far (read by the returned task), once it serves."""
+    job = Job("serve", serving, base, fork=fork)
+    got: list = []
+
+    async def consume():
+        async for m in job.messages():
+            got.append(m)
+
+    reader = asyncio.create_task(consume())
+    for _ in range(500):
+        if job.serving:
+            break
+        await asyncio.sleep(0.01)
+    assert job.serving
+    return job, got, reader
+
+
 MODES = [pytest.param(True, id="forked", marks=pytest.mark.skipif(not jobs.USE_FORK, reason="no fork here")),
          pytest.param(False, id="thread")]
 
@@ -48,19 +66,7 @@ async def test_messages_arrive_in_order_and_failures_name_the_exception(fork):
 
 @pytest.mark.parametrize("fork", MODES)
 async def test_a_serving_job_answers_requests_while_its_messages_are_read(fork):
-    job = Job("serve", serving, 40, fork=fork)
-    pids = []
-
-    async def consume():
-        async for m in job.messages():
-            pids.append(m)
-
-    reader = asyncio.create_task(consume())
-    for _ in range(200):
-        if job.serving:
-            break
-        await asyncio.sleep(0.01)
-    assert job.serving
+    job, pids, reader = await _serving(40, fork)
     assert await job.request(2) == 42
     with pytest.raises(JobFailed, match="ZeroDivisionError"):
         await job.request(-1)
@@ -129,19 +135,7 @@ def test_daemon_executor_never_waits_at_shutdown():
 async def test_a_serving_child_ends_when_the_ui_end_of_its_pipe_is_gone():
     """The UI process killed (SSH dropped): its pipe ends close, and the waiting child must see EOF and
     end. It held a copy of the UI's end of its own pipe, so it waited for requests forever."""
-    job = Job("serve", serving, 1, fork=True)
-    seen = []
-
-    async def consume():
-        async for m in job.messages():
-            seen.append(m)
-
-    reader = asyncio.create_task(consume())
-    for _ in range(500):
-        if job.serving:
-            break
-        await asyncio.sleep(0.01)
-    assert job.serving
+    job, _, reader = await _serving(1, True)
     reader.cancel()
     job._conn.close()  # what the kernel does to a dead process's descriptors; no cancel, no kill
     job._proc.join(30)
