@@ -12,9 +12,10 @@ STAMP := $(VENV)/.installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# Python 3.11's own pip installs the editable project (PEP 660); --no-compile skips byte-compiling every
+# installed module up front (13 s of a clean install): the modules used are compiled on first import.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --no-compile -e '.[test]'
 	touch $(STAMP)
 
 # tmux drives the end-to-end test; git is used by discovery. Installed when missing.
