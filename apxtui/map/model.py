@@ -199,6 +199,11 @@ class Cut:
     key: KeyChain
 
 
+#: A phase table's title (its frequency is shown beside it: :func:`apxtui.map.build.table_frequency`).
+PHASE_TITLE = {Phase.EAGER: "Steady state", Phase.CAPTURED: "Captured (CUDA Graph body)",
+               Phase.PREPARE: "Preparation and first call", Phase.CAPTURE: "Capture lifecycle", Phase.LOAD: "Load"}
+
+
 @dataclass
 class PhaseTable:
     phase: Phase

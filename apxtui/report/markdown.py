@@ -17,7 +17,7 @@ from apxtui.analysis.summary import capture_short, dtype_short, launches_short, 
 from apxtui.map import Call, iter_calls
 from apxtui.map.fold import BlockRef, Heading, fold_blocks, site_short
 from apxtui.map.fold import aliases as make_aliases
-from apxtui.map.model import marked
+from apxtui.map.model import PHASE_TITLE, marked
 from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
 from apxtui.report.maptable import FrequencyChange, table_lines
 from apxtui.textsafe import md as esc
@@ -553,12 +553,9 @@ def render_map_markdown(rep: Any, detail: bool = False) -> str:
     out += ["", f"**Path:** {path_line(rep.path)}", ""]
     al = make_aliases(m)
     folded = fold_blocks(m)
-    titles = {"eager": "Steady state", "captured": "Captured (CUDA Graph body)",
-              "prepare": "Preparation and first call",
-              "capture": "Capture lifecycle", "load": "Load"}
     for t in m.phases:
         tot = t.totals
-        out += ["", f"## {titles.get(t.phase.value, t.phase.value)} — {esc(t.frequency)}", "",
+        out += ["", f"## {PHASE_TITLE[t.phase]} — {esc(t.frequency)}", "",
                 f"Totals (static): **{esc(tot.device)}** device launches, **{esc(tot.library)}** library calls"
                 + ("" if tot.exact else " — a range: alternatives at " + ", ".join(esc(a) for a in tot.arms[:8])
                    + (f" (+{len(tot.arms) - 8})" if len(tot.arms) > 8 else "")) + f"; {len(t.rows)} rows.", ""]

@@ -17,6 +17,7 @@ from textual.widgets.tree import TreeNode
 
 from apxtui.map.fold import BlockRef, Heading, fold_blocks
 from apxtui.map.model import (
+    PHASE_TITLE,
     Alternative,
     Choice,
     ExecutionMap,
@@ -31,9 +32,6 @@ from apxtui.map.model import (
 from apxtui.textsafe import one_line
 from apxtui.tui.widgets.roles import role_css
 from apxtui.tui.widgets.vim_tree import VimTree, vim_bindings
-
-PHASE_TITLE = {"eager": "Steady state", "captured": "Captured (recorded once per graph key, replayed)",
-               "prepare": "Preparation and first call", "capture": "Capture", "load": "Load"}
 
 
 @dataclass(frozen=True)
@@ -148,7 +146,7 @@ def _shown_conditions(node: TreeNode[MapItem] | None) -> int:
 
 
 def phase_label(t: PhaseTable) -> Text:
-    out = Text(PHASE_TITLE.get(t.phase.value, t.phase.value), style="bold underline")
+    out = Text(PHASE_TITLE[t.phase], style="bold underline")
     out.append(f"  {one_line(t.frequency, 60)} · {len(t.rows)} rows · device {t.totals.device}, "
                f"library {t.totals.library}" + ("" if t.totals.exact else " (range: alternatives)"), style="dim")
     return out
