@@ -8,6 +8,7 @@ query is compiled once per language, so a keypress that changes file costs no re
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,6 +40,17 @@ class _CountedHeight(WrappedDocument):
         return len(self._offset_to_line_info)
 
 
+@dataclass
+class _Doc:
+    """A shown file's document, its wrapping and highlights, and its size once measured."""
+
+    document: DocumentBase
+    wrapped: WrappedDocument
+    query: Any
+    highlights: Any
+    size: Size | None = None
+
+
 class SourceView(TextArea):
     """Shows ``file`` around ``line``; text is neutralised (no escapes reach the terminal)."""
 
@@ -59,7 +71,8 @@ class SourceView(TextArea):
     ]
 
     def __init__(self, **kwargs) -> None:
-        self._docs: dict[tuple[str | None, str], tuple[DocumentBase, WrappedDocument, Any, Any, Size | None]] = {}
+        self._docs: dict[tuple[str | None, str], _Doc] = {}  # (language, text) → document, oldest first
+        self._doc: _Doc | None = None  # the one shown
         super().__init__("", language=None, theme="monokai", soft_wrap=False, read_only=True,
                          show_line_numbers=True, highlight_cursor_line=True, tab_behavior="focus", **kwargs)
         self.cursor_blink = False  # read-only view: a steady cursor is calmer over SSH (and deterministic)
@@ -89,14 +102,15 @@ class SourceView(TextArea):
         self._docs[key] = got
         while len(self._docs) > DOCUMENTS:
             self._docs.pop(next(iter(self._docs)))
-        self.document, wrapped, self._highlight_query, self._highlights, _size = got
-        self.wrapped_document = wrapped
-        self.navigator = DocumentNavigator(wrapped)
+        self._doc = got
+        self.document, self._highlight_query, self._highlights = got.document, got.query, got.highlights
+        self.wrapped_document = got.wrapped
+        self.navigator = DocumentNavigator(got.wrapped)
         self._line_cache.clear()
         self.move_cursor((0, 0))
         self._rewrap_and_refresh_virtual_size()
 
-    def _new_document(self, text: str, language: str | None) -> tuple:
+    def _new_document(self, text: str, language: str | None) -> _Doc:
         """A document of ``text`` parsed and highlighted (the query compiled once per language)."""
         doc: DocumentBase = Document(text)
         query = None
@@ -115,7 +129,7 @@ class SourceView(TextArea):
                         query = self._QUERIES[language] = doc.prepare_query(source)
         self.document, self._highlight_query, self._highlights = doc, query, defaultdict(list)
         self._build_highlight_map()  # fills this document's own map (a cached one stays as it was)
-        return doc, WrappedDocument(doc, tab_width=self.indent_width), query, self._highlights, None
+        return _Doc(doc, WrappedDocument(doc, tab_width=self.indent_width), query, self._highlights)
 
     def _rewrap_and_refresh_virtual_size(self) -> None:
         """TextArea's, without re-wrapping a cached document already wrapped at this width."""
@@ -130,11 +144,10 @@ class SourceView(TextArea):
         if self.soft_wrap:
             super()._refresh_size()
             return
-        key = next((k for k, v in self._docs.items() if v[0] is self.document), None)
-        got = self._docs.get(key) if key is not None else None
-        size = got[4] if got is not None and got[4] is not None else self.document.get_size(self.indent_width)
-        if got is not None and got[4] is None:
-            self._docs[key] = (*got[:4], size)  # type: ignore[index]
+        got = self._doc if self._doc is not None and self._doc.document is self.document else None
+        size = got.size if got is not None and got.size is not None else self.document.get_size(self.indent_width)
+        if got is not None:
+            got.size = size
         self.virtual_size = Size(size.width + self.gutter_width + 1, size.height)
         self._refresh_scrollbars()
 
