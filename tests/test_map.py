@@ -50,7 +50,7 @@ def test_block_forward_is_the_expected_rows_in_order(demo_index):
     for r in rows:
         by_op.setdefault(r.op, r)
     assert by_op["B::rms_norm"].site.file.endswith("model/block.rs") and by_op["B::rms_norm"].site.line == 83
-    assert by_op["B::rms_norm"].adapter == ["apxinf_rms_norm_bf16"]
+    assert [a.name for a in by_op["B::rms_norm"].adapter] == ["apxinf_rms_norm_bf16"]
     lin = rows[1].work[0]
     assert lin.kind == CallClass.LIBRARY and lin.dtypes.startswith("A/B bf16")
     assert rows[0].work[0].kind == CallClass.DEVICE and rows[0].counts.device == "1"
@@ -323,6 +323,39 @@ def test_json_execution_map_shape(demo_index):
     assert [a["name"] for a in w["alternatives"]] == ["add_packed4_kernel", "add_packed2_kernel", "add_kernel"]
     assert all(a["condition"] for a in w["alternatives"])
     assert set(t["totals"]) >= {"device", "library", "exact", "arms"}
+
+
+def test_each_adapter_carries_its_definition_and_the_site_and_resolution_of_its_edge(demo_index):
+    """Model → JSON → details pane → Markdown cell: each adapter with path:line and how its edge was linked."""
+    from apxtui.report.markdown import adapter_cell
+    from apxtui.tui.details import map_row_details
+
+    m = _map(demo_index, "Block::forward", select=SELECT)
+    rms = next(r for r in m.rows() if r.op == "B::rms_norm")
+    (a,) = rms.adapter
+    assert (a.name, str(a.definition), str(a.site), a.resolution) == (
+        "apxinf_rms_norm_bf16", "crates/apxinf-cuda/adapters/norm.cu:10", "crates/apxinf-cuda/src/ffi/mod.rs:22",
+        "exact")
+    g = demo_index.graph
+    node = {d["qualname"]: n for n, d in g.nodes(data=True) if d.get("kind") == "abi_fn"}
+    n_checked = 0
+    for r in m.rows():
+        for a in r.adapter:  # the resolution of the graph edge into the adapter at the adapter's site
+            n = node[a.name]
+            edges = {(d.get("file"), d.get("line")): d.get("resolution") for _, _, d in g.in_edges(n, data=True)}
+            assert edges[(a.site.file, a.site.line)] == a.resolution != "", (r.op, a)
+            assert str(a.definition) == f"{g.nodes[n]['file']}:{g.nodes[n]['line']}"
+            n_checked += 1
+    assert n_checked >= 10
+    row = next(x for x in m.to_dict()["phases"][0]["rows"] if x["op"] == "B::rms_norm")
+    assert row["adapter"] == "apxinf_rms_norm_bf16"
+    assert row["adapters"] == [{"name": "apxinf_rms_norm_bf16", "definition": "crates/apxinf-cuda/adapters/norm.cu:10",
+                                "site": "crates/apxinf-cuda/src/ffi/mod.rs:22", "resolution": "exact",
+                                "how": "C symbol apxinf_rms_norm_bf16"}]
+    op = dict(map_row_details(rms))["Map row  (enter: call tree · [ ]: arm)"]
+    i = op.index(("adapter", "apxinf_rms_norm_bf16  @ crates/apxinf-cuda/adapters/norm.cu:10"))
+    assert op[i + 1] == ("  linked", "exact — C symbol apxinf_rms_norm_bf16  @ crates/apxinf-cuda/src/ffi/mod.rs:22")
+    assert adapter_cell(rms.adapter) == "`apxinf_rms_norm_bf16` (crates/apxinf-cuda/adapters/norm.cu:10, exact)"
 
 
 def test_per_stage_frequency_labels_first_call_and_graph_key(demo_index):

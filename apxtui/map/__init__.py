@@ -11,7 +11,8 @@ Between the trace (:mod:`apxtui.trace`) and the views (report, CLI, explorer).  
 CAPTURED — recorded once per graph key and replayed per request —, PREPARE — first call / once per
 graph key —, LOAD).  A :class:`Row` is the call from model code into the operator layer
 (:mod:`apxtui.map.operators` has the rule): ``op`` as written at the call site, ``site`` (path:line),
-``adapter`` (extern "C" functions reached), ``work`` (a list of :class:`Call` — ``kind``
+``adapter`` (the extern "C" functions reached, each an :class:`Adapter`: ``name``, ``definition``, the
+``site`` and ``resolution`` of the edge that reached it), ``work`` (a list of :class:`Call` — ``kind``
 ``CallClass.DEVICE`` for a kernel launch or ``CallClass.LIBRARY`` for a library compute call,
 ``name``, ``dtypes``, ``site``, ``repeat`` loops inside the operator, ``guard`` conditions — or
 :class:`Choice` — mutually exclusive :class:`Alternative` s, each with its ``condition``, ``dispatch``
@@ -34,6 +35,7 @@ tree-sitter queries.
 from apxtui.analysis.calls import CallRules, call_rules
 from apxtui.map.build import build_map
 from apxtui.map.model import (
+    Adapter,
     Alternative,
     Call,
     Choice,
@@ -55,7 +57,7 @@ from apxtui.map.model import (
 from apxtui.map.path import PathStep, path_to
 
 __all__ = [
-    "Alternative", "Call", "CallRules", "Choice", "ChoiceMade", "Condition", "Counts", "Cut", "ExecutionMap",
+    "Adapter", "Alternative", "Call", "CallRules", "Choice", "ChoiceMade", "Condition", "Counts", "Cut", "ExecutionMap",
     "Frame", "OtherCall", "PathStep", "PhaseTable", "Repeat", "Row", "Site", "Work", "build_map", "call_rules",
     "iter_calls", "path_to", "work_text",
 ]

@@ -40,6 +40,7 @@ from apxtui.analysis.summary import dtype_short
 from apxtui.map.counts import PhaseCounts, add_counts, choice_range, loop_symbol, scale, to_counts
 from apxtui.map.lead import lead_lines
 from apxtui.map.model import (
+    Adapter,
     Alternative,
     Call,
     Choice,
@@ -111,6 +112,19 @@ def _resolution(st: Stage) -> str:
     return st.via.resolution if st.via else ""
 
 
+def _adapter(st: Stage) -> Adapter:
+    """The ABI function ``st`` as an adapter of a row: its definition and the edge that reached it."""
+    v = st.via
+    return Adapter(st.qualname, Site(st.file, st.line or 0) if st.file else Site("", 0), _site(st),
+                   str(v.resolution) if v else "", v.how if v else "")
+
+
+def _add(adapters: list[Adapter], more: list[Adapter]) -> None:
+    """Append the adapters of ``more`` not yet in ``adapters`` (the same function reached by another edge is
+    listed again: each edge keeps its own site and resolution)."""
+    adapters += [a for a in more if a not in adapters]
+
+
 def _site(st: Stage) -> Site:
     v = st.via
     return Site((v.file if v else "") or st.file, (v.line if v else 0) or st.line or 0)
@@ -134,7 +148,7 @@ class _Op:
 
     work: list[Work] = field(default_factory=list)
     other: list[OtherCall] = field(default_factory=list)
-    adapters: list[str] = field(default_factory=list)
+    adapters: list[Adapter] = field(default_factory=list)
     cuts: list[Cut] = field(default_factory=list)
     counts: PhaseCounts = field(default_factory=dict)  # Phase.EAGER stands for "the row's phase"
     arms: list[str] = field(default_factory=list)  # dispatch sites whose alternatives make a range
@@ -399,13 +413,13 @@ class MapBuilder:
             if st.node in stack:
                 out.cuts.append(Cut("recursion", st.qualname, _site(st), k))
                 return
-            if st.kind == NodeKind.ABI_FN and st.qualname not in out.adapters:
-                out.adapters.append(st.qualname)
+            if st.kind == NodeKind.ABI_FN:
+                _add(out.adapters, [_adapter(st)])
             sub = self.op(st.node, stack)
             out.work += _rekey(sub.work, k, reps, (), phase)
             out.other += [_with(o, key=k + o.key, first_call=True, guard=o.guard or first) if phase
                           else _with(o, key=k + o.key) for o in sub.other]
-            out.adapters += [a for a in sub.adapters if a not in out.adapters]
+            _add(out.adapters, sub.adapters)
             out.cuts += [_with(c, key=k + c.key) for c in sub.cuts]
             out.arms += [a for a in sub.arms if a not in out.arms]
             sc = scale(sub.counts, reps)
@@ -454,13 +468,13 @@ class MapBuilder:
             cond = Condition(a.label, Site(d.file, d.line), d.key, a.index)
             out.work += _rekey(sub.work, (), [], (cond,), Phase.PREPARE)
             out.other += [_with(o, first_call=True, guard=o.guard or a.label) for o in sub.other]
-            out.adapters += [x for x in sub.adapters if x not in out.adapters]
+            _add(out.adapters, sub.adapters)
             out.cuts += sub.cuts
             add_counts(out.counts, {Phase.PREPARE: _sum(sub.counts)})
         parts = [(a, self._op_items(node, a.children, stack)) for a in rest]
         for _a, sub in parts:
             out.other += sub.other
-            out.adapters += [x for x in sub.adapters if x not in out.adapters]
+            _add(out.adapters, sub.adapters)
             out.cuts += sub.cuts
             out.arms += [x for x in sub.arms if x not in out.arms]
         with_work = [(a, sub) for a, sub in parts if sub.work]
@@ -654,8 +668,8 @@ class MapBuilder:
         row = Row(call_name(st), st.qualname, _site(st), k, ctx.phase, ctx.freq,
                   adapter=list(op.adapters), work=_rekey(op.work, k, [], (), None), other=self._others(st.node, op),
                   resolution=_resolution(st))
-        if st.kind == NodeKind.ABI_FN and st.qualname not in row.adapter:
-            row.adapter.insert(0, st.qualname)
+        if st.kind == NodeKind.ABI_FN and (a := _adapter(st)) not in row.adapter:
+            row.adapter.insert(0, a)
         for c in op.cuts:
             self.cuts.append(_with(c, key=k + c.key))
         if direct is None:
@@ -732,7 +746,7 @@ class MapBuilder:
             ka = (*prefix, stage_key(st))
             choice.alternatives.append(Alternative(_arm_text(d, a), site, d.key, a.index,
                                                    _rekey(op.work, ka, [], (), None), a.selected))
-            row.adapter += [x for x in op.adapters if x not in row.adapter]
+            _add(row.adapter, op.adapters)
             row.other += [_with(o, key=(stage_key(st), *o.key)) for o in self._others(st.node, op)]
             per.append({ctx.phase if ph == Phase.EAGER else ph: c for ph, c in op.counts.items()})
         if any(a.work for a in choice.alternatives):
@@ -937,7 +951,7 @@ def _sum(pc: PhaseCounts) -> Count:
 def _merge_into(out: _Op, sub: _Op) -> None:
     out.work += sub.work
     out.other += sub.other
-    out.adapters += [a for a in sub.adapters if a not in out.adapters]
+    _add(out.adapters, sub.adapters)
     out.cuts += sub.cuts
     out.arms += [a for a in sub.arms if a not in out.arms]
     add_counts(out.counts, sub.counts)

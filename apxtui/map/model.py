@@ -80,6 +80,20 @@ class Call:
         return True
 
 
+@dataclass(frozen=True)
+class Adapter:
+    """An ``extern "C"`` / ABI function reached below a row, with the edge that reached it."""
+
+    name: str
+    definition: Site  # where the adapter is defined (a .cu / .cpp file)
+    site: Site  # the edge's site: the extern "C" declaration that links to it, or the call of it
+    resolution: str  # how that edge was linked (exact, heuristic, ambiguous, unresolved)
+    how: str = ""  # the rule that linked it
+
+    def __str__(self) -> str:
+        return f"{marked(self.name, self.resolution)} ({self.definition}; linked at {self.site})"
+
+
 @dataclass
 class Alternative:
     """One arm of a choice below a row: the work it does (possibly none) and its condition."""
@@ -170,7 +184,7 @@ class Row:
     key: KeyChain  # stage key chain to the operator call
     phase: Phase
     frequency: str
-    adapter: list[str] = field(default_factory=list)  # extern "C" / ABI functions reached
+    adapter: list[Adapter] = field(default_factory=list)  # extern "C" / ABI functions reached
     work: list[Work] = field(default_factory=list)
     other: list[OtherCall] = field(default_factory=list)
     repeat: list[Repeat] = field(default_factory=list)  # all loops from the entry to this call
@@ -326,7 +340,9 @@ def _counts_dict(c: Counts) -> dict[str, Any]:
 def _row_dict(r: Row) -> dict[str, Any]:
     return {
         "op": r.op, "target": r.target, "site": str(r.site), "resolution": r.resolution,
-        "adapter": ", ".join(r.adapter),
+        "adapter": ", ".join(dict.fromkeys(a.name for a in r.adapter)),
+        "adapters": [{"name": a.name, "definition": str(a.definition), "site": str(a.site),
+                      "resolution": a.resolution, "how": a.how} for a in r.adapter],
         "work": [_work_dict(w) for w in r.work],
         "other": [{"class": o.cls.value, "name": o.name, "site": str(o.site), "first_call": o.first_call,
                    "detail": o.detail, "count": o.count, "guard": o.guard} for o in r.other],

@@ -497,6 +497,13 @@ def _heading_cells(h: Any) -> list[str]:
     return out
 
 
+def adapter_cell(adapters: list[Any]) -> str:
+    """The first two adapters of a row, each with its definition and how its edge was linked
+    (``name`` (norm.cu:10, exact)); the rest counted (the JSON lists them all)."""
+    cells = [f"{code(a.name)} ({esc(a.definition)}, {esc(a.resolution or 'unknown')})" for a in adapters[:2]]
+    return ", ".join(cells) + (f" (+{len(adapters) - 2})" if len(adapters) > 2 else "")
+
+
 def map_table(t: Any, lines: list[Any], aliases: dict[str, str], ncols: int = 8) -> list[str]:
     """One phase table; ``ncols``: the empty cells after a heading's two (the table has ten columns)."""
     out = ["| # | operation | call site | adapter | device work (kernels, library calls) | launches dev / lib "
@@ -518,8 +525,7 @@ def map_table(t: Any, lines: list[Any], aliases: dict[str, str], ncols: int = 8)
             last = "; ".join(x.last_differs for x in ln.repeats if x.last_differs)
             work = work_cell(r.work, r.site, aliases) or esc(r.note) or "—"
             out.append("| " + " | ".join([
-                str(ln.n), code(marked(r.op, r.resolution)), esc(r.site), ", ".join(code(a) for a in r.adapter[:2]) + (
-                    f" (+{len(r.adapter) - 2})" if len(r.adapter) > 2 else ""),
+                str(ln.n), code(marked(r.op, r.resolution)), esc(r.site), adapter_cell(r.adapter),
                 work, f"{esc(r.counts.device)} / {esc(r.counts.library)}", esc(_dtypes(r)),
                 esc(reps + (f"; last differs: {last}" if last else "")),
                 esc("; ".join(_cut(str(c)) for c in ln.conditions)), also_cell(r, aliases)]) + " |")

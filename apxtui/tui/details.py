@@ -237,8 +237,9 @@ def map_row_details(row: MapRow) -> list[Section]:
                      ("phase", f"{row.phase.value} — {row.frequency}"), ("counts", counts + ", static, one execution")]
     if row.model_phase:
         op.append(("model phase", row.model_phase))
-    if row.adapter:
-        op.append(("adapter", ", ".join(row.adapter)))
+    for a in row.adapter:
+        op.append(("adapter", f"{a.name}  @ {a.definition}"))
+        op.append(("  linked", f"{a.resolution or '—'}" + (f" — {a.how}" if a.how else "") + f"  @ {a.site}"))
     op += [("if", str(cnd)) for cnd in row.condition]
     op += _repeat_rows(row.repeat)
     if row.note:
