@@ -15,6 +15,7 @@ from apxtui.tui.app import ApxApp
 from apxtui.tui.background import Progress
 from apxtui.tui.config import ExplorerConfig, load_settings
 from apxtui.tui.drive import DEMO_TO_BF16_ARM, follow, settle
+from apxtui.tui.jobs import Serve
 from apxtui.tui.rows import DispatchRow, StageRow
 
 
@@ -25,11 +26,24 @@ def endless_analysis(session):
         time.sleep(0.05)
 
 
-def slow_report(session, demo, row):
-    yield Progress("export: tracing and analysing the path…")
+def slow_map_server(session):
+    """The map job, slow to build its first map (what a big path looks like to the export)."""
+    yield Progress("map: tracing slowly…")
     time.sleep(0.5)
-    yield Progress("export: rendering…")
-    yield from background.write_report(session, demo, row)
+    yield from background.map_server(session)
+
+
+def broken_reports(session):
+    """The map job, whose report requests fail."""
+    for msg in background.map_server(session):
+        if isinstance(msg, Serve):
+            def serve(req, inner=msg.handler):
+                if isinstance(req, background.ReportRequest):
+                    raise RuntimeError("renderer [bold]broke[/]")
+                return inner(req)
+
+            msg = Serve(serve)
+        yield msg
 
 
 async def test_q_during_analysis_kills_it_and_quits(demo_app, monkeypatch):
@@ -84,7 +98,7 @@ async def test_queued_arm_presses_apply_in_order_to_the_right_arms(demo_app):
 async def test_export_shows_progress_and_n_uses_the_analysis(demo_app, monkeypatch, tmp_path):
     from apxtui.tui.screens import explorer as explorer_screen
 
-    monkeypatch.setattr(explorer_screen, "write_report", slow_report)
+    monkeypatch.setattr(explorer_screen, "map_server", slow_map_server)
     app = demo_app(export_dir=str(tmp_path))
     seen: list[str] = []
     async with app.run_test(size=(120, 40)) as pilot:
@@ -92,9 +106,16 @@ async def test_export_shows_progress_and_n_uses_the_analysis(demo_app, monkeypat
         app.watch(app, "activity", lambda a: seen.extend(a.values()))
         await pilot.press("e")
         await settle(app, pilot)
-        assert "export: tracing and analysing the path…" in seen and "export: rendering…" in seen
+        assert "export: waiting for the execution map of the path…" in seen and "map: tracing slowly…" in seen
+        assert "export: rendering the report and writing it…" in seen
         assert app.screen.query_one("#profile-bar").busy == ""  # done: the status bar is clear again
         assert len(list(tmp_path.glob("*.md"))) == 1
+        job = app.screen._map_job  # the export's map job serves the map view next: not built again
+        assert job is not None and job.serving
+        await pilot.press("m")
+        await settle(app, pilot)
+        assert app.screen._map_job is job and app.screen._map is not None
+        await pilot.press("m")
         # n from the top: answered by the analysis (the whole path), rows opened down to it
         tree = app.screen.query_one("#tree")
         before = tree.last_line
@@ -132,13 +153,9 @@ async def test_user_keymap_rebinds_by_id(demo_index, tmp_path):
 
 
 async def test_a_failing_worker_is_a_notification_not_silence(demo_app, monkeypatch):
-    def broken(session, row):
-        yield Progress("copy: rendering…")
-        raise RuntimeError("renderer [bold]broke[/]")
-
     from apxtui.tui.screens import explorer as explorer_screen
 
-    monkeypatch.setattr(explorer_screen, "report_text", broken)
+    monkeypatch.setattr(explorer_screen, "map_server", broken_reports)
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -205,6 +222,30 @@ async def test_the_exported_path_follows_the_cursor(demo_app, tmp_path):
     path_of = {f: next(ln for ln in f.read_text().splitlines() if ln.startswith("**Path:**")) for f in (first, second)}
     assert "rms_norm_kernel" in path_of[second] and "apxinf_rms_norm_bf16" in path_of[second]
     assert path_of[first] != path_of[second]
+
+
+def test_the_map_job_answers_reports_from_its_builder_as_a_fresh_build(demo_index, tmp_path):
+    """``e`` / ``y`` ask the map job (its kept builder) for the report: the same text as a fresh build,
+    also after an arm change, and the file written where ``e`` writes."""
+    from apxtui.trace import find_symbol
+    from apxtui.tui.session import Session
+    from apxtui.tui.widgets.map_view import first_choice
+
+    s = Session(demo_index, export_dir=str(tmp_path))
+    s.entry = find_symbol(demo_index.graph, "Pi05Policy.infer")
+    job = background.map_server(s)
+    m = next(x for x in job if not isinstance(x, Progress))
+    serve = next(job).handler
+    assert serve(background.ReportRequest({}, write=False)) == s.report()
+    choice = next(c for r in m.rows() if (c := first_choice(r)) is not None)
+    arm = choice.alternatives[-1]
+    changed = {arm.dispatch: arm.arm}
+    assert serve(changed) is serve(changed)  # the map of unchanged choices is not built again
+    text = serve(background.ReportRequest(changed, write=False))
+    s.choices = changed
+    assert text == s.report() and text != serve(background.ReportRequest({}, write=False))
+    path = serve(background.ReportRequest(changed))
+    assert path.parent == tmp_path.resolve() and path.read_text() == text
 
 
 def test_trace_budget_setting_reaches_the_whole_path_trace(demo_index, tmp_path):

@@ -203,12 +203,13 @@ def default_path(m: Any) -> tuple[str, ...]:
 def map_report(index: Index, entry: str, *, select: list[str] | None = None, choices: dict[str, int] | None = None,
                profile: Any = None, path: tuple[str, ...] | None = None, detail: bool = False, depth: int = 40,
                budget: int | None = None, loop_bind: Any = None, operators: list[str] | None = None,
-               checkpoint: str | None = None) -> MapReport:
+               checkpoint: str | None = None, built: Any = None) -> MapReport:
     """The execution map of ``entry`` with its report header; ``path``: the key chain of the row the report's
     ``Path:`` follows (the explorer's cursor), default the first device work.  ``detail``: also the full
-    trace document (all stages, per-call annotations: slow on a big engine)."""
-    m = build_map(index, entry, select=select, choices=choices, profile=profile, loop_bind=loop_bind,
-                  operators=operators)
+    trace document (all stages, per-call annotations: slow on a big engine).  ``built``: the map of ``entry``
+    under these arguments, already built (the explorer's map job keeps one); else it is built here."""
+    m = built if built is not None else build_map(index, entry, select=select, choices=choices, profile=profile,
+                                                  loop_bind=loop_bind, operators=operators)
     key = tuple(path) if path else default_path(m)
     g = index.graph
     d = g.nodes[entry]

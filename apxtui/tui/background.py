@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -185,37 +185,21 @@ def _add_weights(session: Session, stages: list[tuple[Pos, Stage, int]], path: l
     return ""
 
 
-def write_report(session: Session, demo: bool, row: tuple[str, ...] | None = None) -> Iterator[Any]:
-    """``e``: the execution-map report of the current path, written to its file (``Path:`` to ``row``, the
-    stage-key chain of the cursor's row); yields the absolute path."""
-    session = _own(session)
-    path = session.report_path(demo).resolve()
-    text = yield from _render(session, row)
-    yield Progress(f"export: writing {len(text) / 1e6:.1f} MB…")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    yield path
+@dataclass(frozen=True)
+class ReportRequest:
+    """Asks the map job for the Markdown report of its path under ``choices`` (``Path:`` to ``row``):
+    written to its file (``write``: the reply is the absolute path; ``demo`` picks the directory) or the text."""
 
-
-def report_text(session: Session, row: tuple[str, ...] | None = None) -> Iterator[Any]:
-    """``y``: the same report as text (for the clipboard)."""
-    session = _own(session)
-    text = yield from _render(session, row)
-    yield text
-
-
-def _render(session: Session, row: tuple[str, ...] | None) -> Generator[Any, None, str]:
-    from apxtui.report.markdown import render_map_markdown  # lazy: first paint (runs in a background job)
-
-    yield Progress("export: building the execution map of the path…")
-    rep = session.map_report(row)
-    yield Progress("export: rendering the report…")
-    return render_map_markdown(rep)
+    choices: dict[str, int]
+    row: tuple[str, ...] | None = None
+    write: bool = True
+    demo: bool = False
 
 
 def map_server(session: Session) -> Iterator[Any]:
     """The execution map of the current path, then served again for new arm choices (``{key: arm}``): the
-    builder keeps what a choice does not reach, so an arm change re-traces only what it changes."""
+    builder keeps what a choice does not reach, so an arm change re-traces only what it changes.  A
+    :class:`ReportRequest` is answered from the same builder (the export does not build the map again)."""
     from apxtui.map.build import map_of  # lazy: first paint (runs in a background job)
 
     session = _own(session)
@@ -223,13 +207,26 @@ def map_server(session: Session) -> Iterator[Any]:
     entry = session.entry
     yield Progress("map: building the execution map…")
     b = session.map_builder()
-    yield map_of(b, entry)
+    last = (dict(session.choices), map_of(b, entry))  # the builder's current choices and their map
+    yield last[1]
 
-    def rebuild(choices: dict[str, int]):
-        b.set_choices(choices)
-        return map_of(b, entry)
+    def mapped(choices: dict[str, int]):
+        nonlocal last
+        if choices != last[0]:
+            b.set_choices(choices)
+            last = (dict(choices), map_of(b, entry))
+        return last[1]
 
-    yield Serve(rebuild)
+    def serve(request: dict[str, int] | ReportRequest) -> Any:
+        if not isinstance(request, ReportRequest):
+            return mapped(request)
+        m = mapped(request.choices)
+        session.choices = dict(request.choices)  # this child's copy: the report header names them
+        if request.write:
+            return session.write_report(request.demo, request.row, m)
+        return session.report(request.row, m)
+
+    yield Serve(serve)
 
 
 def sol_server(session: Session) -> Iterator[Any]:

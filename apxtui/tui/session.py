@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from apxtui.analysis.path import AnalysedPath
     from apxtui.checkpoint.weights import StageWeights
     from apxtui.map.build import MapBuilder
+    from apxtui.map.model import ExecutionMap
 
 TRACE_DEPTH = 40
 __all__ = ["Session", "TRACE_DEPTH", "stage_key"]
@@ -254,9 +255,10 @@ class Session:
         return map_builder(self.index, choices=dict(self.choices), profile=self.resolved,
                            loop_bind=loop_binder(ckpt) if ckpt is not None else None)
 
-    def map_report(self, path: tuple[str, ...] | None = None):
+    def map_report(self, path: tuple[str, ...] | None = None, built: ExecutionMap | None = None):
         """The execution map of the current entry and choices with its report header (worker thread);
-        ``path``: the stage-key chain of the row the report's ``Path:`` follows (the cursor's row)."""
+        ``path``: the stage-key chain of the row the report's ``Path:`` follows (the cursor's row); ``built``:
+        that map when already built (by :meth:`map_builder`'s builder under the same choices)."""
         from apxtui.checkpoint.ontrace import checkpoint_facts, loop_binder  # lazy: first paint
         from apxtui.report.model import add_checkpoint_facts, map_report  # lazy: first paint
 
@@ -268,7 +270,7 @@ class Session:
             err = f"{type(e).__name__}: {e}"
         rep = map_report(self.index, self.entry, choices=dict(self.choices), profile=self.resolved, path=path,
                          detail=ckpt is not None, depth=TRACE_DEPTH, loop_bind=loop_binder(ckpt) if ckpt else None,
-                         checkpoint=str(self.checkpoint) if self.checkpoint else None)
+                         checkpoint=str(self.checkpoint) if self.checkpoint else None, built=built)
         rep.checkpoint_error = err
         if ckpt is not None and rep.trace is not None:
             rep.trace["checkpoint"] = str(self.checkpoint)
@@ -279,12 +281,12 @@ class Session:
                 rep.checkpoint_error = f"{type(e).__name__}: {e}"
         return rep
 
-    def report(self, path: tuple[str, ...] | None = None) -> str:
-        """The Markdown report (``e`` / ``y``): the execution map, ``Path:`` to ``path`` (default: the first
-        device work), every arm choice in the header."""
+    def report(self, path: tuple[str, ...] | None = None, built: ExecutionMap | None = None) -> str:
+        """The Markdown report (``e`` / ``y``): the execution map (``built``: already built), ``Path:`` to
+        ``path`` (default: the first device work), every arm choice in the header."""
         from apxtui.report.markdown import render_map_markdown  # lazy: first paint
 
-        return render_map_markdown(self.map_report(path))
+        return render_map_markdown(self.map_report(path, built))
 
     def report_path(self, demo: bool = False) -> Path:
         """Where ``e`` writes: ``--export-dir``, else CHECKOUT/devlocal/<entry>/reports (the demo's under cwd)."""
@@ -294,9 +296,11 @@ class Session:
         base = Path.cwd() if demo and not self.export_dir else self.index.root
         return unique_path(default_report_path(base, qual, self.export_dir))
 
-    def write_report(self, demo: bool = False, row: tuple[str, ...] | None = None) -> Path:
+    def write_report(self, demo: bool = False, row: tuple[str, ...] | None = None,
+                     built: ExecutionMap | None = None) -> Path:
         """Write :meth:`report` (``row``: the stage-key chain its ``Path:`` follows) and return where."""
+        text = self.report(row, built)
         path = self.report_path(demo).resolve()
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.report(row), encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
         return path

@@ -25,7 +25,7 @@ from apxtui.analysis.launches import own_kind
 from apxtui.map.model import Choice, ExecutionMap, KeyChain
 from apxtui.textsafe import one_line
 from apxtui.trace import Stage
-from apxtui.tui.background import Progress, map_server, report_text, write_report
+from apxtui.tui.background import Progress, ReportRequest, map_server
 from apxtui.tui.commands import ExplorerCommands, SymbolCommands
 from apxtui.tui.details import (
     dispatch_details,
@@ -608,20 +608,31 @@ class ExplorerScreen(ApxScreen):
     async def _map_for(self, session: Session) -> ExecutionMap:
         """The map of the session's path: asked of the map job serving this entry and profile (it re-traces
         only what the new choices change), else from a new one."""
-        basis = (session.entry, session.resolved)
         choices = dict(session.choices)
-        job, first = self._map_job, self._map_first
-        if job is not None and first is not None and not job.cancelled and self._map_basis == basis:
+        for fresh in (False, True):
+            job, m = await self._map_server(session, fresh)
             try:
-                m = await asyncio.shield(first)  # a press while the first map is built waits for it
                 return m if choices == self._map_basis_choices else await job.request(choices)
+            except JobFailed:
+                if fresh or job.serving:  # the request failed, not the job: said, not retried
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _map_server(self, session: Session, fresh: bool = False) -> tuple[Job, ExecutionMap]:
+        """The map job serving the session's entry and profile (started when there is none, or ``fresh``), once
+        it has built its first map (the map of ``self._map_basis_choices``)."""
+        basis = (session.entry, session.resolved)
+        job, first = self._map_job, self._map_first
+        if not fresh and job is not None and first is not None and not job.cancelled and self._map_basis == basis:
+            try:
+                return job, await asyncio.shield(first)  # a press while the first map is built waits for it
             except JobFailed:
                 pass  # the server is gone: start again
         job = self._map_job = self.apx.background.start("map", map_server, session)
-        self._map_basis, self._map_basis_choices = basis, choices
+        self._map_basis, self._map_basis_choices = basis, dict(session.choices)
         first = self._map_first = asyncio.get_running_loop().create_future()
         self._read_map_job(job, first)
-        return await asyncio.shield(first)
+        return job, await asyncio.shield(first)
 
     @work(exclusive=True, group="map-server", exit_on_error=False)
     async def _read_map_job(self, job: Job, first: asyncio.Future) -> None:
@@ -792,8 +803,28 @@ class ExplorerScreen(ApxScreen):
         assert self.session is not None
         t0 = time.perf_counter()
         row = self._cursor_keys()  # the report's Path: follows the cursor
-        path = await self.apx.run_job("export", write_report, self.session, bool(self.apx.demo), row)
+        path = await self._report(ReportRequest(dict(self.session.choices), row, True, bool(self.apx.demo)))
         self.notify(str(path), title=f"Report written ({time.perf_counter() - t0:.1f} s)", timeout=8)
+
+    async def _report(self, req: ReportRequest) -> Any:
+        """The report of the current path (``req``), from the map job's builder (the map of the path is not
+        built again; the job is started when there is none); progress in the status bar."""
+        assert self.session is not None
+        group = "export" if req.write else "copy"
+        for fresh in (False, True):
+            self.apx.set_activity(group, f"{group}: waiting for the execution map of the path…")
+            try:
+                job, _m = await self._map_server(self.session, fresh)
+                self.apx.set_activity(group, f"{group}: rendering the report" + (" and writing it…" if req.write
+                                                                                 else "…"))
+                try:
+                    return await job.request(req)
+                except JobFailed:
+                    if fresh or job.serving:  # the request failed, not the job: said, not retried
+                        raise
+            finally:
+                self.apx.set_activity(group, "")
+        raise AssertionError("unreachable")
 
     def action_copy(self) -> None:
         if self.session is None or self.session.entry is None:
@@ -805,7 +836,7 @@ class ExplorerScreen(ApxScreen):
     async def _copy(self) -> None:
         assert self.session is not None
         row = self._cursor_keys()
-        text = await self.apx.run_job("copy", report_text, self.session, row)
+        text = await self._report(ReportRequest(dict(self.session.choices), row, write=False))
         self.app.copy_to_clipboard(text)
         size = len(text.encode())
         warn = " (large: some terminals cap OSC 52; `e` writes a file)" if size > 74_000 else ""
