@@ -115,6 +115,12 @@ async def test_export_shows_progress_and_n_uses_the_analysis(demo_app, monkeypat
         await pilot.press("m")
         await settle(app, pilot)
         assert app.screen._map_job is job and app.screen._map is not None
+        details = app.screen.query_one("#details")
+        assert details.text().startswith("Map row")
+        # the tree row's analysis arriving late (fetched before m) does not replace the map row's details
+        app.screen._fetch(app.analysis, app.screen.query_one("#tree").cursor_pos)
+        await settle(app, pilot)
+        assert details.text().startswith("Map row")
         await pilot.press("m")
         # n from the top: answered by the analysis (the whole path), rows opened down to it
         tree = app.screen.query_one("#tree")
@@ -227,7 +233,9 @@ async def test_the_exported_path_follows_the_cursor(demo_app, tmp_path):
 def test_the_map_job_answers_reports_from_its_builder_as_a_fresh_build(demo_index, tmp_path):
     """``e`` / ``y`` ask the map job (its kept builder) for the report: the same text as a fresh build,
     also after an arm change, and the file written where ``e`` writes."""
+    from apxtui.map import build_map
     from apxtui.trace import find_symbol
+    from apxtui.tui.details import map_row_details
     from apxtui.tui.session import Session
     from apxtui.tui.widgets.map_view import first_choice
 
@@ -241,6 +249,8 @@ def test_the_map_job_answers_reports_from_its_builder_as_a_fresh_build(demo_inde
     arm = choice.alternatives[-1]
     changed = {arm.dispatch: arm.arm}
     assert serve(changed) is serve(changed)  # the map of unchanged choices is not built again
+    fresh = build_map(demo_index, s.entry, choices=changed)  # each row's details as from a fresh build
+    assert [map_row_details(r) for r in serve(changed).rows()] == [map_row_details(r) for r in fresh.rows()]
     text = serve(background.ReportRequest(changed, write=False))
     s.choices = changed
     assert text == s.report() and text != serve(background.ReportRequest({}, write=False))

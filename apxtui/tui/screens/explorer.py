@@ -309,7 +309,8 @@ class ExplorerScreen(ApxScreen):
         """The highlighted row's analysis, with the rows around it (so moving on finds them cached)."""
         tree = self.query_one("#tree", CallTree)
         await analysis.prefetch([pos, *tree.stage_positions_near(PREFETCH_ROWS)])
-        if tree.cursor_pos == pos and self.apx.analysis is analysis:
+        # not once the map is shown: its row's details are in the pane (the tree row's would be stale there)
+        if tree.cursor_pos == pos and self.apx.analysis is analysis and not self.map_shown:
             self._details(tree.cursor_node)  # type: ignore[arg-type]
 
     @on(Tree.NodeHighlighted, "#tree")
