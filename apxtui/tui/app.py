@@ -33,6 +33,7 @@ from apxtui.profile.model import Profile, Resolved
 from apxtui.textsafe import one_line
 from apxtui.tui.background import Progress, analyse_path, checkpoint_join
 from apxtui.tui.config import ExplorerConfig, Settings, load_settings
+from apxtui.tui.gcpolicy import keep_out_of_the_way
 from apxtui.tui.jobs import SERVING, DaemonThreadExecutor, Job, JobFailed, Jobs
 from apxtui.tui.messages import IndexFailed, IndexProgress, IndexReady
 from apxtui.tui.path_analysis import PathAnalysis
@@ -133,6 +134,7 @@ class ApxApp(App):
         self.export_dir = config.export_dir
         self.profile = config.profile  # from the command line; screen 5 changes the session's
         self.prebuilt = index
+        self.quiet_gc = False  # the explorer's own process: the collector is tuned once the index is loaded
         self.index_seconds = 0.0
         self.background = Jobs()
         self.animation_level = "none"
@@ -205,6 +207,8 @@ class ApxApp(App):
         for w in msg.resolved.warnings if msg.resolved is not None else []:
             self.notify(one_line(w, 300), title="Profile", severity="warning", timeout=8)
         self.session = msg.session
+        if self.quiet_gc:
+            keep_out_of_the_way()  # before the first background job forks: its pages stay shared too
         if self.checkpoint is not None:
             self._join()
 
@@ -363,6 +367,7 @@ def binding_ids() -> set[str]:
 def run_app(config: ExplorerConfig) -> int:
     """Run the explorer; exits the process as soon as the terminal is restored (nothing is torn down)."""
     app = ApxApp(config)
+    app.quiet_gc = True
     os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
     app.run(mouse=config.mouse)
     code = app.return_code or 0
