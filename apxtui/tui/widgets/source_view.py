@@ -25,7 +25,6 @@ from textual.widgets.text_area import Selection
 from apxtui.textsafe import neutralise, one_line
 from apxtui.tui.highlight import CUDA_HIGHLIGHTS, cuda_language, language_for
 from apxtui.tui.text import label
-from apxtui.tui.widgets.quiet import QuietVirtualSize
 
 MAX_HIGHLIGHT_LINES = 10_000
 MAX_HIGHLIGHT_BYTES = 1_000_000
@@ -52,11 +51,8 @@ class _Doc:
     size: Size | None = None
 
 
-class SourceView(QuietVirtualSize, TextArea):
-    """Shows ``file`` around ``line``; text is neutralised (no escapes reach the terminal).  A new file's size
-    repaints the pane, not the whole screen's layout (:class:`QuietVirtualSize`)."""
-
-    COMPONENT_CLASSES = TextArea.COMPONENT_CLASSES  # not the ScrollView's: QuietVirtualSize comes first in the bases
+class SourceView(TextArea):
+    """Shows ``file`` around ``line``; text is neutralised (no escapes reach the terminal)."""
 
     _QUERIES: ClassVar[dict[str, Any]] = {}  # language → compiled highlight query
 
