@@ -268,6 +268,60 @@ def test_overloads_are_chosen_by_argument_types():
     assert (t["line"], e["resolution"]) == (3, "exact")
 
 
+GENERIC_H = """
+template <typename Acc, typename A, typename B> __device__ Acc mul(A a, B b);
+struct Float4_ { float2 x; float2 y; };
+template <> __device__ float2 mul(uint32_t a, uint32_t b) { return a; }
+template <> __device__ uint32_t mul(uint32_t a, uint32_t b) { return a; }
+template <> __device__ Float4_ mul(uint2 a, uint2 b) { return a; }
+template <int W> __device__ float warp_sum(float x) { return x; }
+__device__ float warp_sum(float v) { return v; }
+__device__ float2 fma(uint32_t a, uint32_t b, float2 c) { return c; }
+__device__ uint32_t fma(uint32_t a, uint32_t b, uint32_t c) { return c; }
+__device__ Float4_ fma(uint2 a, uint2 b, Float4_ c) { Float4_ d; d.x = fma(a.x, b.x, c.x); return d; }
+__device__ float fma(float a, float b, float c) { return c; }
+__device__ double fma(double a, double b, double c) { return c; }
+template <typename T, int D, bool C> void run_(P& p);
+"""
+SPEC_CU = ("#include \"generic.cuh\"\ntemplate <> void run_<cutlass::half_t, 128, true>(P& p) {}\n"
+           "template <> void run_<cutlass::half_t, 128, false>(P& p) {}\n"
+           "template <> void run_<cutlass::bfloat16_t, 128, true>(P& p) {}\n")
+USER_CU = """
+#include "generic.cuh"
+__device__ void user(uint32_t a, uint32_t b, float* xs, int k, P& p) {
+  mul<float2, uint32_t, uint32_t>(a, b);
+  warp_sum<32>(1.0f);
+  run_<cutlass::half_t, 128, true>(p);
+  run_<cutlass::half_t, k, true>(p);
+  fma(xs[0], 1.0f, *xs);
+  fma(xs[0], k, *xs);
+}
+"""
+
+
+def test_explicit_template_arguments_choose_the_specialisation():
+    g, _ = graph_of({"k/generic.cuh": ("", GENERIC_H), "k/spec.cu": ("", SPEC_CU), "k/user.cu": ("", USER_CU)})
+    got = {}
+    for t, e in edges_from(g, "user"):
+        got.setdefault(e["line"], []).append((t["file"], t["line"], e["resolution"], e["how"]))
+    (mul,) = got[4]  # deduced from the primary template's signature: float2 mul(uint32_t, uint32_t)
+    assert mul[1:3] == (4, "exact") and "explicit specialisation" in mul[3]
+    (ws,) = got[5]  # a non-template cannot take template arguments
+    assert ws[1:3] == (7, "exact") and "the template" in ws[3]
+    (run,) = got[6]  # 128 and `false` are literals; the library type name `cutlass::half_t` is assumed distinct
+    assert run[:3] == ("k/spec.cu", 2, "heuristic") and "taken as distinct" in run[3]
+    assert sorted(r[1] for r in got[7]) == [2, 4] and {r[2] for r in got[7]} == {"ambiguous"}  # `k`: unknown
+
+
+def test_overloads_by_fields_elements_and_targets_exact_only_when_every_type_is_known():
+    g, _ = graph_of({"k/generic.cuh": ("", GENERIC_H), "k/user.cu": ("", USER_CU)})
+    (t, e), = [(g.nodes[v], e) for _, v, e in g.out_edges("fma@k/generic.cuh:11", data=True)]  # fma(uint2, …)
+    assert (t["line"], e["resolution"]) == (9, "exact") and "a.x: uint32_t" in e["how"]  # vector and struct fields
+    by_line = {e["line"]: (t["line"], e["resolution"]) for t, e in edges_from(g, "user") if e["callee"] == "fma"}
+    assert by_line[8] == (12, "exact")  # xs[0], *xs: float
+    assert by_line[9] == (12, "heuristic")  # `k` is an int: float's fma needs a conversion, double's too
+
+
 def test_casts_are_not_calls_and_prototypes_are_not_definitions():
     g, _ = graph_of({"k/norm.cuh": ("", NORM_H), "k/norm.cu": ("", NORM_CU)})
     callees = {e["callee"] for _, e in edges_from(g, "by_uint")}

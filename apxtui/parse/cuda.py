@@ -550,6 +550,12 @@ class _Extractor:
         pp = [c for c in self.ctx.of(frame) if c.kind == "pp_if"]
         return {**info, "names": names, "pp": pp}
 
+    def _explicit_specialization(self, node: Node) -> bool:
+        """Is ``node`` declared under ``template <>``?"""
+        f = self._frame(node)
+        return f is not None and f.kind == "template" and any(c.id == node.id for c in f.node.named_children) \
+            and not _named(_field(f.node, "parameters"))
+
     def _template_params(self, node: Node) -> tuple[list[str], list[str]]:
         """Names and declarations of the template parameters of the ``template<…>`` around ``node``."""
         names: list[str] = []
@@ -653,6 +659,8 @@ class _Extractor:
             attrs["decl_only"] = True
         if spec_args:
             attrs["specialization_args"] = spec_args
+        if self._explicit_specialization(node):
+            attrs["explicit_specialization"] = True  # `template <> R f(…)` (its arguments written or deduced)
         tparams, tdecls = self._template_params(node)
         if tdecls:
             attrs["template_param_decls"] = tdecls
