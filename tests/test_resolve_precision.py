@@ -295,6 +295,7 @@ __device__ void user(uint32_t a, uint32_t b, float* xs, int k, P& p) {
   run_<cutlass::half_t, k, true>(p);
   fma(xs[0], 1.0f, *xs);
   fma(xs[0], k, *xs);
+  fma(xs[0] * 2, (xs[1] - 1.0f), -xs[2]);
 }
 """
 
@@ -320,6 +321,7 @@ def test_overloads_by_fields_elements_and_targets_exact_only_when_every_type_is_
     by_line = {e["line"]: (t["line"], e["resolution"]) for t, e in edges_from(g, "user") if e["callee"] == "fma"}
     assert by_line[8] == (12, "exact")  # xs[0], *xs: float
     assert by_line[9] == (12, "heuristic")  # `k` is an int: float's fma needs a conversion, double's too
+    assert by_line[10] == (12, "exact")  # arithmetic: float * int is float
 
 
 def test_casts_are_not_calls_and_prototypes_are_not_definitions():

@@ -177,6 +177,13 @@ class CudaResolver:
         if got or caller is None:
             return got
         a = arg.strip()
+        parts = _split_arith(a)
+        if parts is not None:
+            return _arith_result([_norm(self.arg_type(x, caller, file), self.t.typedefs.get(file, {})) for x in parts])
+        if a.startswith("-") and not a.startswith("--"):
+            return _arith_result([_norm(self.arg_type(a[1:], caller, file), self.t.typedefs.get(file, {}))])
+        if a.startswith("(") and a.endswith(")") and _balanced(a[1:-1]):
+            return self.arg_type(a[1:-1], caller, file)
         if a.startswith("&") and not a.startswith("&&"):
             inner = self.arg_type(a[1:], caller, file)
             return f"{inner}*" if inner else ""
@@ -352,6 +359,62 @@ _BUILTIN_RE = re.compile(
     r"(unsigned |signed )?(char|short|int|long|long long|float|double|bool|void)|u?int(8|16|32|64)_t|size_t"
     r"|(u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]|__half2?|half2?|__nv_bfloat162?|nv_bfloat162?"
     r"|__nv_fp8_e4m3|__nv_fp8_e5m2")
+
+
+#: Arithmetic types by conversion rank (the usual arithmetic conversions between them).
+_ARITH_RANK = {"int32_t": 1, "uint32_t": 2, "int64_t": 3, "uint64_t": 4, "float": 5, "double": 6}
+_PROMOTED = {"int8_t", "uint8_t", "int16_t", "uint16_t", "char", "bool"}
+#: Types whose operators (CUDA's headers) give the same type when both operands have it.
+_SAME_OPERAND = {"__half", "__half2", "__nv_bfloat16", "__nv_bfloat162", "float2", "float4"}
+
+
+def _arith_result(types: list[str]) -> str:
+    """The type of ``a + b - c`` (or ``-a``) from its operands' types; "" when one is unknown or a
+    conversion the rule does not model (a vector, a class type, pointer arithmetic)."""
+    if not types or not all(types):
+        return ""
+    if all(t == types[0] for t in types) and types[0] in _SAME_OPERAND:
+        return types[0]
+    ranks = [_ARITH_RANK.get("int32_t" if t in _PROMOTED else t) for t in types]
+    if any(r is None for r in ranks):
+        return ""
+    best = max(r for r in ranks if r is not None)
+    return next(t for t, r in _ARITH_RANK.items() if r == best)
+
+
+def _balanced(t: str) -> bool:
+    depth = 0
+    for ch in t:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _split_arith(a: str) -> list[str] | None:
+    """``x * s - y`` → its operands at the loosest level (``+``/``-``, else ``*``/``/``) outside
+    brackets; None when the text is not such a binary expression (or also holds another operator)."""
+    if any(op in a for op in ("<<", ">>", "&&", "||", "==", "!=", "<=", ">=", "?", "->", "%", "^", "|", " & ")) \
+            or re.search(r"[<>!=]", a):
+        return None
+    for ops in ("+-", "*/"):
+        cuts, depth = [], 0
+        for k, ch in enumerate(a):
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+            if depth or ch not in ops or k == 0:
+                continue
+            before = a[:k].rstrip()
+            if not before or not re.search(r"[\w)\].]$", before) or a[k + 1 : k + 2] == ch:
+                continue  # unary, or ++ / --
+            if ch in "+-" and re.search(r"(?<![\w.])\d+(\.\d*)?[eE]$", before):
+                continue  # an exponent: 1e-5
+            cuts.append(k)
+        if cuts:
+            bounds = [-1, *cuts, len(a)]
+            return [a[x + 1 : y].strip() for x, y in zip(bounds, bounds[1:], strict=False)]
+    return None
 
 
 def _literal(t: str) -> str | None:
