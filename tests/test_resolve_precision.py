@@ -4,7 +4,7 @@ overloads and casts, the vendor table, entry syntax.  Each test is a tiny in-mem
 from __future__ import annotations
 
 import pytest
-from helpers import edges_from, graph_of
+from helpers import build_isolated, edges_from, graph_of
 
 from apxtui.packages import Packages, Unit
 from apxtui.trace import NAME_ONLY_OTHER, Dispatch, SymbolError, Tracer, find_symbol, walk
@@ -312,6 +312,17 @@ def test_explicit_template_arguments_choose_the_specialisation():
     (run,) = got[6]  # 128 and `false` are literals; the library type name `cutlass::half_t` is assumed distinct
     assert run[:3] == ("k/spec.cu", 2, "heuristic") and "taken as distinct" in run[3]
     assert sorted(r[1] for r in got[7]) == [2, 4] and {r[2] for r in got[7]} == {"ambiguous"}  # `k`: unknown
+
+
+def test_explicit_specialisations_are_matched_in_a_stored_index(tmp_path):
+    """The index links from stored interface facts: they keep what the rule reads."""
+    for rel, src in {"k/generic.cuh": GENERIC_H, "k/spec.cu": SPEC_CU, "k/user.cu": USER_CU}.items():
+        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / rel).write_text(src)
+    g = build_isolated(tmp_path / "src", tmp_path / "cache").graph
+    got = sorted((g.nodes[v]["file"], g.nodes[v]["line"], e["resolution"]) for u, v, e in g.edges(data=True)
+                 if e.get("callee") == "run_" and e.get("line") == 6)
+    assert got == [("k/spec.cu", 2, "heuristic")]
 
 
 def test_overloads_by_fields_elements_and_targets_exact_only_when_every_type_is_known():
