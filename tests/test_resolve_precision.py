@@ -314,6 +314,26 @@ def test_explicit_template_arguments_choose_the_specialisation():
     assert sorted(r[1] for r in got[7]) == [2, 4] and {r[2] for r in got[7]} == {"ambiguous"}  # `k`: unknown
 
 
+REDUCE_H = """
+template <int N> struct Allreduce { template <typename T> static T run(T x) { return x; } };
+template <> struct Allreduce<2> { template <typename T> static T run(T x) { return x; } };
+template <typename T, int N> struct Tile { static int get(int l) { return l; } };
+template <typename T> struct Tile<T, 8> { static int get(int l) { return l; } };
+template <int K> __device__ float reduce(float x) {
+  Allreduce<4>::run(x); Allreduce<2>::run(x); Allreduce<K>::run(x); Tile<float, 8>::get(1); Tile<float, 4>::get(1);
+  return x;
+}
+"""
+
+
+def test_class_template_arguments_choose_the_class_specialisation():
+    g, _ = graph_of({"k/reduce.cuh": ("", REDUCE_H)})
+    got = sorted((e["text"].split("(")[0], t["line"], e["resolution"]) for t, e in edges_from(g, "reduce"))
+    assert got == [("Allreduce<2>::run", 3, "exact"), ("Allreduce<4>::run", 2, "exact"),
+                   ("Allreduce<K>::run", 2, "ambiguous"), ("Allreduce<K>::run", 3, "ambiguous"),
+                   ("Tile<float, 4>::get", 4, "exact"), ("Tile<float, 8>::get", 5, "exact")]
+
+
 def test_explicit_specialisations_are_matched_in_a_stored_index(tmp_path):
     """The index links from stored interface facts: they keep what the rule reads."""
     for rel, src in {"k/generic.cuh": GENERIC_H, "k/spec.cu": SPEC_CU, "k/user.cu": USER_CU}.items():

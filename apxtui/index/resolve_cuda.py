@@ -70,6 +70,9 @@ class CudaResolver:
             ids = q or ids
         if call.kind == "method" and call.receiver and caller is not None:
             ids = self._method_filter(ids, call, caller)
+        scoped, scoped_sure = "", False
+        if call.attrs.get("scope_args") and len(ids) > 1:
+            ids, scoped, scoped_sure = self.by_class_args(ids, call, caller)
         every = ids
         ids = self.t.live(ids)
         real = [i for i in ids if not self.t.defs[i].attrs.get("decl_only")]
@@ -84,6 +87,8 @@ class CudaResolver:
             how = "declared only (no definition indexed)" if ids else "no definition in the indexed code"
             return Resolved(status="unresolved", how=how, external=call.callee, external_kind=kind)
         if len(real) == 1:
+            if scoped:
+                return Resolved(real, EXACT if scoped_sure else HEURISTIC, scoped)
             return Resolved(real, EXACT, "unique definition by name")
         if call.template_args and len(real) > 1:
             real, picked = self.by_template_args(real, every, call, caller)
@@ -267,6 +272,75 @@ class CudaResolver:
         if not match and not unknown and len(primaries) == 1:
             return kept, Resolved(primaries, res, f"{how}: no explicit specialisation matches, the template{note}")
         return kept + assumed, None  # undecided: nothing dropped on an assumption
+
+    def by_class_args(self, ids: list[str], call: CallSite, caller: Definition | None
+                      ) -> tuple[list[str], str, bool]:
+        """``Allreduce<4>::run(…)``: the members of the class specialisation the qualifier's template
+        arguments name (ids, how, sure), by the rules of :meth:`by_template_args`; a partial
+        specialisation's own parameters match anything, a full specialisation that matches wins over
+        partial ones.  ``how`` is "" when undecided (ids then only lose members of classes that
+        surely differ).  Members are placed in their class by line range (defined in its body)."""
+        d = self.t.defs
+        sargs = call.attrs["scope_args"]
+        cf = self.typedefs(call.file)
+        tparams = set(caller.template_params) if caller is not None else set()
+        groups: dict[str, list[str]] = {}
+        for i in ids:
+            cls = self._class_of(d[i])
+            if cls is None:
+                return ids, "", False
+            groups.setdefault(cls, []).append(i)
+        match: list[str] = []
+        unknown: list[str] = []
+        primaries: list[str] = []
+        assumed: list[str] = []
+        for cid in groups:
+            c = d[cid]
+            spec = c.attrs.get("specialization_args")
+            if spec is None:
+                if c.template_params:
+                    primaries.append(cid)
+                continue  # a class that is no template cannot be named with arguments
+            verdict = self._class_verdict(c, spec, sargs, cf, tparams)
+            if verdict == "same":
+                match.append(cid)
+            elif verdict is None:
+                unknown.append(cid)
+            elif verdict == "assumed":
+                assumed.append(cid)
+        full = [m for m in match if not d[m].template_params]
+        how = f"class template arguments <{', '.join(sargs)}>"
+        sure = not assumed
+        note = "" if sure else "; library type names taken as distinct"
+        if len(full) == 1 or (len(match) == 1 and not unknown):
+            chosen = full[0] if full else match[0]
+            return groups[chosen], f"{how} match the specialisation at line {d[chosen].line}{note}", sure
+        if not match and not unknown and len(primaries) == 1:
+            return groups[primaries[0]], f"{how}: no specialisation matches, the class template{note}", sure
+        return [i for cid in match + unknown + primaries + assumed for i in groups[cid]] or ids, "", False
+
+    def _class_of(self, m: Definition) -> str | None:
+        """The class a member is defined in (innermost by line range, same file)."""
+        inside = [j for j in self.t.by_name.get(("cuda", m.container), []) if self.t.defs[j].kind == "cpp_type"
+                  and self.t.defs[j].file == m.file and self.t.defs[j].line <= m.line <= self.t.defs[j].end_line]
+        return max(inside, key=lambda j: self.t.defs[j].line) if inside else None
+
+    def _class_verdict(self, c: Definition, spec: list[str], sargs: list[str], cf: dict[str, str],
+                       tparams: set[str]) -> str | None:
+        if len(spec) != len(sargs):
+            return None  # default arguments: not modelled
+        out = "same"
+        for a, b in zip(sargs, spec, strict=True):
+            if b.strip() in c.template_params:
+                continue  # a partial specialisation's parameter: matches anything
+            v = self._same_arg(a, b, cf, self.typedefs(c.file), tparams)
+            if v == "differ":
+                return "differ"
+            if v == "assumed":
+                out = "assumed"
+            elif v is None and out == "same":
+                out = "undecided"
+        return None if out == "undecided" else out
 
     def _spec_verdict(self, spec: Definition, every: list[str], targs: list[str], cf: dict[str, str],
                       tparams: set[str]) -> str | None:
