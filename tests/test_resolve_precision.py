@@ -329,9 +329,19 @@ template <int K> __device__ float reduce(float x) {
 def test_class_template_arguments_choose_the_class_specialisation():
     g, _ = graph_of({"k/reduce.cuh": ("", REDUCE_H)})
     got = sorted((e["text"].split("(")[0], t["line"], e["resolution"]) for t, e in edges_from(g, "reduce"))
+    hows = [e["how"] for _, e in edges_from(g, "reduce") if e["text"].startswith("Allreduce<4>")]
+    assert hows == ["class template arguments <4>: no specialisation matches, the class template"]
     assert got == [("Allreduce<2>::run", 3, "exact"), ("Allreduce<4>::run", 2, "exact"),
                    ("Allreduce<K>::run", 2, "ambiguous"), ("Allreduce<K>::run", 3, "ambiguous"),
                    ("Tile<float, 4>::get", 4, "exact"), ("Tile<float, 8>::get", 5, "exact")]
+
+
+def test_methods_of_different_classes_are_not_ranked_as_overloads():
+    src = ("struct A { __device__ void put(float x) {} };\nstruct B { __device__ void put(int x) {} };\n"
+           "template <typename S> __device__ void user(S s, float v, int* p) { s.put(v); s.put(p); }\n")
+    g, _ = graph_of({"k/m.cuh": ("", src)})
+    got = sorted((e["args"][0], t["line"], e["resolution"]) for t, e in edges_from(g, "user"))
+    assert got == [("p", 1, "ambiguous"), ("p", 2, "ambiguous"), ("v", 1, "ambiguous"), ("v", 2, "ambiguous")]
 
 
 def test_explicit_specialisations_are_matched_in_a_stored_index(tmp_path):

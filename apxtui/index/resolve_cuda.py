@@ -97,7 +97,9 @@ class CudaResolver:
         vis = self.visible(call.file)
         near = [i for i in real if self.t.defs[i].file in vis]
         if len(near) == 1:
-            return Resolved(near, EXACT, "the definition visible through #include")
+            return Resolved(near, EXACT if not scoped or scoped_sure else HEURISTIC,
+                            f"{scoped}; the definition visible through #include" if scoped
+                            else "the definition visible through #include")
         if near:
             best, why, sure = self.overload(near, call, caller)
             if best is not None:
@@ -167,6 +169,8 @@ class CudaResolver:
                     r.append(1)
             if r:
                 ranks[i] = r
+        if len(ranks) > 1 and len({self.t.defs[i].container for i in ranks}) > 1:
+            return None, "", False  # members of different classes: the receiver's type decides, not a ranking
         for i, r in ranks.items():
             if all(i == j or (all(a <= b for a, b in zip(r, q, strict=True)) and r != q) for j, q in ranks.items()):
                 shown = ", ".join(f"{a}: {t}" for a, t in zip(args, known, strict=True) if t)
