@@ -282,6 +282,8 @@ __device__ Float4_ fma(uint2 a, uint2 b, Float4_ c) { Float4_ d; d.x = fma(a.x, 
 __device__ float fma(float a, float b, float c) { return c; }
 __device__ double fma(double a, double b, double c) { return c; }
 template <typename T, int D, bool C> void run_(P& p);
+template <typename T, int N = 4> __device__ void g(T x) {}
+template <> __device__ void g<float, 4>(float x) {}
 """
 SPEC_CU = ("#include \"generic.cuh\"\ntemplate <> void run_<cutlass::half_t, 128, true>(P& p) {}\n"
            "template <> void run_<cutlass::half_t, 128, false>(P& p) {}\n"
@@ -296,6 +298,7 @@ __device__ void user(uint32_t a, uint32_t b, float* xs, int k, P& p) {
   fma(xs[0], 1.0f, *xs);
   fma(xs[0], k, *xs);
   fma(xs[0] * 2, (xs[1] - 1.0f), -xs[2]);
+  g<float>(1.0f);
 }
 """
 
@@ -312,6 +315,7 @@ def test_explicit_template_arguments_choose_the_specialisation():
     (run,) = got[6]  # 128 and `false` are literals; the library type name `cutlass::half_t` is assumed distinct
     assert run[:3] == ("k/spec.cu", 2, "heuristic") and "taken as distinct" in run[3]
     assert sorted(r[1] for r in got[7]) == [2, 4] and {r[2] for r in got[7]} == {"ambiguous"}  # `k`: unknown
+    assert sorted((r[1], r[2]) for r in got[11]) == [(15, "ambiguous"), (16, "ambiguous")]  # a default argument
 
 
 REDUCE_H = """
@@ -342,6 +346,12 @@ def test_methods_of_different_classes_are_not_ranked_as_overloads():
     g, _ = graph_of({"k/m.cuh": ("", src)})
     got = sorted((e["args"][0], t["line"], e["resolution"]) for t, e in edges_from(g, "user"))
     assert got == [("p", 1, "ambiguous"), ("p", 2, "ambiguous"), ("v", 1, "ambiguous"), ("v", 2, "ambiguous")]
+    src = ("template <bool G> struct Traits { int lay(int a, int b, bool p = false) const { return 0; } };\n"
+           "using GQA = Traits<true>;\ntemplate <> int GQA::lay(int a, int b, bool p) const { return 1; }\n"
+           "template <typename S> void use(S s) { s.lay(1, 2); }\n")
+    g, _ = graph_of({"k/t.cuh": ("", src)})  # the specialisation's default argument is the primary's
+    assert sorted((t["line"], e["resolution"]) for t, e in edges_from(g, "use")) == [(1, "ambiguous"),
+                                                                                     (3, "ambiguous")]
 
 
 def test_explicit_specialisations_are_matched_in_a_stored_index(tmp_path):

@@ -146,8 +146,8 @@ class CudaResolver:
         fits = [i for i in ids if _arity_fits(self.t.defs[i], len(args))]
         if len(fits) == 1:
             return fits[0], f"{len(args)} arguments", True
-        if not fits:
-            return None, "", False
+        if not fits or call.template_args:
+            return None, "", False  # with template arguments, a specialisation is no overload of its template
         typedefs = self.t.typedefs.get(call.file, {})
         known = [_norm(self.arg_type(a, caller, call.file), typedefs) for a in args]
         if not any(known):
@@ -174,7 +174,8 @@ class CudaResolver:
         for i, r in ranks.items():
             if all(i == j or (all(a <= b for a, b in zip(r, q, strict=True)) and r != q) for j, q in ranks.items()):
                 shown = ", ".join(f"{a}: {t}" for a, t in zip(args, known, strict=True) if t)
-                sure = all(known) and not any(r) and not self.t.defs[i].template_params
+                sure = all(known) and not any(r) and not self.t.defs[i].template_params \
+                    and not self.t.defs[i].attrs.get("explicit_specialization")
                 return i, shown[:160], sure
         return None, "", False
 
@@ -354,7 +355,7 @@ class CudaResolver:
         written = spec.attrs.get("specialization_args")
         if written is not None:
             if len(written) != len(targs):
-                return "differ"
+                return None  # default template arguments (`f<float>` for `f<float, 4>`): not modelled
             pairs = list(zip(targs, written, strict=True))
         else:  # deduced: the primary template's signature with the call's arguments put in
             owners = [self.t.defs[i] for i in every if self.t.defs[i].qualname == spec.qualname
@@ -567,5 +568,7 @@ def _arity_fits(d: Definition, n: int) -> bool:
     params = d.params
     if any(p.type.endswith("...") for p in params):
         return n >= len(params) - 1
+    if d.attrs.get("explicit_specialization"):
+        return n <= len(params)  # its default arguments are the primary template's, not written here
     required = sum(1 for p in params if not p.default)
     return required <= n <= len(params)
