@@ -21,7 +21,7 @@ _IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c",
                 # read from another file's definition: a picker's returns / chosen functions, TORCH_LIBRARY blocks
                 "returns", "tail", "fn_values", "macro_like",
                 # C++ explicit specialisations, matched to a call's template arguments (resolve_cuda)
-                "specialization_args", "explicit_specialization")
+                "specialization_args", "explicit_specialization", "template_param_decls")
 
 
 def _registration_calls(f: FileFacts) -> list[CallSite]:

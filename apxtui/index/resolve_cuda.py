@@ -258,13 +258,7 @@ class CudaResolver:
                 continue
             if not c.attrs.get("explicit_specialization"):
                 continue  # a non-template
-            verdict = self._spec_verdict(c, every, targs, cf, tparams)
-            if verdict == "same":
-                match.append(i)
-            elif verdict is None:
-                unknown.append(i)
-            elif verdict == "assumed":
-                assumed.append(i)
+            _file_under(self._spec_verdict(c, every, targs, cf, tparams), i, match, unknown, assumed)
         kept = match + unknown + primaries
         if not kept:
             return ids, None
@@ -306,13 +300,7 @@ class CudaResolver:
                 if c.template_params:
                     primaries.append(cid)
                 continue  # a class that is no template cannot be named with arguments
-            verdict = self._class_verdict(c, spec, sargs, cf, tparams)
-            if verdict == "same":
-                match.append(cid)
-            elif verdict is None:
-                unknown.append(cid)
-            elif verdict == "assumed":
-                assumed.append(cid)
+            _file_under(self._class_verdict(c, spec, sargs, cf, tparams), cid, match, unknown, assumed)
         full = [m for m in match if not d[m].template_params]
         how = f"class template arguments <{', '.join(sargs)}>"
         sure = not assumed
@@ -334,18 +322,8 @@ class CudaResolver:
                        tparams: set[str]) -> str | None:
         if len(spec) != len(sargs):
             return None  # default arguments: not modelled
-        out = "same"
-        for a, b in zip(sargs, spec, strict=True):
-            if b.strip() in c.template_params:
-                continue  # a partial specialisation's parameter: matches anything
-            v = self._same_arg(a, b, cf, self.typedefs(c.file), tparams)
-            if v == "differ":
-                return "differ"
-            if v == "assumed":
-                out = "assumed"
-            elif v is None and out == "same":
-                out = "undecided"
-        return None if out == "undecided" else out
+        return self._combined(list(zip(sargs, spec, strict=True)), cf, self.typedefs(c.file), tparams,
+                              c.template_params)
 
     def _spec_verdict(self, spec: Definition, every: list[str], targs: list[str], cf: dict[str, str],
                       tparams: set[str]) -> str | None:
@@ -355,7 +333,8 @@ class CudaResolver:
         written = spec.attrs.get("specialization_args")
         if written is not None:
             if len(written) != len(targs):
-                return None  # default template arguments (`f<float>` for `f<float, 4>`): not modelled
+                # another instantiation, unless a default template argument fills the shorter list
+                return None if self._defaulted(spec, every) else "differ"
             pairs = list(zip(targs, written, strict=True))
         else:  # deduced: the primary template's signature with the call's arguments put in
             owners = [self.t.defs[i] for i in every if self.t.defs[i].qualname == spec.qualname
@@ -371,9 +350,25 @@ class CudaResolver:
 
             pairs = [(put(p.return_type), spec.return_type)] + \
                 [(put(a.type), b.type) for a, b in zip(p.params, spec.params, strict=True)]
+        return self._combined(pairs, cf, sf, tparams)
+
+    def _defaulted(self, spec: Definition, every: list[str]) -> bool:
+        """May a template argument of ``spec``'s template be defaulted (or its template is unknown)?"""
+        prim = [self.t.defs[i] for i in every if self.t.defs[i].qualname == spec.qualname
+                and self.t.defs[i].template_params]
+        return not prim or any("=" in decl or "..." in decl for p in prim
+                               for decl in p.attrs.get("template_param_decls", ["="]))
+
+    def _combined(self, pairs: list[tuple[str, str]], fa: dict[str, str], fb: dict[str, str], tparams: set[str],
+                  wild: frozenset[str] | list[str] = frozenset()) -> str | None:
+        """The verdict on argument lists from their pairs (call's, specialisation's): ``differ`` when one
+        pair surely differs, else ``assumed`` when one differs by library type names, else ``same``
+        when all are the same, else None.  ``wild``: a partial specialisation's own parameters."""
         out = "same"
         for a, b in pairs:
-            v = self._same_arg(a, b, cf, sf, tparams)
+            if b.strip() in wild:
+                continue
+            v = self._same_arg(a, b, fa, fb, tparams)
             if v == "differ":
                 return "differ"
             if v == "assumed":
@@ -494,6 +489,16 @@ def _split_arith(a: str) -> list[str] | None:
             bounds = [-1, *cuts, len(a)]
             return [a[x + 1 : y].strip() for x, y in zip(bounds, bounds[1:], strict=False)]
     return None
+
+
+def _file_under(verdict: str | None, x: str, match: list[str], unknown: list[str], assumed: list[str]) -> None:
+    """Put ``x`` in the list its verdict names (one that surely differs in none)."""
+    if verdict == "same":
+        match.append(x)
+    elif verdict is None:
+        unknown.append(x)
+    elif verdict == "assumed":
+        assumed.append(x)
 
 
 def _literal(t: str) -> str | None:
