@@ -336,6 +336,13 @@ def test_class_template_arguments_choose_the_class_specialisation():
     got = sorted((e["text"].split("(")[0], t["line"], e["resolution"]) for t, e in edges_from(g, "reduce"))
     hows = [e["how"] for _, e in edges_from(g, "reduce") if e["text"].startswith("Allreduce<4>")]
     assert hows == ["class template arguments <4>: no specialisation matches, the class template"]
+    user = "#include \"reduce.cuh\"\nvoid use4(float x) { Allreduce<4>::run(x); }\n"
+    g2, _ = graph_of({"k/reduce.cuh": ("", REDUCE_H), "k/other.cuh": ("", REDUCE_H.split("template <int K>")[0]),
+                      "k/user.cu": ("", user)})
+    ((t, e),) = edges_from(g2, "use4")  # two primaries left, one visible: both rules named
+    assert (t["file"], t["line"], e["resolution"]) == ("k/reduce.cuh", 2, "exact")
+    assert e["how"] == ("class template arguments <4> rule out 2 specialisation(s); "
+                        "the definition visible through #include")
     assert got == [("Allreduce<2>::run", 3, "exact"), ("Allreduce<4>::run", 2, "exact"),
                    ("Allreduce<K>::run", 2, "ambiguous"), ("Allreduce<K>::run", 3, "ambiguous"),
                    ("Tile<float, 4>::get", 4, "exact"), ("Tile<float, 8>::get", 5, "exact")]

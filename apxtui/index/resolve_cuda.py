@@ -277,8 +277,9 @@ class CudaResolver:
         """``Allreduce<4>::run(…)``: the members of the class specialisation the qualifier's template
         arguments name (ids, how, sure), by the rules of :meth:`by_template_args`; a partial
         specialisation's own parameters match anything, a full specialisation that matches wins over
-        partial ones.  ``how`` is "" when undecided (ids then only lose members of classes that
-        surely differ).  Members are placed in their class by line range (defined in its body)."""
+        partial ones.  Undecided, ids only lose the members of classes that surely differ (``how``
+        says how many; "" when none).  Members are placed in their class by line range (defined in
+        its body)."""
         d = self.t.defs
         sargs = call.attrs["scope_args"]
         cf = self.typedefs(call.file)
@@ -310,7 +311,11 @@ class CudaResolver:
             return groups[chosen], f"{how} match the specialisation at line {d[chosen].line}{note}", sure
         if not match and not unknown and len(primaries) == 1:
             return groups[primaries[0]], f"{how}: no specialisation matches, the class template{note}", sure
-        return [i for cid in match + unknown + primaries + assumed for i in groups[cid]] or ids, "", False
+        kept = [i for cid in match + unknown + primaries + assumed for i in groups[cid]]
+        if not kept or len(kept) == len(ids):
+            return ids, "", False
+        out = len(groups) - len(match + unknown + primaries + assumed)
+        return kept, f"{how} rule out {out} specialisation(s)", sure
 
     def _class_of(self, m: Definition) -> str | None:
         """The class a member is defined in (innermost by line range, same file)."""
