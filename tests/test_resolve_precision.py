@@ -284,6 +284,10 @@ __device__ double fma(double a, double b, double c) { return c; }
 template <typename T, int D, bool C> void run_(P& p);
 template <typename T, int N = 4> __device__ void g(T x) {}
 template <> __device__ void g<float, 4>(float x) {}
+#ifdef USE_ROCM
+typedef __hip_bfloat16 __nv_bfloat16;
+#endif
+template <> __device__ __nv_bfloat16 mul(__nv_bfloat16 a, __nv_bfloat16 b) { return a; }
 """
 SPEC_CU = ("#include \"generic.cuh\"\ntemplate <> void run_<cutlass::half_t, 128, true>(P& p) {}\n"
            "template <> void run_<cutlass::half_t, 128>(P& p) {}\n"  # another template's (no default arguments)

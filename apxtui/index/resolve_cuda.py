@@ -394,7 +394,9 @@ class CudaResolver:
             return "same" if lx == ly else "differ"
         if lx is not None or ly is not None:
             return None
-        kx, ky = self._type_kind(x), self._type_kind(y)
+        # by its own name when its alias is unknown (an `#if` arm's `typedef __hip_bfloat16 __nv_bfloat16;`)
+        kx = self._type_kind(x) or self._type_kind(_norm(a, {}))
+        ky = self._type_kind(y) or self._type_kind(_norm(b, {}))
         if kx and ky:
             return "differ" if kx == "sure" and ky == "sure" else "assumed"
         return None
