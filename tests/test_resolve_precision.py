@@ -352,6 +352,15 @@ def test_class_template_arguments_choose_the_class_specialisation():
                    ("Tile<float, 4>::get", 4, "exact"), ("Tile<float, 8>::get", 5, "exact")]
 
 
+def test_an_argument_of_the_caller_s_template_type_is_of_unknown_type():
+    src = ("template <typename T> __device__ float to_f(T v) { return 0; }\n"
+           "__device__ float to_f(float v) { return v; }\n"
+           "template <typename T> __device__ void use(const T* w) { to_f(w[0]); }\n")
+    g, _ = graph_of({"k/m.cuh": ("", src)})
+    assert sorted((t["line"], e["resolution"]) for t, e in edges_from(g, "use")) == [(1, "ambiguous"),
+                                                                                     (2, "ambiguous")]
+
+
 def test_methods_of_different_classes_are_not_ranked_as_overloads():
     src = ("struct A { __device__ void put(float x) {} };\nstruct B { __device__ void put(int x) {} };\n"
            "template <typename S> __device__ void user(S s, float v, int* p) { s.put(v); s.put(p); }\n")

@@ -149,7 +149,9 @@ class CudaResolver:
         if not fits or call.template_args:
             return None, "", False  # with template arguments, a specialisation is no overload of its template
         typedefs = self.t.typedefs.get(call.file, {})
-        known = [_norm(self.arg_type(a, caller, call.file), typedefs) for a in args]
+        mine = set(caller.template_params) if caller is not None else set()
+        known = [t if not mine & set(re.findall(r"\w+", t)) else ""  # the caller's `T`: not the callee's `T`
+                 for t in (_norm(self.arg_type(a, caller, call.file), typedefs) for a in args)]
         if not any(known):
             return None, "", False
         ranks: dict[str, list[int]] = {}
