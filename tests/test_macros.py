@@ -255,3 +255,22 @@ void host() {
     works = [c for c in f.calls if c.callee == "work"]
     assert [(c.line, c.attrs["macro_origin"]) for c in works] == [(5, "argument"), (5, "argument")]
     assert [(c.line, c.attrs["macro_origin"]) for c in f.calls if c.callee == "prep"] == [(4, "body")]
+
+
+def test_switch_constants_are_bound_into_template_arguments():
+    d = _defs("BOOL_SWITCH(COND, NAME, ...) [&] { if (COND) { constexpr static bool NAME = true; "
+              "return __VA_ARGS__(); } else { constexpr static bool NAME = false; return __VA_ARGS__(); } }()",
+              "HDIM(D, ...) [&] { if (D <= 32) { constexpr static int kHeadDim = 32; return __VA_ARGS__(); } }()")
+    text = Expander(d.get).expand(
+        "BOOL_SWITCH(p.c, Is_causal, [&] { HDIM(p.d, [&] { run<T, kHeadDim, Is_causal>(p, p.Is_causal); }); })").text
+    assert text.count("run<T, 32, true>(p, p.Is_causal)") == 1  # a member of that name stays a member
+    assert text.count("run<T, 32, false>") == 1 and "kHeadDim>" not in text
+    assert "constexpr static bool Is_causal = true;" in text  # the declaration itself is kept
+
+
+def test_calls_in_an_expanded_file_level_invocation_are_not_the_file_s():
+    src = ("__device__ float floorg(float a) { return a; }\n__device__ double floorg(double a) { return a; }\n"
+           "#define UNARY(T, NAME, F) extern \"C\" __global__ void NAME(const T* in) { T x = in[0]; F; }\n"
+           "UNARY(__half, f16, floorg(x))\nUNARY(double, f64, floorg(x))\n")
+    ff = expanded(src)  # (the parser reads the first line as a call at file level)
+    assert sorted((c.caller, c.line) for c in ff.calls if c.callee == "floorg") == [("f16", 4), ("f64", 5)]

@@ -4,7 +4,7 @@ overloads and casts, the vendor table, entry syntax.  Each test is a tiny in-mem
 from __future__ import annotations
 
 import pytest
-from helpers import edges_from, graph_of
+from helpers import build_isolated, edges_from, graph_of
 
 from apxtui.packages import Packages, Unit
 from apxtui.trace import NAME_ONLY_OTHER, Dispatch, SymbolError, Tracer, find_symbol, walk
@@ -266,6 +266,134 @@ def test_overloads_are_chosen_by_argument_types():
     assert (t["line"], e["resolution"]) == (4, "exact") and "argument types" in e["how"]
     (t, e), = edges_from(g, "by_uint", "launch")
     assert (t["line"], e["resolution"]) == (3, "exact")
+
+
+GENERIC_H = """
+template <typename Acc, typename A, typename B> __device__ Acc mul(A a, B b);
+struct Float4_ { float2 x; float2 y; };
+template <> __device__ float2 mul(uint32_t a, uint32_t b) { return a; }
+template <> __device__ uint32_t mul(uint32_t a, uint32_t b) { return a; }
+template <> __device__ Float4_ mul(uint2 a, uint2 b) { return a; }
+template <int W> __device__ float warp_sum(float x) { return x; }
+__device__ float warp_sum(float v) { return v; }
+__device__ float2 fma(uint32_t a, uint32_t b, float2 c) { return c; }
+__device__ uint32_t fma(uint32_t a, uint32_t b, uint32_t c) { return c; }
+__device__ Float4_ fma(uint2 a, uint2 b, Float4_ c) { Float4_ d; d.x = fma(a.x, b.x, c.x); return d; }
+__device__ float fma(float a, float b, float c) { return c; }
+__device__ double fma(double a, double b, double c) { return c; }
+template <typename T, int D, bool C> void run_(P& p);
+template <typename T, int N = 4> __device__ void g(T x) {}
+template <> __device__ void g<float, 4>(float x) {}
+#ifdef USE_ROCM
+typedef __hip_bfloat16 __nv_bfloat16;
+#endif
+template <> __device__ __nv_bfloat16 mul(__nv_bfloat16 a, __nv_bfloat16 b) { return a; }
+"""
+SPEC_CU = ("#include \"generic.cuh\"\ntemplate <> void run_<cutlass::half_t, 128, true>(P& p) {}\n"
+           "template <> void run_<cutlass::half_t, 128>(P& p) {}\n"  # another template's (no default arguments)
+           "template <> void run_<cutlass::half_t, 128, false>(P& p) {}\n"
+           "template <> void run_<cutlass::bfloat16_t, 128, true>(P& p) {}\n")
+USER_CU = """
+#include "generic.cuh"
+__device__ void user(uint32_t a, uint32_t b, float* xs, int k, P& p) {
+  mul<float2, uint32_t, uint32_t>(a, b);
+  warp_sum<32>(1.0f);
+  run_<cutlass::half_t, 128, true>(p);
+  run_<cutlass::half_t, k, true>(p);
+  fma(xs[0], 1.0f, *xs);
+  fma(xs[0], k, *xs);
+  fma(xs[0] * 2, (xs[1] - 1.0f), -xs[2]);
+  g<float>(1.0f);
+}
+"""
+
+
+def test_explicit_template_arguments_choose_the_specialisation():
+    g, _ = graph_of({"k/generic.cuh": ("", GENERIC_H), "k/spec.cu": ("", SPEC_CU), "k/user.cu": ("", USER_CU)})
+    got = {}
+    for t, e in edges_from(g, "user"):
+        got.setdefault(e["line"], []).append((t["file"], t["line"], e["resolution"], e["how"]))
+    (mul,) = got[4]  # deduced from the primary template's signature: float2 mul(uint32_t, uint32_t)
+    assert mul[1:3] == (4, "exact") and "explicit specialisation" in mul[3]
+    (ws,) = got[5]  # a non-template cannot take template arguments
+    assert ws[1:3] == (7, "exact") and "the template" in ws[3]
+    (run,) = got[6]  # 128 and `false` are literals; the library type name `cutlass::half_t` is assumed distinct
+    assert run[:3] == ("k/spec.cu", 2, "heuristic") and "taken as distinct" in run[3]
+    assert sorted(r[1] for r in got[7]) == [2, 5] and {r[2] for r in got[7]} == {"ambiguous"}  # `k`: unknown
+    assert sorted((r[1], r[2]) for r in got[11]) == [(15, "ambiguous"), (16, "ambiguous")]  # a default argument
+
+
+REDUCE_H = """
+template <int N> struct Allreduce { template <typename T> static T run(T x) { return x; } };
+template <> struct Allreduce<2> { template <typename T> static T run(T x) { return x; } };
+template <typename T, int N> struct Tile { static int get(int l) { return l; } };
+template <typename T> struct Tile<T, 8> { static int get(int l) { return l; } };
+template <int K> __device__ float reduce(float x) {
+  Allreduce<4>::run(x); Allreduce<2>::run(x); Allreduce<K>::run(x); Tile<float, 8>::get(1); Tile<float, 4>::get(1);
+  return x;
+}
+"""
+
+
+def test_class_template_arguments_choose_the_class_specialisation():
+    g, _ = graph_of({"k/reduce.cuh": ("", REDUCE_H)})
+    got = sorted((e["text"].split("(")[0], t["line"], e["resolution"]) for t, e in edges_from(g, "reduce"))
+    hows = [e["how"] for _, e in edges_from(g, "reduce") if e["text"].startswith("Allreduce<4>")]
+    assert hows == ["class template arguments <4>: no specialisation matches, the class template"]
+    user = "#include \"reduce.cuh\"\nvoid use4(float x) { Allreduce<4>::run(x); }\n"
+    g2, _ = graph_of({"k/reduce.cuh": ("", REDUCE_H), "k/other.cuh": ("", REDUCE_H.split("template <int K>")[0]),
+                      "k/user.cu": ("", user)})
+    ((t, e),) = edges_from(g2, "use4")  # two primaries left, one visible: both rules named
+    assert (t["file"], t["line"], e["resolution"]) == ("k/reduce.cuh", 2, "exact")
+    assert e["how"] == ("class template arguments <4> rule out 2 specialisation(s); "
+                        "the definition visible through #include")
+    assert got == [("Allreduce<2>::run", 3, "exact"), ("Allreduce<4>::run", 2, "exact"),
+                   ("Allreduce<K>::run", 2, "ambiguous"), ("Allreduce<K>::run", 3, "ambiguous"),
+                   ("Tile<float, 4>::get", 4, "exact"), ("Tile<float, 8>::get", 5, "exact")]
+
+
+def test_an_argument_of_the_caller_s_template_type_is_of_unknown_type():
+    src = ("template <typename T> __device__ float to_f(T v) { return 0; }\n"
+           "__device__ float to_f(float v) { return v; }\n"
+           "template <typename T> __device__ void use(const T* w) { to_f(w[0]); }\n")
+    g, _ = graph_of({"k/m.cuh": ("", src)})
+    assert sorted((t["line"], e["resolution"]) for t, e in edges_from(g, "use")) == [(1, "ambiguous"),
+                                                                                     (2, "ambiguous")]
+
+
+def test_methods_of_different_classes_are_not_ranked_as_overloads():
+    src = ("struct A { __device__ void put(float x) {} };\nstruct B { __device__ void put(int x) {} };\n"
+           "template <typename S> __device__ void user(S s, float v, int* p) { s.put(v); s.put(p); }\n")
+    g, _ = graph_of({"k/m.cuh": ("", src)})
+    got = sorted((e["args"][0], t["line"], e["resolution"]) for t, e in edges_from(g, "user"))
+    assert got == [("p", 1, "ambiguous"), ("p", 2, "ambiguous"), ("v", 1, "ambiguous"), ("v", 2, "ambiguous")]
+    src = ("template <bool G> struct Traits { int lay(int a, int b, bool p = false) const { return 0; } };\n"
+           "using GQA = Traits<true>;\ntemplate <> int GQA::lay(int a, int b, bool p) const { return 1; }\n"
+           "template <typename S> void use(S s) { s.lay(1, 2); }\n")
+    g, _ = graph_of({"k/t.cuh": ("", src)})  # the specialisation's default argument is the primary's
+    assert sorted((t["line"], e["resolution"]) for t, e in edges_from(g, "use")) == [(1, "ambiguous"),
+                                                                                     (3, "ambiguous")]
+
+
+def test_explicit_specialisations_are_matched_in_a_stored_index(tmp_path):
+    """The index links from stored interface facts: they keep what the rule reads."""
+    for rel, src in {"k/generic.cuh": GENERIC_H, "k/spec.cu": SPEC_CU, "k/user.cu": USER_CU}.items():
+        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / rel).write_text(src)
+    g = build_isolated(tmp_path / "src", tmp_path / "cache").graph
+    got = sorted((g.nodes[v]["file"], g.nodes[v]["line"], e["resolution"]) for u, v, e in g.edges(data=True)
+                 if e.get("callee") == "run_" and e.get("line") == 6)
+    assert got == [("k/spec.cu", 2, "heuristic")]  # (template_param_decls stored: no defaults)
+
+
+def test_overloads_by_fields_elements_and_targets_exact_only_when_every_type_is_known():
+    g, _ = graph_of({"k/generic.cuh": ("", GENERIC_H), "k/user.cu": ("", USER_CU)})
+    (t, e), = [(g.nodes[v], e) for _, v, e in g.out_edges("fma@k/generic.cuh:11", data=True)]  # fma(uint2, …)
+    assert (t["line"], e["resolution"]) == (9, "exact") and "a.x: uint32_t" in e["how"]  # vector and struct fields
+    by_line = {e["line"]: (t["line"], e["resolution"]) for t, e in edges_from(g, "user") if e["callee"] == "fma"}
+    assert by_line[8] == (12, "exact")  # xs[0], *xs: float
+    assert by_line[9] == (12, "heuristic")  # `k` is an int: float's fma needs a conversion, double's too
+    assert by_line[10] == (12, "exact")  # arithmetic: float * int is float
 
 
 def test_casts_are_not_calls_and_prototypes_are_not_definitions():

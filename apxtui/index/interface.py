@@ -19,7 +19,9 @@ _IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c",
                 "variant_types", "variant_fields", "variants", "type_path", "trait_path", "aliased", "supertraits",
                 "nested_in", "methods",
                 # read from another file's definition: a picker's returns / chosen functions, TORCH_LIBRARY blocks
-                "returns", "tail", "fn_values", "macro_like")
+                "returns", "tail", "fn_values", "macro_like",
+                # C++ explicit specialisations, matched to a call's template arguments (resolve_cuda)
+                "specialization_args", "explicit_specialization", "template_param_decls")
 
 
 def _registration_calls(f: FileFacts) -> list[CallSite]:

@@ -268,7 +268,9 @@ def expand_file(f: FileFacts, vis: _Visible) -> FileFacts:
         used[id(c)] = (c, end)
         keep_calls.extend(derived)
     calls: list[CallSite] = []
-    spans = [(c.caller, (c.line, c.col), end) for c, end in used.values() if not c.attrs.get("file_level")]
+    # the calls written in an expanded invocation's arguments are the expansion's (a file-level one's too:
+    # `UNARY_OP(float, f, floorg(x))` is a call in kernel `f`, not one by the file)
+    spans = [(c.caller, (c.line, c.col), end) for c, end in used.values()]
     for c in f.calls:
         if id(c) in used and c.attrs.get("file_level"):
             calls.append(replace(c, attrs={**c.attrs, "macro_expanded": True}))

@@ -70,6 +70,10 @@ class CudaResolver:
             ids = q or ids
         if call.kind == "method" and call.receiver and caller is not None:
             ids = self._method_filter(ids, call, caller)
+        scoped, scoped_sure = "", False
+        if call.attrs.get("scope_args") and len(ids) > 1:
+            ids, scoped, scoped_sure = self.by_class_args(ids, call, caller)
+        every = ids
         ids = self.t.live(ids)
         real = [i for i in ids if not self.t.defs[i].attrs.get("decl_only")]
         if not real:
@@ -83,15 +87,25 @@ class CudaResolver:
             how = "declared only (no definition indexed)" if ids else "no definition in the indexed code"
             return Resolved(status="unresolved", how=how, external=call.callee, external_kind=kind)
         if len(real) == 1:
+            if scoped:
+                return Resolved(real, EXACT if scoped_sure else HEURISTIC, scoped)
             return Resolved(real, EXACT, "unique definition by name")
+        if call.template_args and len(real) > 1:
+            real, picked = self.by_template_args(real, every, call, caller)
+            if picked is not None:
+                return picked
         vis = self.visible(call.file)
         near = [i for i in real if self.t.defs[i].file in vis]
         if len(near) == 1:
-            return Resolved(near, EXACT, "the definition visible through #include")
+            return Resolved(near, EXACT if not scoped or scoped_sure else HEURISTIC,
+                            f"{scoped}; the definition visible through #include" if scoped
+                            else "the definition visible through #include")
         if near:
-            best, why = self.overload(near, call, caller)
+            best, why, sure = self.overload(near, call, caller)
             if best is not None:
-                return Resolved([best], EXACT, f"overload chosen by argument types ({why})")
+                if sure:
+                    return Resolved([best], EXACT, f"overload chosen by argument types ({why})")
+                return Resolved([best], HEURISTIC, f"overload preferred by the known argument types ({why})")
             return Resolved.of(near, "several definitions visible through #include")
         if caller is not None and caller.file in self.vendored:
             return Resolved(drop=True, how="vendored code: callee not visible through #include")
@@ -119,20 +133,27 @@ class CudaResolver:
 
     # -- overloads --------------------------------------------------------------------------
 
-    def overload(self, ids: list[str], call: CallSite, caller: Definition | None) -> tuple[str | None, str]:
-        """The overload C++ picks for ``call`` among ``ids``, when the argument count and the types
-        of the arguments that are known (literals, casts, the caller's parameters and locals) decide
-        it: the candidate no worse than every other on each argument and better on one."""
+    def overload(self, ids: list[str], call: CallSite, caller: Definition | None) -> tuple[str | None, str, bool]:
+        """The overload C++ picks for ``call`` among ``ids``: (candidate, why, sure).
+
+        The argument count decides it when one candidate fits (sure).  Otherwise the types of the
+        arguments that are known (literals, casts, the caller's parameters and locals, their fields,
+        elements and targets) rank them: the candidate no worse than every other on each argument and
+        better on one.  That is sure only when every argument's type is known and the winner, a
+        non-template, takes each unchanged (an exact match beats any conversion); with an argument of
+        unknown type, or a conversion, another candidate could still be the better one (heuristic)."""
         args = call.args
         fits = [i for i in ids if _arity_fits(self.t.defs[i], len(args))]
         if len(fits) == 1:
-            return fits[0], f"{len(args)} arguments"
-        if not fits:
-            return None, ""
+            return fits[0], f"{len(args)} arguments", True
+        if not fits or call.template_args:
+            return None, "", False  # with template arguments, a specialisation is no overload of its template
         typedefs = self.t.typedefs.get(call.file, {})
-        known = [_norm(_arg_type(a, caller), typedefs) for a in args]
+        mine = set(caller.template_params) if caller is not None else set()
+        known = [t if not mine & set(re.findall(r"\w+", t)) else ""  # the caller's `T`: not the callee's `T`
+                 for t in (_norm(self.arg_type(a, caller, call.file), typedefs) for a in args)]
         if not any(known):
-            return None, ""
+            return None, "", False
         ranks: dict[str, list[int]] = {}
         for i in fits:
             params = self.t.defs[i].params
@@ -150,11 +171,253 @@ class CudaResolver:
                     r.append(1)
             if r:
                 ranks[i] = r
+        if len(ranks) > 1 and len({self.t.defs[i].container for i in ranks}) > 1:
+            return None, "", False  # members of different classes: the receiver's type decides, not a ranking
         for i, r in ranks.items():
             if all(i == j or (all(a <= b for a, b in zip(r, q, strict=True)) and r != q) for j, q in ranks.items()):
                 shown = ", ".join(f"{a}: {t}" for a, t in zip(args, known, strict=True) if t)
-                return i, shown[:160]
-        return None, ""
+                sure = all(known) and not any(r) and not self.t.defs[i].template_params \
+                    and not self.t.defs[i].attrs.get("explicit_specialization")
+                return i, shown[:160], sure
+        return None, "", False
+
+    def arg_type(self, arg: str, caller: Definition | None, file: str) -> str:
+        """:func:`_arg_type`, and through a typed name: its field (``a.x``, ``p->x``: the struct's
+        declared field, when every struct of that name in the checkout agrees), its element
+        (``x[i]``), its target (``*p``) or its address (``&x[i]``)."""
+        got = _arg_type(arg, caller)
+        if got or caller is None:
+            return got
+        a = arg.strip()
+        parts = _split_arith(a)
+        if parts is not None:
+            return _arith_result([_norm(self.arg_type(x, caller, file), self.t.typedefs.get(file, {})) for x in parts])
+        if a.startswith("-") and not a.startswith("--"):
+            return _arith_result([_norm(self.arg_type(a[1:], caller, file), self.t.typedefs.get(file, {}))])
+        if a.startswith("(") and a.endswith(")") and _balanced(a[1:-1]):
+            return self.arg_type(a[1:-1], caller, file)
+        if a.startswith("&") and not a.startswith("&&"):
+            inner = self.arg_type(a[1:], caller, file)
+            return f"{inner}*" if inner else ""
+        if a.startswith("*"):
+            inner = _norm(self.arg_type(a[1:], caller, file), self.t.typedefs.get(file, {}))
+            return inner[:-1] if inner.endswith("*") else ""
+        m = _ELEMENT_RE.fullmatch(a)
+        if m:
+            base = _norm(self.arg_type(m.group(1), caller, file), self.t.typedefs.get(file, {}))
+            return base[:-1] if base.endswith("*") else ""
+        m = _FIELD_RE.fullmatch(a)
+        if m:
+            base = _norm(self.arg_type(m.group(1), caller, file), self.t.typedefs.get(file, {}))
+            if m.group(2) == "->":
+                if not base.endswith("*"):
+                    return ""
+                base = base[:-1]
+            elif base.endswith("*"):
+                return ""
+            return self._field_type(base, m.group(3))
+        return ""
+
+    def _field_type(self, struct: str, field: str) -> str:
+        """The declared type of ``struct.field``: one answer from every C/C++ type of that name."""
+        name = struct.split("::")[-1]
+        if not re.fullmatch(r"\w+", name):
+            return ""
+        vec = _VECTOR_RE.fullmatch(name)
+        if vec and field in "xyzw"[: int(vec.group(2) or vec.group(4))] and len(field) == 1:
+            return _VECTOR_FIELD[vec.group(1) or vec.group(3)]
+        types = {self.t.defs[i].fields.get(field, "") for i in self.t.by_name.get(("cuda", name), [])
+                 if self.t.defs[i].kind == "cpp_type" and not self.t.defs[i].template_params}
+        return types.pop() if len(types) == 1 else ""
+
+    # -- explicit template arguments -----------------------------------------------------------
+
+    def by_template_args(self, ids: list[str], every: list[str], call: CallSite, caller: Definition | None
+                         ) -> tuple[list[str], Resolved | None]:
+        """``f<A, B>(…)`` among the definitions ``ids`` (``every``: with the prototypes): the
+        candidates it can name, and the choice when that is decided.
+
+        A non-template cannot be named with template arguments.  An explicit specialisation
+        (``template <> R f<A, B>(…)``, or with its arguments deduced from the primary template's
+        signature) is the call's when its arguments are the call's, and is not when one of them
+        differs: two literals, two built-in or checkout-defined types (sure), two library type
+        names (``cutlass::half_t``, taken as distinct: heuristic).  An argument that names a
+        constant or a template parameter of the caller decides nothing.  One matching
+        specialisation (and at most its own primary template left) is the call's; no match and
+        one primary template left: that template."""
+        d = self.t.defs
+        targs = call.template_args
+        cf = self.typedefs(call.file)
+        tparams = set(caller.template_params) if caller is not None else set()
+        match: list[str] = []
+        unknown: list[str] = []
+        primaries: list[str] = []
+        assumed: list[str] = []  # told apart by library type names only
+        for i in ids:
+            c = d[i]
+            if c.template_params:
+                primaries.append(i)
+                continue
+            if not c.attrs.get("explicit_specialization"):
+                continue  # a non-template
+            _file_under(self._spec_verdict(c, every, targs, cf, tparams), i, match, unknown, assumed)
+        kept = match + unknown + primaries
+        if not kept:
+            return ids, None
+        how = f"explicit template arguments <{', '.join(targs)}>"
+        res = EXACT if not assumed else HEURISTIC
+        note = "" if not assumed else "; library type names taken as distinct"
+        if len(match) == 1 and not unknown and all(len(d[p].template_params) == len(targs) for p in primaries) \
+                and len(primaries) <= 1:
+            return kept, Resolved(match, res, f"{how} match this explicit specialisation{note}")
+        if not match and not unknown and len(primaries) == 1:
+            return kept, Resolved(primaries, res, f"{how}: no explicit specialisation matches, the template{note}")
+        return kept + assumed, None  # undecided: nothing dropped on an assumption
+
+    def by_class_args(self, ids: list[str], call: CallSite, caller: Definition | None
+                      ) -> tuple[list[str], str, bool]:
+        """``Allreduce<4>::run(…)``: the members of the class specialisation the qualifier's template
+        arguments name (ids, how, sure), by the rules of :meth:`by_template_args`; a partial
+        specialisation's own parameters match anything, a full specialisation that matches wins over
+        partial ones.  Undecided, ids only lose the members of classes that surely differ (``how``
+        says how many; "" when none).  Members are placed in their class by line range (defined in
+        its body)."""
+        d = self.t.defs
+        sargs = call.attrs["scope_args"]
+        cf = self.typedefs(call.file)
+        tparams = set(caller.template_params) if caller is not None else set()
+        groups: dict[str, list[str]] = {}
+        for i in ids:
+            cls = self._class_of(d[i])
+            if cls is None:
+                return ids, "", False
+            groups.setdefault(cls, []).append(i)
+        match: list[str] = []
+        unknown: list[str] = []
+        primaries: list[str] = []
+        assumed: list[str] = []
+        for cid in groups:
+            c = d[cid]
+            spec = c.attrs.get("specialization_args")
+            if spec is None:
+                if c.template_params:
+                    primaries.append(cid)
+                continue  # a class that is no template cannot be named with arguments
+            _file_under(self._class_verdict(c, spec, sargs, cf, tparams), cid, match, unknown, assumed)
+        full = [m for m in match if not d[m].template_params]
+        how = f"class template arguments <{', '.join(sargs)}>"
+        sure = not assumed
+        note = "" if sure else "; library type names taken as distinct"
+        if len(full) == 1 or (len(match) == 1 and not unknown):
+            chosen = full[0] if full else match[0]
+            return groups[chosen], f"{how} match the specialisation at line {d[chosen].line}{note}", sure
+        if not match and not unknown and len(primaries) == 1:
+            return groups[primaries[0]], f"{how}: no specialisation matches, the class template{note}", sure
+        kept = [i for cid in match + unknown + primaries + assumed for i in groups[cid]]
+        if not kept or len(kept) == len(ids):
+            return ids, "", False
+        out = len(groups) - len(match + unknown + primaries + assumed)
+        return kept, f"{how} rule out {out} specialisation(s)", sure
+
+    def _class_of(self, m: Definition) -> str | None:
+        """The class a member is defined in (innermost by line range, same file)."""
+        inside = [j for j in self.t.by_name.get(("cuda", m.container), []) if self.t.defs[j].kind == "cpp_type"
+                  and self.t.defs[j].file == m.file and self.t.defs[j].line <= m.line <= self.t.defs[j].end_line]
+        return max(inside, key=lambda j: self.t.defs[j].line) if inside else None
+
+    def _class_verdict(self, c: Definition, spec: list[str], sargs: list[str], cf: dict[str, str],
+                       tparams: set[str]) -> str | None:
+        if len(spec) != len(sargs):
+            return None  # default arguments: not modelled
+        return self._combined(list(zip(sargs, spec, strict=True)), cf, self.typedefs(c.file), tparams,
+                              c.template_params)
+
+    def _spec_verdict(self, spec: Definition, every: list[str], targs: list[str], cf: dict[str, str],
+                      tparams: set[str]) -> str | None:
+        """Are an explicit specialisation's arguments the call's?  ``same``; ``differ`` (sure);
+        ``assumed`` (differ, by library type names); None (undecided)."""
+        sf = self.typedefs(spec.file)
+        written = spec.attrs.get("specialization_args")
+        if written is not None:
+            if len(written) != len(targs):
+                # another instantiation, unless a default template argument fills the shorter list
+                return None if self._defaulted(spec, every) else "differ"
+            pairs = list(zip(targs, written, strict=True))
+        else:  # deduced: the primary template's signature with the call's arguments put in
+            owners = [self.t.defs[i] for i in every if self.t.defs[i].qualname == spec.qualname
+                      and len(self.t.defs[i].template_params) == len(targs)
+                      and len(self.t.defs[i].params) == len(spec.params)]
+            if len(owners) != 1:
+                return None
+            p = owners[0]
+            sub = dict(zip(p.template_params, targs, strict=True))
+
+            def put(t: str) -> str:
+                return re.sub(r"\b\w+\b", lambda m: sub.get(m.group(0), m.group(0)), t)
+
+            pairs = [(put(p.return_type), spec.return_type)] + \
+                [(put(a.type), b.type) for a, b in zip(p.params, spec.params, strict=True)]
+        return self._combined(pairs, cf, sf, tparams)
+
+    def _defaulted(self, spec: Definition, every: list[str]) -> bool:
+        """May a template argument of ``spec``'s template be defaulted (or its template is unknown)?"""
+        prim = [self.t.defs[i] for i in every if self.t.defs[i].qualname == spec.qualname
+                and self.t.defs[i].template_params]
+        return not prim or any("=" in decl or "..." in decl for p in prim
+                               for decl in p.attrs.get("template_param_decls", ["="]))
+
+    def _combined(self, pairs: list[tuple[str, str]], fa: dict[str, str], fb: dict[str, str], tparams: set[str],
+                  wild: frozenset[str] | list[str] = frozenset()) -> str | None:
+        """The verdict on argument lists from their pairs (call's, specialisation's): ``differ`` when one
+        pair surely differs, else ``assumed`` when one differs by library type names, else ``same``
+        when all are the same, else None.  ``wild``: a partial specialisation's own parameters."""
+        out = "same"
+        for a, b in pairs:
+            if b.strip() in wild:
+                continue
+            v = self._same_arg(a, b, fa, fb, tparams)
+            if v == "differ":
+                return "differ"
+            if v == "assumed":
+                out = "assumed"
+            elif v is None and out == "same":
+                out = "undecided"
+        return None if out == "undecided" else out
+
+    def _same_arg(self, a: str, b: str, fa: dict[str, str], fb: dict[str, str], tparams: set[str]) -> str | None:
+        """One template argument of the call (``a``) against a specialisation's (``b``)."""
+        x, y = _norm(a, fa), _norm(b, fb)
+        if x.replace(" ", "") == y.replace(" ", ""):
+            return "same"
+        if tparams & set(re.findall(r"\w+", x)):
+            return None
+        lx, ly = _literal(x), _literal(y)
+        if lx is not None and ly is not None:
+            return "same" if lx == ly else "differ"
+        if lx is not None or ly is not None:
+            return None
+        # by its own name when its alias is unknown (an `#if` arm's `typedef __hip_bfloat16 __nv_bfloat16;`)
+        kx = self._type_kind(x) or self._type_kind(_norm(a, {}))
+        ky = self._type_kind(y) or self._type_kind(_norm(b, {}))
+        if kx and ky:
+            return "differ" if kx == "sure" and ky == "sure" else "assumed"
+        return None
+
+    def _type_kind(self, t: str) -> str:
+        """``sure``: a built-in type or one the checkout defines (its identity known); ``named``: a
+        library type by its name (``cutlass::half_t``); "" when it may be a constant."""
+        bare = t.rstrip("*").strip()
+        if _BUILTIN_RE.fullmatch(bare):
+            return "sure"
+        if re.fullmatch(r"\w+", bare) and any(self.t.defs[i].kind == "cpp_type"
+                                               for i in self.t.by_name.get(("cuda", bare), [])):
+            return "sure"
+        if re.fullmatch(r"(\w+::)+\w+(<.*>)?|\w+_t", bare):
+            return "named"
+        return ""
+
+    def typedefs(self, file: str) -> dict[str, str]:
+        return self.t.typedefs.get(file, {})
 
     def _method_filter(self, ids: list[str], call: CallSite, caller: Definition) -> list[str]:
         recv = call.receiver.strip().lstrip("*&")
@@ -171,6 +434,93 @@ _FLOAT_LIT_RE = re.compile(r"^[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?[fF]$")
 _DOUBLE_LIT_RE = re.compile(r"^[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?$")
 _CAST_RE = re.compile(r"^(?:static_cast|reinterpret_cast|const_cast)\s*<\s*(.+?)\s*>\s*\(.*\)$"
                       r"|^\(\s*([\w:\s*&<>,]+?)\s*\)\s*[\w(]")
+
+
+_FIELD_RE = re.compile(r"(.+?)\s*(\.|->)\s*([A-Za-z_]\w*)")
+_ELEMENT_RE = re.compile(r"([A-Za-z_][\w.>-]*)\s*\[[^\[\]]*\]")
+_BUILTIN_RE = re.compile(
+    r"(unsigned |signed )?(char|short|int|long|long long|float|double|bool|void)|u?int(8|16|32|64)_t|size_t"
+    r"|(u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]|__half2?|half2?|__nv_bfloat162?|nv_bfloat162?"
+    r"|__nv_fp8_e4m3|__nv_fp8_e5m2")
+
+
+#: Arithmetic types by conversion rank (the usual arithmetic conversions between them).
+_ARITH_RANK = {"int32_t": 1, "uint32_t": 2, "int64_t": 3, "uint64_t": 4, "float": 5, "double": 6}
+_PROMOTED = {"int8_t", "uint8_t", "int16_t", "uint16_t", "char", "bool"}
+#: Types whose operators (CUDA's headers) give the same type when both operands have it.
+_SAME_OPERAND = {"__half", "__half2", "__nv_bfloat16", "__nv_bfloat162", "float2", "float4"}
+
+
+def _arith_result(types: list[str]) -> str:
+    """The type of ``a + b - c`` (or ``-a``) from its operands' types; "" when one is unknown or a
+    conversion the rule does not model (a vector, a class type, pointer arithmetic)."""
+    if not types or not all(types):
+        return ""
+    if all(t == types[0] for t in types) and types[0] in _SAME_OPERAND:
+        return types[0]
+    ranks = [_ARITH_RANK.get("int32_t" if t in _PROMOTED else t) for t in types]
+    if any(r is None for r in ranks):
+        return ""
+    best = max(r for r in ranks if r is not None)
+    return next(t for t, r in _ARITH_RANK.items() if r == best)
+
+
+def _balanced(t: str) -> bool:
+    depth = 0
+    for ch in t:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _split_arith(a: str) -> list[str] | None:
+    """``x * s - y`` → its operands at the loosest level (``+``/``-``, else ``*``/``/``) outside
+    brackets; None when the text is not such a binary expression (or also holds another operator)."""
+    if any(op in a for op in ("<<", ">>", "&&", "||", "==", "!=", "<=", ">=", "?", "->", "%", "^", "|", " & ")) \
+            or re.search(r"[<>!=]", a):
+        return None
+    for ops in ("+-", "*/"):
+        cuts, depth = [], 0
+        for k, ch in enumerate(a):
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+            if depth or ch not in ops or k == 0:
+                continue
+            before = a[:k].rstrip()
+            if not before or not re.search(r"[\w)\].]$", before) or a[k + 1 : k + 2] == ch:
+                continue  # unary, or ++ / --
+            if ch in "+-" and re.search(r"(?<![\w.])\d+(\.\d*)?[eE]$", before):
+                continue  # an exponent: 1e-5
+            cuts.append(k)
+        if cuts:
+            bounds = [-1, *cuts, len(a)]
+            return [a[x + 1 : y].strip() for x, y in zip(bounds, bounds[1:], strict=False)]
+    return None
+
+
+def _file_under(verdict: str | None, x: str, match: list[str], unknown: list[str], assumed: list[str]) -> None:
+    """Put ``x`` in the list its verdict names (one that surely differs in none)."""
+    if verdict == "same":
+        match.append(x)
+    elif verdict is None:
+        unknown.append(x)
+    elif verdict == "assumed":
+        assumed.append(x)
+
+
+def _literal(t: str) -> str | None:
+    """An integer or boolean literal's value, as text."""
+    if t in ("true", "false"):
+        return "1" if t == "true" else "0"  # as a bool or an integer argument alike
+    m = _INT_LIT_RE.match(t)
+    if m:
+        try:
+            return str(int(t.rstrip("uUlL"), 0))
+        except ValueError:
+            return None
+    return None
 
 
 def _arg_type(arg: str, caller: Definition | None) -> str:
@@ -211,12 +561,28 @@ def _norm(ty: str, typedefs: dict[str, str]) -> str:
         break
     t = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict)\b", "", t).replace("&", "")
     t = re.sub(r"\s+", " ", t).strip()
-    return re.sub(r"\s*\*\s*", "*", t)
+    t = re.sub(r"\s*\*\s*", "*", t)
+    bare = t.rstrip("*")
+    return _SAME_TYPE.get(bare, bare) + t[len(bare):]
+
+
+#: Spellings of one type (CUDA's headers: ``uint32_t`` is ``unsigned int``, ``half`` is ``__half``).
+_SAME_TYPE = {"unsigned int": "uint32_t", "unsigned": "uint32_t", "int": "int32_t", "signed int": "int32_t",
+              "unsigned short": "uint16_t", "short": "int16_t", "unsigned char": "uint8_t", "signed char": "int8_t",
+              "half": "__half", "half2": "__half2", "nv_bfloat16": "__nv_bfloat16",
+              "nv_bfloat162": "__nv_bfloat162"}
+#: Element type of the CUDA vector types' ``x``/``y``/``z``/``w`` fields.
+_VECTOR_FIELD = {"uint": "uint32_t", "int": "int32_t", "float": "float", "double": "double", "ushort": "uint16_t",
+                 "short": "int16_t", "uchar": "uint8_t", "char": "char", "__half": "__half",
+                 "__nv_bfloat16": "__nv_bfloat16"}
+_VECTOR_RE = re.compile(r"(uint|int|float|double|ushort|short|uchar|char)([1-4])|(__half|__nv_bfloat16)(2)")
 
 
 def _arity_fits(d: Definition, n: int) -> bool:
     params = d.params
     if any(p.type.endswith("...") for p in params):
         return n >= len(params) - 1
+    if d.attrs.get("explicit_specialization"):
+        return n <= len(params)  # its default arguments are the primary template's, not written here
     required = sum(1 for p in params if not p.default)
     return required <= n <= len(params)

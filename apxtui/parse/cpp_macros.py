@@ -181,6 +181,12 @@ _DEFINED: dict[MacroDef, Any] = {}
 SCALAR_TYPE = "APXTUI_SCALAR_TYPE"
 
 
+#: A constant a macro body may declare with a literal value (bound by :meth:`Expander._aliases`).
+_LITERAL = re.compile(r"true|false|-?\d+[uUlL]*")
+_DECL_WORDS = frozenset(("constexpr", "static", "const", "inline", "bool", "int", "unsigned", "long", "short",
+                         "size_t", "int32_t", "int64_t", "uint32_t", "uint64_t", "auto", "char"))
+
+
 class Expander:
     """Expands invocation texts with the function-like macros ``lookup`` gives by name.
 
@@ -273,10 +279,14 @@ class Expander:
 
     @staticmethod
     def _aliases(toks: list[tuple[str, int, bool]]) -> list[tuple[str, int]]:
-        """``using X = T;`` written by a macro body: ``X`` replaced by ``T`` in the rest of its block."""
+        """``using X = T;`` written by a macro body: ``X`` replaced by ``T`` in the rest of its block.
+        Likewise a literal constant a macro body declares (``constexpr static bool Is_causal = true;``,
+        BOOL_SWITCH / HEADDIM_SWITCH): its name, where it is not a member (``.x``, ``->x``, ``::x``),
+        becomes the literal, so ``f<elem_type, kHeadDim, Is_causal>`` names the specialisation."""
         res: list[tuple[str, int]] = []
-        aliases: list[tuple[int, str, str]] = []  # (brace depth, alias, type)
+        aliases: list[tuple[int, str, str]] = []  # (brace depth, alias, type or literal)
         depth, i, n = 0, 0, len(toks)
+        prev = ""  # the last non-blank token
         while i < n:
             v, o, ws = toks[i]
             if v == "using" and o < 0:
@@ -289,6 +299,18 @@ class Expander:
                         res.extend((t[0], t[1]) for t in toks[i:end])
                         i = end
                         continue
+            if v in ("constexpr", "static") and o < 0:
+                decl = [(j, t[0]) for j, t in enumerate(toks[i : i + 24], i) if not t[2]]
+                eq = next((k for k, (_, w) in enumerate(decl) if w in ("=", ";", "{", "(")), None)
+                if eq is not None and eq >= 2 and decl[eq][1] == "=" and eq + 2 < len(decl) \
+                        and decl[eq + 2][1] == ";" and _LITERAL.fullmatch(decl[eq + 1][1]) \
+                        and "constexpr" in {w for _, w in decl[:eq]} \
+                        and all(w in _DECL_WORDS for _, w in decl[: eq - 1]):
+                    aliases.append((depth, decl[eq - 1][1], decl[eq + 1][1]))
+                    end = decl[eq + 2][0]
+                    res.extend((t[0], t[1]) for t in toks[i:end])
+                    i, prev = end, decl[eq + 1][1]
+                    continue
             if v == "{":
                 depth += 1
             elif v == "}":
@@ -296,7 +318,11 @@ class Expander:
                 while aliases and aliases[-1][0] > depth:
                     aliases.pop()
             bound = next((ty for _, a, ty in reversed(aliases) if a == v), None) if aliases and not ws else None
+            if bound is not None and prev in (".", "->", "::") and _LITERAL.fullmatch(bound):
+                bound = None  # `params.Is_causal`: a member of that name, not the constant
             res.append((bound if bound is not None else v, o))
+            if not ws:
+                prev = v
             i += 1
         return res
 

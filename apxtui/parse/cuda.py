@@ -125,6 +125,19 @@ def _name_parts(node: Node, src: bytes) -> tuple[list[str], list[str]]:
     return parts, targs
 
 
+def _scope_targs(node: Node, src: bytes) -> list[str]:
+    """``ns::Allreduce<4>::run`` → ["4"]: the template arguments of the class a name is qualified by."""
+    args: list[str] = []
+    while node.type == "qualified_identifier":
+        scope = _field(node, "scope")
+        args = _targs(_field(scope, "arguments"), src) if scope is not None and scope.type == "template_type" else []
+        nxt = _field(node, "name")
+        if nxt is None:
+            return []
+        node = nxt
+    return args
+
+
 def _declarator_name(node: Node | None, src: bytes) -> tuple[Node | None, str, str]:
     """Follow a declarator chain: (name node, pointer/ref prefix, array suffix)."""
     prefix, arrays = "", ""
@@ -550,6 +563,12 @@ class _Extractor:
         pp = [c for c in self.ctx.of(frame) if c.kind == "pp_if"]
         return {**info, "names": names, "pp": pp}
 
+    def _explicit_specialization(self, node: Node) -> bool:
+        """Is ``node`` declared under ``template <>``?"""
+        f = self._frame(node)
+        return f is not None and f.kind == "template" and any(c.id == node.id for c in f.node.named_children) \
+            and not _named(_field(f.node, "parameters"))
+
     def _template_params(self, node: Node) -> tuple[list[str], list[str]]:
         """Names and declarations of the template parameters of the ``template<…>`` around ``node``."""
         names: list[str] = []
@@ -653,6 +672,8 @@ class _Extractor:
             attrs["decl_only"] = True
         if spec_args:
             attrs["specialization_args"] = spec_args
+        if self._explicit_specialization(node):
+            attrs["explicit_specialization"] = True  # `template <> R f(…)` (its arguments written or deduced)
         tparams, tdecls = self._template_params(node)
         if tdecls:
             attrs["template_param_decls"] = tdecls
@@ -733,6 +754,8 @@ class _Extractor:
                         fields[text(n, self.src)] = _decl_type(base, prefix, arrays)
         tparams, tdecls = self._template_params(node)
         attrs: dict[str, Any] = {"class_key": node.type.split("_")[0]}
+        if name_node.type == "template_type":  # `template <> struct Allreduce<2>`, `… struct tile<16, T>`
+            attrs["specialization_args"] = _targs(_field(name_node, "arguments"), self.src)
         if methods:
             attrs["methods"] = methods
         if tdecls:
@@ -1083,8 +1106,10 @@ class _Extractor:
         fn = self.fns.get(fn_node.id) if fn_node is not None else None
         kind, receiver = "call", ""
         targs: list[str] = []
+        scope_args: list[str] = []
         if fnode.type in ("identifier", "qualified_identifier", "template_function"):
             parts, targs = _name_parts(fnode, src)
+            scope_args = _scope_targs(fnode, src) if fnode.type == "qualified_identifier" else []
             callee = "::".join(parts)
         elif fnode.type == "field_expression":
             kind = "method"
@@ -1109,6 +1134,8 @@ class _Extractor:
             contexts=contexts,
             text=self.st.line(node, _CALL_LIMIT),
         )
+        if scope_args:
+            cs.attrs["scope_args"] = scope_args  # `Allreduce<4>::run`: which class specialisation's
         if is_launch:
             cs.kind = "launch"
             cfg = next((c for c in node.named_children if c.type == "kernel_call_syntax"), None)
