@@ -1,7 +1,8 @@
 # Set-up and the two commands the README promises: `make run` and `make test`.
 # Each creates .venv when missing and installs the project with its test extras.
 PYTHON ?= python3
-# pytest workers for `make test` (pytest-xdist); `make test TEST_JOBS=0` runs in one process.
+# pytest workers for `make test` (pytest-xdist); `make test TEST_JOBS=0` runs in one process.  Tests marked
+# `xdist_group` run in one worker (--dist loadgroup): the snapshots of one terminal size share one app.
 TEST_JOBS ?= auto
 VENV := .venv
 BIN := $(VENV)/bin
@@ -42,7 +43,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP) system-deps
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(TEST_JOBS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadgroup
 
 lint: $(STAMP)
 	$(BIN)/ruff check apxtui tests benchmarks scripts
