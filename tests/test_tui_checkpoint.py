@@ -34,50 +34,47 @@ def cell(table, row: int, col: int) -> str:
     return str(table.get_row_at(row)[col])
 
 
-@pytest.mark.slow
-async def test_demo_tensors_join_patterns_config_checks(demo_app):
-    app = demo_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("4")
-        await settle(app, pilot)
-        s = app.screen
-        summary = str(s.query_one("#ckpt-summary").render())
-        assert "demo checkpoint: 21 tensors, 1 shard(s)" in summary
-        assert "join clean: 21 claimed · 0 unclaimed · 0 claimed twice · 0 of 12 patterns match nothing" in summary
-        table = s.query_one("#tensor-table")
-        assert table.row_count == 21 and table.border_title == "Tensors 21 of 21"
-        assert {cell(table, i, 1) for i in range(table.row_count)} == {"matched"}
-        # the detail names the claiming pattern and where the loader asks for it
-        detail = str(s.query_one("#tensor-detail").render())
-        assert cell(table, 0, 0) == "lm_head.weight"
-        assert "matched by lm_head.weight  at crates/apxinf-model/src/pi05/load.rs:12" in detail
-        await pilot.press("slash", *"q_proj", "enter")
-        await pilot.pause()
-        assert table.row_count == 2 and table.border_title == "Tensors 2 of 21"
-        assert app.focused is table
-        await pilot.press("j")
-        await pilot.pause()
-        assert "model.layers.{*}.self_attn.q_proj.weight  at crates/apxinf-model/src/pi05/load.rs:42" in str(
-            s.query_one("#tensor-detail").render())
-        await pilot.press("p")
-        await pilot.pause()
-        pt = s.query_one("#pattern-table")
-        assert app.focused is pt and pt.row_count == 12
-        assert {cell(pt, i, 0) for i in range(12)} == {"matched"}
-        await pilot.press("c")
-        await pilot.pause()
-        ct = s.query_one("#config-table")
-        rows = [[str(c) for c in ct.get_row_at(i)] for i in range(ct.row_count)]
-        assert ["dim [top]", "64", "hidden_size", "hidden_size"] in rows
-        assert ["dim [top]", "2", "num_hidden_layers", "num_hidden_layers"] in rows
-        assert any(r[0] == "total dtype" and r[2] == "BF16" and r[1].startswith("21 tensors") for r in rows)
-        assert any(r[0] == "repeated" and r[1] == "×2 (0-1)" for r in rows)
-        await pilot.press("f")
-        await pilot.pause()
-        ft = s.query_one("#checks-table")
-        assert ft.row_count > 0 and ft.border_title.startswith("Shape checks: 0 finding(s) first")
-        assert {cell(ft, i, 0) for i in range(ft.row_count)} == {"ok"}
+async def check_demo_tensors_join_patterns_config_checks(app, pilot) -> None:
+    await settle(app, pilot)
+    await pilot.press("4")
+    await settle(app, pilot)
+    s = app.screen
+    summary = str(s.query_one("#ckpt-summary").render())
+    assert "demo checkpoint: 21 tensors, 1 shard(s)" in summary
+    assert "join clean: 21 claimed · 0 unclaimed · 0 claimed twice · 0 of 12 patterns match nothing" in summary
+    table = s.query_one("#tensor-table")
+    assert table.row_count == 21 and table.border_title == "Tensors 21 of 21"
+    assert {cell(table, i, 1) for i in range(table.row_count)} == {"matched"}
+    # the detail names the claiming pattern and where the loader asks for it
+    detail = str(s.query_one("#tensor-detail").render())
+    assert cell(table, 0, 0) == "lm_head.weight"
+    assert "matched by lm_head.weight  at crates/apxinf-model/src/pi05/load.rs:12" in detail
+    await pilot.press("slash", *"q_proj", "enter")
+    await pilot.pause()
+    assert table.row_count == 2 and table.border_title == "Tensors 2 of 21"
+    assert app.focused is table
+    await pilot.press("j")
+    await pilot.pause()
+    assert "model.layers.{*}.self_attn.q_proj.weight  at crates/apxinf-model/src/pi05/load.rs:42" in str(
+        s.query_one("#tensor-detail").render())
+    await pilot.press("p")
+    await pilot.pause()
+    pt = s.query_one("#pattern-table")
+    assert app.focused is pt and pt.row_count == 12
+    assert {cell(pt, i, 0) for i in range(12)} == {"matched"}
+    await pilot.press("c")
+    await pilot.pause()
+    ct = s.query_one("#config-table")
+    rows = [[str(c) for c in ct.get_row_at(i)] for i in range(ct.row_count)]
+    assert ["dim [top]", "64", "hidden_size", "hidden_size"] in rows
+    assert ["dim [top]", "2", "num_hidden_layers", "num_hidden_layers"] in rows
+    assert any(r[0] == "total dtype" and r[2] == "BF16" and r[1].startswith("21 tensors") for r in rows)
+    assert any(r[0] == "repeated" and r[1] == "×2 (0-1)" for r in rows)
+    await pilot.press("f")
+    await pilot.pause()
+    ft = s.query_one("#checks-table")
+    assert ft.row_count > 0 and ft.border_title.startswith("Shape checks: 0 finding(s) first")
+    assert {cell(ft, i, 0) for i in range(ft.row_count)} == {"ok"}
 
 
 async def test_unclaimed_twice_claimed_and_unmatched(tmp_path):
@@ -216,44 +213,49 @@ async def test_sol_panel_bound_and_estimate_kept_apart_and_missing_named(demo_ap
         assert re.search(r"bound\s+([\d.]+) µs", text).group(1) != before  # 4 decode steps read more weights
 
 
+async def check_sol_follows_the_explorer_path(app, pilot) -> None:
+    await settle(app, pilot)
+    await pilot.press("4")
+    await fill_sol(pilot, "2", "8")
+    await settle(app, pilot)
+    panel = app.screen.query_one("#sol-panel")
+    assert "Path from apxinf.policy.Pi05Policy.infer" in str(panel.query_one("#sol-path").render())
+    first = panel.text()
+    await pilot.press("escape", "1")
+    await settle(app, pilot)
+    from apxtui.trace import find_symbol
+
+    app.screen.set_entry(find_symbol(app.session.index.graph, "Pi05Model::forward"))
+    await settle(app, pilot)
+    await pilot.press("4")
+    await settle(app, pilot)
+    assert "Path from apxinf_model::pi05::model::Pi05Model::forward" in str(
+        panel.query_one("#sol-path").render())
+    assert panel.text() != first and "batch 2 × seq 8 = 16 tokens" in panel.text()
+
+
+async def check_details_show_stored_weight_beside_compute_dtypes(app, pilot) -> None:
+    await settle(app, pilot)
+    tree = app.screen.query_one("#tree")
+    for pat in TO_Q_PROJ:
+        await seek(pilot, tree, pat)
+    await settle(app, pilot)
+    assert "CudaBackend::linear" in app.screen.query_one("#details").text()
+    lines = app.screen.query_one("#details").text().split("Checkpoint weights")[1].splitlines()
+    rows = {ln.strip().split("  ")[0]: ln for ln in lines if ln.strip()}
+    assert "model.layers.{*}.self_attn.q_proj.weight" in rows["weight q_proj"]
+    assert "BF16 64×64, 8.00 KiB per tensor, 2 tensor(s)" in rows["stored (ckpt)"]
+    assert "cublasLtMatmul: A=bf16" in rows["compute (analysis)"] and "compute f32" in rows["compute (analysis)"]
+    assert "crates/apxinf-model/src/pi05/load.rs:42" in rows["loaded at"]
+
+
+
 @pytest.mark.slow
-async def test_sol_follows_the_explorer_path(demo_app):
+async def test_demo_weights_in_the_details_then_screen_4_then_speed_of_light(demo_app):
+    """One app on the demo and its checkpoint (an app start is the costly part of a Pilot test); the checks run
+    in turn, each from where the one before left the app, and a failure names its check."""
     app = demo_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("4")
-        await fill_sol(pilot, "2", "8")
-        await settle(app, pilot)
-        panel = app.screen.query_one("#sol-panel")
-        assert "Path from apxinf.policy.Pi05Policy.infer" in str(panel.query_one("#sol-path").render())
-        first = panel.text()
-        await pilot.press("escape", "1")
-        await settle(app, pilot)
-        from apxtui.trace import find_symbol
-
-        app.screen.set_entry(find_symbol(app.session.index.graph, "Pi05Model::forward"))
-        await settle(app, pilot)
-        await pilot.press("4")
-        await settle(app, pilot)
-        assert "Path from apxinf_model::pi05::model::Pi05Model::forward" in str(
-            panel.query_one("#sol-path").render())
-        assert panel.text() != first and "batch 2 × seq 8 = 16 tokens" in panel.text()
-
-
-@pytest.mark.slow
-async def test_details_show_stored_weight_beside_compute_dtypes(demo_app):
-    app = demo_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        tree = app.screen.query_one("#tree")
-        for pat in TO_Q_PROJ:
-            await seek(pilot, tree, pat)
-        await settle(app, pilot)
-        assert "CudaBackend::linear" in app.screen.query_one("#details").text()
-        lines = app.screen.query_one("#details").text().split("Checkpoint weights")[1].splitlines()
-        rows = {ln.strip().split("  ")[0]: ln for ln in lines if ln.strip()}
-        assert "model.layers.{*}.self_attn.q_proj.weight" in rows["weight q_proj"]
-        assert "BF16 64×64, 8.00 KiB per tensor, 2 tensor(s)" in rows["stored (ckpt)"]
-        assert "cublasLtMatmul: A=bf16" in rows["compute (analysis)"] and "compute f32" in rows["compute (analysis)"]
-        assert "crates/apxinf-model/src/pi05/load.rs:42" in rows["loaded at"]
-
+        await check_details_show_stored_weight_beside_compute_dtypes(app, pilot)
+        await check_demo_tensors_join_patterns_config_checks(app, pilot)
+        await check_sol_follows_the_explorer_path(app, pilot)
