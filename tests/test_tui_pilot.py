@@ -94,75 +94,80 @@ async def test_arm_change_at_a_dtype_match(tmp_path: Path, demo_app):
         assert "apxinf_rms_norm_f16" in text and "apxinf_rms_norm_bf16" not in text  # the arm applies everywhere
 
 
-async def test_export_writes_the_report_and_copy_fills_the_clipboard(tmp_path: Path, demo_app):
-    app = demo_app(export_dir=str(tmp_path / "out"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await ready(app, pilot)
-        await pilot.press("e")
-        await ready(app, pilot)
-        files = list((tmp_path / "out").glob("*.md"))
-        assert len(files) == 1
-        text = files[0].read_text()
-        assert text.startswith("# apxtui execution map: `apxinf.policy.Pi05Policy.infer`")
-        for row in ("- **Checkout:**", "- **Revision:**", "- **Working tree:**", "- **apxtui:**", "- **Choices:**",
-                    "- **Checkpoint:** " + str(DEMO_CHECKPOINT), "not runtime validation", "**Path:** Python:",
-                    "## Summary", "## Steady state", "## Captured", "## Preparation", "## Ambiguous and unresolved",
-                    "## Dtype boundaries", "## CUDA Graph capture", "## Cuts", "## Call-tree cuts",
-                    "## Checkpoint weight join", "- **Profile:** no profile: all configurations"):
-            assert row in text, row
-        assert "| # | operation | call site | adapter | device work (kernels, library calls) |" in text
-        table = [line for line in text.splitlines() if line.startswith("| ") and "rms_norm_kernel" in line]
-        assert table, "the device table lists the RMSNorm kernel"
-        assert any("cublasLtMatmul" in line for line in text.splitlines() if line.startswith("| "))
-        notes = [n.message for n in app._notifications]
-        assert str(files[0].resolve()) in notes
-        await pilot.press("y")
-        await ready(app, pilot)
-        assert app.clipboard.startswith("# apxtui execution map: `apxinf.policy.Pi05Policy.infer`")
-        assert "## Steady state" in app.clipboard
+async def check_export_writes_the_report_and_copy_fills_the_clipboard(app, pilot, out: Path) -> None:
+    await ready(app, pilot)
+    await pilot.press("e")
+    await ready(app, pilot)
+    files = list(out.glob("*.md"))
+    assert len(files) == 1
+    text = files[0].read_text()
+    assert text.startswith("# apxtui execution map: `apxinf.policy.Pi05Policy.infer`")
+    for row in ("- **Checkout:**", "- **Revision:**", "- **Working tree:**", "- **apxtui:**", "- **Choices:**",
+                "- **Checkpoint:** " + str(DEMO_CHECKPOINT), "not runtime validation", "**Path:** Python:",
+                "## Summary", "## Steady state", "## Captured", "## Preparation", "## Ambiguous and unresolved",
+                "## Dtype boundaries", "## CUDA Graph capture", "## Cuts", "## Call-tree cuts",
+                "## Checkpoint weight join", "- **Profile:** no profile: all configurations"):
+        assert row in text, row
+    assert "| # | operation | call site | adapter | device work (kernels, library calls) |" in text
+    table = [line for line in text.splitlines() if line.startswith("| ") and "rms_norm_kernel" in line]
+    assert table, "the device table lists the RMSNorm kernel"
+    assert any("cublasLtMatmul" in line for line in text.splitlines() if line.startswith("| "))
+    notes = [n.message for n in app._notifications]
+    assert str(files[0].resolve()) in notes
+    await pilot.press("y")
+    await ready(app, pilot)
+    assert app.clipboard.startswith("# apxtui execution map: `apxinf.policy.Pi05Policy.infer`")
+    assert "## Steady state" in app.clipboard
+
+
+async def check_palette_jumps_to_a_symbol_and_screens_switch(app, pilot) -> None:
+    await ready(app, pilot)
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    await pilot.press(*"attention_combine_kernel")
+    await pilot.pause(0.3)
+    await pilot.press("enter")
+    await ready(app, pilot)
+    tree = app.screen.query_one("#tree")
+    assert tree.root.label.plain.startswith("kernel attention_combine_kernel")
+    await pilot.press("2")
+    await ready(app, pilot)
+    table = app.screen.query_one("DataTable")
+    rows = {str(r[0]): [str(c) for c in r] for r in (table.get_row_at(i) for i in range(table.row_count))}
+    assert rows["rms_norm_kernel"][2] == "apxinf_rms_norm_bf16 +2"  # launched by three adapters
+    assert rows["rms_norm_kernel"][4] == "reached" and int(rows["rms_norm_kernel"][3]) >= 1
+    await pilot.press("1", "o")  # back to the explorer, entries pane: open Pi05Policy.infer again
+    await pilot.press("g", "j", "j", "j", "enter")  # AutoPolicy, from_pretrained, Pi05Policy, .infer
+    await ready(app, pilot)
+    assert app.screen.query_one("#tree").root.label.plain == "Py infer"
+    await pilot.press("3")
+    await ready(app, pilot)
+    table = app.screen.query_one("DataTable")
+    cells = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+    assert cells[0][0] == "region 1" and cells[0][1].startswith("apxinf_model::pi05::model_runner::Pi05")
+    assert any(r[0].strip() == "body" and r[1] == "decode_step" for r in cells)
+    assert any(r[0].strip() == "HAZARD" and r[1].startswith("cudaStreamSynchronize") for r in cells)
+    await pilot.press("4")
+    await ready(app, pilot)
+    table = app.screen.query_one("DataTable")
+    assert table.row_count > 5
+    assert any("layers.0" in str(table.get_row_at(i)[0]) for i in range(table.row_count))
+    await pilot.press("1", "i")
+    await pilot.pause()
+    assert type(app.screen).__name__ == "ProblemsScreen"
+    await pilot.press("escape", "question_mark")
+    await pilot.pause()
+    assert type(app.screen).__name__ == "HelpScreen"
 
 
 @pytest.mark.slow
-async def test_palette_jumps_to_a_symbol_and_screens_switch(demo_app):
-    app = demo_app()
+async def test_export_and_copy_then_palette_and_screens(tmp_path: Path, demo_app):
+    """One app on the demo (an app start is the costly part of a Pilot test); the checks run in turn, each from
+    where the one before left the app, and a failure names its check."""
+    app = demo_app(export_dir=str(tmp_path / "out"))
     async with app.run_test(size=(120, 40)) as pilot:
-        await ready(app, pilot)
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"attention_combine_kernel")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await ready(app, pilot)
-        tree = app.screen.query_one("#tree")
-        assert tree.root.label.plain.startswith("kernel attention_combine_kernel")
-        await pilot.press("2")
-        await ready(app, pilot)
-        table = app.screen.query_one("DataTable")
-        rows = {str(r[0]): [str(c) for c in r] for r in (table.get_row_at(i) for i in range(table.row_count))}
-        assert rows["rms_norm_kernel"][2] == "apxinf_rms_norm_bf16 +2"  # launched by three adapters
-        assert rows["rms_norm_kernel"][4] == "reached" and int(rows["rms_norm_kernel"][3]) >= 1
-        await pilot.press("1", "o")  # back to the explorer, entries pane: open Pi05Policy.infer again
-        await pilot.press("g", "j", "j", "j", "enter")  # AutoPolicy, from_pretrained, Pi05Policy, .infer
-        await ready(app, pilot)
-        assert app.screen.query_one("#tree").root.label.plain == "Py infer"
-        await pilot.press("3")
-        await ready(app, pilot)
-        table = app.screen.query_one("DataTable")
-        cells = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        assert cells[0][0] == "region 1" and cells[0][1].startswith("apxinf_model::pi05::model_runner::Pi05")
-        assert any(r[0].strip() == "body" and r[1] == "decode_step" for r in cells)
-        assert any(r[0].strip() == "HAZARD" and r[1].startswith("cudaStreamSynchronize") for r in cells)
-        await pilot.press("4")
-        await ready(app, pilot)
-        table = app.screen.query_one("DataTable")
-        assert table.row_count > 5
-        assert any("layers.0" in str(table.get_row_at(i)[0]) for i in range(table.row_count))
-        await pilot.press("1", "i")
-        await pilot.pause()
-        assert type(app.screen).__name__ == "ProblemsScreen"
-        await pilot.press("escape", "question_mark")
-        await pilot.pause()
-        assert type(app.screen).__name__ == "HelpScreen"
+        await check_export_writes_the_report_and_copy_fills_the_clipboard(app, pilot, tmp_path / "out")
+        await check_palette_jumps_to_a_symbol_and_screens_switch(app, pilot)
 
 
 HOSTILE_PY = '''\
@@ -188,48 +193,57 @@ def hostile_checkout(tmp_path: Path) -> Path:
     return root
 
 
-async def test_markup_and_escape_sequences_are_shown_literally(tmp_path: Path):
-    app = ApxApp(ExplorerConfig(hostile_checkout(tmp_path), export_dir=str(tmp_path / "out")))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await ready(app, pilot)
-        tree = app.screen.query_one("#tree")
-        assert tree.root.label.plain == "Py infer"
-        rows = [tree.get_node_at_line(i).label.plain for i in range(tree.last_line + 1)]
-        arm = next(r for r in rows if "[bold]" in r)
-        assert '[bold]red[/] [link=https://e.x]y[/link]' in arm
-        await seek(pilot, tree, r"^Py helper")
-        src = app.screen.query_one("#source")
-        assert "\x1b" not in src.text and "\x07" not in src.text
-        assert '"␛[31mRED␛[0m ␛]0;pwned␇"' in src.text
-        assert src.border_title == "python/pkg/policy.py:4"
-        svg = app.export_screenshot()
-        assert "[bold]red[/]" in svg.replace("&#160;", " ")
-        assert "\x1b" not in svg
-        await pilot.press("e")
-        await ready(app, pilot)
-        (report,) = (tmp_path / "out").glob("*.md")
-        text = report.read_text()
-        assert "[bold]red[/]" in text
-        assert "## Checkpoint weight join\n\nNo checkpoint given" in text
+async def check_markup_and_escape_sequences_are_shown_literally(app, pilot, out: Path) -> None:
+    await ready(app, pilot)
+    tree = app.screen.query_one("#tree")
+    assert tree.root.label.plain == "Py infer"
+    rows = [tree.get_node_at_line(i).label.plain for i in range(tree.last_line + 1)]
+    arm = next(r for r in rows if "[bold]" in r)
+    assert '[bold]red[/] [link=https://e.x]y[/link]' in arm
+    await seek(pilot, tree, r"^Py helper")
+    src = app.screen.query_one("#source")
+    assert "\x1b" not in src.text and "\x07" not in src.text
+    assert '"␛[31mRED␛[0m ␛]0;pwned␇"' in src.text
+    assert src.border_title == "python/pkg/policy.py:4"
+    svg = app.export_screenshot()
+    assert "[bold]red[/]" in svg.replace("&#160;", " ")
+    assert "\x1b" not in svg
+    await pilot.press("e")
+    await ready(app, pilot)
+    (report,) = out.glob("*.md")
+    text = report.read_text()
+    assert "[bold]red[/]" in text
+    assert "## Checkpoint weight join\n\nNo checkpoint given" in text
 
 
-async def test_large_source_file_is_plain_and_fast(tmp_path: Path):
-    root = hostile_checkout(tmp_path)
+def add_large_source_file(root: Path) -> None:
     big = root / "python" / "pkg" / "big.py"
     big.write_text("".join(f"x_{i} = {i}  # [bold]{i}[/]\n" for i in range(40_000)))
     assert big.stat().st_size > 1_000_000
-    app = ApxApp(ExplorerConfig(root))
+
+
+async def check_large_source_file_is_plain_and_fast(app, pilot) -> None:
+    await ready(app, pilot)
+    src = app.screen.query_one("#source")
+    src.show("python/pkg/big.py", 30_000, "test")  # speed: benchmarks/tui_latency.py (no timing asserts)
+    src.focus()
+    await pilot.press("j", "j", "k")
+    await pilot.pause()
+    assert src.plain and src.language is None
+    assert src.cursor_location[0] == 30_000  # marked line 30,000 (row 29,999), then j j k
+    assert src.document.get_line(29_999) == "x_29999 = 29999  # [bold]29999[/]"
+    assert "plain text (large file)" in src.border_subtitle
+
+
+async def test_hostile_strings_literal_then_a_large_source_file_plain(tmp_path: Path):
+    """One app on the tiny hostile checkout, with a 1 MB Python file beside (an app start is the costly part of a
+    Pilot test); the checks run in turn and a failure names its check."""
+    root = hostile_checkout(tmp_path)
+    add_large_source_file(root)
+    app = ApxApp(ExplorerConfig(root, export_dir=str(tmp_path / "out")))
     async with app.run_test(size=(120, 40)) as pilot:
-        await ready(app, pilot)
-        src = app.screen.query_one("#source")
-        src.show("python/pkg/big.py", 30_000, "test")  # speed: benchmarks/tui_latency.py (no timing asserts)
-        src.focus()
-        await pilot.press("j", "j", "k")
-        await pilot.pause()
-        assert src.plain and src.language is None
-        assert src.cursor_location[0] == 30_000  # marked line 30,000 (row 29,999), then j j k
-        assert src.document.get_line(29_999) == "x_29999 = 29999  # [bold]29999[/]"
-        assert "plain text (large file)" in src.border_subtitle
+        await check_markup_and_escape_sequences_are_shown_literally(app, pilot, tmp_path / "out")
+        await check_large_source_file_is_plain_and_fast(app, pilot)
 
 
 @pytest.mark.slow
