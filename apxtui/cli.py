@@ -14,11 +14,12 @@ import gc
 import importlib
 import os
 import sys
+from collections.abc import Callable
 
 from apxtui import __version__
-from apxtui.cliout import OutputError, Streams, check_output_path, quiet_broken_pipe
+from apxtui.cliout import Streams, check_output_path, quiet_broken_pipe
 from apxtui.commands import tui
-from apxtui.errors import ApxError, UserError  # noqa: F401 - UserError: re-exported for older callers
+from apxtui.errors import ApxError, OutputError, UserError  # noqa: F401 - UserError: re-exported for older callers
 from apxtui.textsafe import one_line
 
 COMMANDS = ("index", "symbols", "graph", "trace", "kernels", "capture", "checkpoint", "config")
@@ -62,7 +63,7 @@ def split_command(argv: list[str], commands: set[str], takes_value: set[str]) ->
     return None, argv
 
 
-def _parse(argv: list[str]):
+def _parse(argv: list[str]) -> tuple[Callable[[argparse.Namespace], int], argparse.Namespace]:
     """(function to run, parsed args) for ``argv``: a sub-command, or the TUI."""
     tui_parser = tui.build_parser()
     takes_value = {o for a in tui_parser._actions if a.nargs != 0 for o in a.option_strings}
@@ -70,7 +71,8 @@ def _parse(argv: list[str]):
     if cmd is None:  # `apxtui CHECKOUT [opts]` (no sub-command) opens the TUI
         return tui.run, tui_parser.parse_args(argv)
     args = build_parser(only=cmd).parse_args(argv)
-    return args.func, args
+    func: Callable[[argparse.Namespace], int] = args.func  # set by the sub-command's add_parser
+    return func, args
 
 
 def main(argv: list[str] | None = None, *, oneshot: bool = False) -> int:

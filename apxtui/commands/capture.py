@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+from typing import Any
 
-from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
 from apxtui.textsafe import join_lines
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("capture", help="CUDA Graph capture regions, captured constants, hazards and replay sites",
                        description="Find stream-capture regions (begin/end, followed through wrappers), the body "
                                    "each records, the by-value scalars it freezes, host syncs/copies/allocations "
@@ -20,7 +22,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def render(rep: dict) -> str:
+def render(rep: dict[str, Any]) -> str:
     lines = [f"# {rep['static_analysis']}"]
     if not rep["regions"]:
         lines.append("no capture region found")
@@ -62,7 +64,7 @@ def render(rep: dict) -> str:
     return join_lines(lines)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from apxtui.analysis.checkout import capture_report  # lazy: start-up
 
     rep = capture_report(load_index(args))

@@ -18,12 +18,13 @@ from apxtui.checkpoint.model import Checkpoint
 from apxtui.checkpoint.names import pattern
 from apxtui.checkpoint.shapes import Finding
 from apxtui.checkpoint.summary import Summary
+from apxtui.commands.common import Subparsers
 from apxtui.errors import ScanError, UserError
 from apxtui.index.build import build_index
 from apxtui.textsafe import join_lines, one_line
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "checkpoint",
         help="summarise a safetensors checkpoint (headers only) and check config dims against shapes",
@@ -121,7 +122,8 @@ def render_join(d: dict[str, Any]) -> str:
 
     def src(p: dict[str, Any]) -> str:
         s = p["sources"]
-        return s[0]["at"] + (f" (+{len(s) - 1})" if len(s) > 1 else "")
+        first: str = s[0]["at"]
+        return first + (f" (+{len(s) - 1})" if len(s) > 1 else "")
 
     out += _section("Matched", ["pattern", "tensors", "dtype", "bytes", "source"],
                     [[p["pattern"], str(p["tensors"]), ",".join(p["dtypes"]), _bytes(p["bytes"]), src(p)]
@@ -194,15 +196,19 @@ def _section(title: str, headers: list[str], rows: list[list[str]]) -> list[str]
     rows = [[one_line(c, 0) for c in r] for r in rows]  # a name with a newline or escape stays in its cell
     widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
     widths[-1] = 0  # last column is not padded
-    fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=False)).rstrip()  # noqa: E731
+
+    def fmt(r: list[str]) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=False)).rstrip()
+
     return ["", title, "  " + fmt(headers), *("  " + fmt(r) for r in rows)]
 
 
 def _bytes(n: int) -> str:
+    size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024  # type: ignore[assignment]
+        if size < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "B" else f"{size:.2f} {unit}"
+        size /= 1024
     return str(n)
 
 

@@ -6,11 +6,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TypeAlias
 
 from apxtui.demo import DEMO_CHECKOUT
 from apxtui.errors import ScanError, UserError
-from apxtui.index.build import build_index
+from apxtui.index.build import Index, build_index
 from apxtui.textsafe import neutralise, one_line
+
+#: What ``add_subparsers`` returns: each command's ``add_parser(sub)`` registers its sub-parser on it.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def add_checkout(p: argparse.ArgumentParser) -> None:
@@ -59,7 +63,7 @@ def checkout_path(args: argparse.Namespace) -> Path:
     return Path(args.checkout)
 
 
-def load_index(args: argparse.Namespace, quiet: bool = False):
+def load_index(args: argparse.Namespace, quiet: bool = False) -> Index:
     try:
         idx = build_index(checkout_path(args), use_cache=not args.no_cache, workers=jobs(args))
     except (ScanError, ValueError, FileNotFoundError) as e:  # bad checkout / broken query file

@@ -4,9 +4,11 @@ architectures mentioned, environment variables read) and, with a profile, its de
 
 from __future__ import annotations
 
+import argparse
 import json
+from typing import Any
 
-from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.commands.profile_flags import add_profile_args, profile_from_args
 from apxtui.errors import ProfileError, UserError
 from apxtui.profile.bind import resolve
@@ -15,7 +17,7 @@ from apxtui.report.header import header
 from apxtui.textsafe import join_lines
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("config", help="the configuration space: cfg names, features, archs, env variables",
                        description="Show the build/run configuration space of a checkout; with profile flags, "
                                    "what the profile enables and how each build-script cfg was derived.")
@@ -25,7 +27,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     idx = load_index(args)
     space = discover(idx.root, idx.facts)
     try:
@@ -41,14 +43,14 @@ def run(args) -> int:
     return 0
 
 
-def _conds(paths: list[list[dict]]) -> str:
+def _conds(paths: list[list[dict[str, Any]]]) -> str:
     if not paths or not any(paths):
         return "unconditionally"
     alts = [" && ".join(("!" if c["negated"] else "") + f"`{c['text']}` ({c['at']})" for c in p) for p in paths]
     return "when " + " || ".join(alts)
 
 
-def render(doc: dict) -> list[str]:
+def render(doc: dict[str, Any]) -> list[str]:
     out = [f"checkout  {doc['checkout']}", f"profile   {doc['profile']}", "", "crates"]
     for c in doc["crates"]:
         feats = ", ".join(f"{k}{' → ' + ','.join(v) if v else ''}" for k, v in sorted(c["features"].items()))

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import TYPE_CHECKING
 
-from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.textsafe import one_line
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("graph", help="dump the linked graph", description="Dump the whole linked graph: networkx "
                        "node-link JSON (default) or Graphviz dot.")
     add_checkout(p)
@@ -27,7 +28,7 @@ def _dot_id(s: str) -> str:
     return '"' + one_line(s, 0).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def to_dot(g: nx.MultiDiGraph) -> str:
+def to_dot(g: nx.MultiDiGraph[str]) -> str:
     lines = ["digraph apxtui {", "  rankdir=LR;", "  node [shape=box, fontsize=10];"]
     for n, d in g.nodes(data=True):
         label = _dot_id(d.get("qualname", n))[:-1] + "\\n" + d.get("kind", "") + '"'  # \n: DOT's line break
@@ -40,7 +41,7 @@ def to_dot(g: nx.MultiDiGraph) -> str:
     return "\n".join(lines)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     import networkx as nx
 
     idx = load_index(args)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections import Counter
+from typing import TYPE_CHECKING, Any
 
-from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.commands.profile_flags import add_profile_args, resolve_from_args
 from apxtui.textsafe import join_lines
 
+if TYPE_CHECKING:
+    from apxtui.facts import Issue
+    from apxtui.index.build import Index
+    from apxtui.profile.model import Resolved
 
-def add_parser(sub) -> None:
+
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("index", help="index a checkout and summarise it",
                        description="Index a checkout: files by language, skipped files with reasons, "
                                    "symbols by kind, edges by kind and resolution, revision, seconds.")
@@ -20,7 +27,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def summary(idx, profile=None) -> dict:
+def summary(idx: Index, profile: Resolved | None = None) -> dict[str, Any]:
     """What ``index`` prints; the counts come from the stored summary (no graph is read)."""
     from apxtui.report.header import header  # lazy: start-up (not the report model: map, trace, analyses)
 
@@ -43,7 +50,7 @@ def summary(idx, profile=None) -> dict:
     }
 
 
-def _parse_errors(issues) -> dict:
+def _parse_errors(issues: list[Issue]) -> dict[str, Any]:
     """Code the parser could not read: files, regions and lines left out of the facts."""
     syntax = [i for i in issues if i.kind == "syntax"]
     return {"files": len({i.file for i in syntax}), "regions": sum(1 for i in syntax if i.lines_lost),
@@ -51,10 +58,10 @@ def _parse_errors(issues) -> dict:
             "over_budget": sorted({i.file for i in issues if i.kind == "budget"})}
 
 
-def _one_line_per_file(issues: list[dict]) -> list[dict]:
+def _one_line_per_file(issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The issues for the text report, a file's parse-error regions folded into one line."""
-    out: list[dict] = []
-    folded: dict[str, dict] = {}
+    out: list[dict[str, Any]] = []
+    folded: dict[str, dict[str, Any]] = {}
     for i in issues:
         if i["kind"] != "syntax" or not i.get("end_line"):
             out.append(i)
@@ -74,7 +81,7 @@ def _one_line_per_file(issues: list[dict]) -> list[dict]:
     return out
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     idx = load_index(args)
     s = summary(idx, resolve_from_args(args, idx))
     if args.json:

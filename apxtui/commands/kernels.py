@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+from typing import Any
 
 from apxtui.analysis.summary import dtype_short
-from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.textsafe import join_lines
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("kernels", help="every __global__ kernel: launch sites, dtypes, entries that reach it",
                        description="List every kernel: definition, template parameters, launch sites with their "
                                    "dtypes, the entry points from which a call path reaches it, and the kernels "
@@ -21,7 +23,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def render(rep: dict, include_vendored: bool) -> str:
+def render(rep: dict[str, Any], include_vendored: bool) -> str:
     lines = [f"# {rep['static_analysis']}"]
     hidden = 0
     for k in rep["kernels"]:
@@ -61,7 +63,7 @@ def render(rep: dict, include_vendored: bool) -> str:
     return join_lines(lines)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from apxtui.analysis.checkout import kernels_report  # lazy: start-up
 
     rep = kernels_report(load_index(args))

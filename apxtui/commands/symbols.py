@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
-from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.textsafe import join_lines
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("symbols", help="list indexed symbols", description="List the graph's symbols (definitions, "
                        "PyO3 bindings, vendor APIs, externals), optionally filtered.")
     add_checkout(p)
@@ -18,7 +19,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     idx = load_index(args)
     rows = []
     for n, d in idx.graph.nodes(data=True):

@@ -7,17 +7,25 @@ call tree, ``--detail full`` adds every stage and per-call analysis to the Markd
 
 from __future__ import annotations
 
+import argparse
 import json
+from typing import TYPE_CHECKING, Any
 
 from apxtui.checkpoint import CheckpointError, read_checkpoint
-from apxtui.commands.common import add_checkout, load_index, write_output
+from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.commands.profile_flags import add_profile_args, resolve_from_args
 from apxtui.errors import SymbolError, UserError
 from apxtui.textsafe import join_lines
 from apxtui.trace import DEFAULT_BUDGET, Tracer, find_symbol
 
+if TYPE_CHECKING:
+    from apxtui.analysis.path import AnalysedPath
+    from apxtui.checkpoint.model import Checkpoint
+    from apxtui.index.build import Index
+    from apxtui.profile.model import Resolved
 
-def add_parser(sub) -> None:
+
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "trace", help="the execution tree from an entry symbol",
         description="Trace the execution tree from SYMBOL: a qualified name, a unique suffix of one "
@@ -56,7 +64,7 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.depth < 1:
         raise UserError("--depth must be at least 1")
     if args.budget is not None and args.budget < 1:
@@ -77,7 +85,8 @@ def run(args) -> int:
     return 0
 
 
-def _map_text(args, idx, entry, profile, ckpt, bind) -> str:
+def _map_text(args: argparse.Namespace, idx: Index, entry: str, profile: Resolved | None, ckpt: Checkpoint | None,
+              bind: dict[str, int]) -> str:
     """The execution map as JSON (with the full trace document), Markdown or text."""
     from apxtui.analysis.calls import CallsFileError  # lazy: start-up
     from apxtui.checkpoint.ontrace import loop_binder  # lazy: start-up
@@ -107,7 +116,8 @@ def _map_text(args, idx, entry, profile, ckpt, bind) -> str:
     return text
 
 
-def _tree_text(args, idx, entry, profile, ckpt, bind) -> str:
+def _tree_text(args: argparse.Namespace, idx: Index, entry: str, profile: Resolved | None, ckpt: Checkpoint | None,
+               bind: dict[str, int]) -> str:
     """Today's call tree with the path-level analyses (``--view tree``)."""
     from apxtui.analysis.path import analyse  # lazy: start-up
     from apxtui.report.model import trace_document  # lazy: start-up
@@ -125,7 +135,7 @@ def _tree_text(args, idx, entry, profile, ckpt, bind) -> str:
     return text
 
 
-def _checkpoint_args(args):
+def _checkpoint_args(args: argparse.Namespace) -> tuple[Checkpoint | None, dict[str, int]]:
     """(Checkpoint or None, loop bindings) after checking the --checkpoint/--sol flags."""
     if getattr(args, "sol", None) is not None and (not args.checkpoint or not args.batch or not args.seq):
         raise UserError("--sol needs --checkpoint PATH, --batch B and --seq S")
@@ -141,7 +151,8 @@ def _checkpoint_args(args):
     return ckpt, bind
 
 
-def _add_checkpoint(args, doc, path, idx, ckpt, bind) -> None:
+def _add_checkpoint(args: argparse.Namespace, doc: dict[str, Any], path: AnalysedPath, idx: Index, ckpt: Checkpoint,
+                    bind: dict[str, int]) -> None:
     """The checkpoint facts of the analysed ``path`` (and the speed of light with ``--sol``) into ``doc``."""
     from apxtui.checkpoint.ontrace import checkpoint_facts, price_path  # lazy: start-up
     from apxtui.report.model import add_checkpoint_facts  # lazy: start-up
@@ -155,7 +166,7 @@ def _add_checkpoint(args, doc, path, idx, ckpt, bind) -> None:
     add_checkpoint_facts(doc, facts)
 
 
-def _checkpoint_text(doc) -> str:
+def _checkpoint_text(doc: dict[str, Any]) -> str:
     """Short plain-text summary of the checkpoint facts (full detail: --format md/json)."""
     j = doc["checkpoint_join"]["join"]
     out = [f"checkpoint join: {j['status_text']}",

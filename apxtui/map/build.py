@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from apxtui.analysis.calls import (
     CallRules,
@@ -85,9 +85,16 @@ STATIC_NOTE = ("Static analysis of the source: not runtime validation. Counts ar
 
 #: ``(loop header, qualified name of the function holding it)`` → (value, source) or None.
 LoopBinder = Callable[[str, str], "tuple[int, str] | None"]
+#: A function's traced children; the frames around a row (outermost first); the functions being expanded.
+_Items = list[Stage | Dispatch]
+_Frames = tuple[Frame, ...]
+_Stack = tuple[str, ...]
 
 
-def _with(obj, **changes):
+_T = TypeVar("_T")
+
+
+def _with(obj: _T, **changes: object) -> _T:
     """A shallow copy of a dataclass instance with ``changes`` (much cheaper than dataclasses.replace)."""
     new = object.__new__(obj.__class__)
     new.__dict__.update(obj.__dict__)
@@ -397,7 +404,7 @@ class MapBuilder:
                 self._op_dispatch(out, node, it, stack)
         return out
 
-    def _op_stage(self, out: _Op, node: str, st: Stage, siblings, stack) -> None:
+    def _op_stage(self, out: _Op, node: str, st: Stage, siblings: _Items, stack: _Stack) -> None:
         self._note(st)
         cl = self.classify(st)
         k = (stage_key(st),)
@@ -454,7 +461,7 @@ class MapBuilder:
                     list(v.template_args) if v else [], dt, library=self.g.nodes[st.node].get("library", "")
                     if st.node in self.g else "", resolution=v.resolution if v else "", how=v.how if v else "")
 
-    def _op_dispatch(self, out: _Op, node: str, d: Dispatch, stack) -> None:
+    def _op_dispatch(self, out: _Op, node: str, d: Dispatch, stack: _Stack) -> None:
         self._record(d)
         shown = [a for a in d.arms if a.selected is not False]
         chosen = [a for a in shown if a.selected]
@@ -557,7 +564,8 @@ class MapBuilder:
         body = self._capture_body(node, items)
         return self._model_items(node, items, items, prefix, frames, stack, ctx, body)
 
-    def _model_items(self, node, items, siblings, prefix, frames, stack, ctx: _Ctx, body: set[int]) -> PhaseCounts:
+    def _model_items(self, node: str, items: _Items, siblings: _Items, prefix: KeyChain, frames: _Frames,
+                     stack: _Stack, ctx: _Ctx, body: set[int]) -> PhaseCounts:
         total: PhaseCounts = {}
         for it in _merge_cfg(items):
             if isinstance(it, Stage):
@@ -573,7 +581,8 @@ class MapBuilder:
         self._guards[gid] = {"why": why, "graph": False}
         return _with(ctx, phase=Phase.PREPARE, freq=self._freq(Phase.PREPARE, why), guard=gid)
 
-    def _model_stage(self, node, st: Stage, siblings, prefix, frames, stack, ctx: _Ctx, body) -> PhaseCounts:
+    def _model_stage(self, node: str, st: Stage, siblings: _Items, prefix: KeyChain, frames: _Frames,
+                     stack: _Stack, ctx: _Ctx, body: set[int]) -> PhaseCounts:
         self._note(st)
         cl = self.classify(st)
         k = (*prefix, stage_key(st))
@@ -625,7 +634,7 @@ class MapBuilder:
         keys relative to the row)."""
         got = self._others_memo.get(node)
         if got is None:
-            seen: dict[tuple, OtherCall] = {}
+            seen: dict[tuple[CallClass, str, Site, bool, str, str], OtherCall] = {}
             for o in op.other:
                 k = (o.cls, o.name, o.site, o.first_call, o.detail, o.guard)
                 if k in seen:
@@ -646,7 +655,8 @@ class MapBuilder:
         if ctx.guard:
             self._guards[ctx.guard]["graph"] = True
 
-    def _graph_row(self, st: Stage, k, frames, ctx: _Ctx, role: str, reps) -> PhaseCounts:
+    def _graph_row(self, st: Stage, k: KeyChain, frames: _Frames, ctx: _Ctx, role: str,
+                   reps: list[Repeat]) -> PhaseCounts:
         """A capture-lifecycle call (or a wrapper of one): one row, not followed."""
         notes = ROLE_NOTES
         if role != "replay":
@@ -659,7 +669,8 @@ class MapBuilder:
             return scale({ctx.phase: c}, reps)
         return {}
 
-    def _row(self, st: Stage, k: KeyChain, frames, ctx: _Ctx, reps, direct: Classified | None = None) -> PhaseCounts:
+    def _row(self, st: Stage, k: KeyChain, frames: _Frames, ctx: _Ctx, reps: list[Repeat],
+             direct: Classified | None = None) -> PhaseCounts:
         if direct is not None:
             call = self._call(st, st.node, direct, ())
             op = _Op([call], counts={Phase.EAGER: Count.unit(_COUNT_KIND[direct.cls])})
@@ -690,7 +701,7 @@ class MapBuilder:
             self.range_arms[ctx.phase] += [a for a in op.arms if a not in self.range_arms[ctx.phase]]
         return scale(out, reps)
 
-    def _emit(self, row: Row, frames, ctx: _Ctx) -> None:
+    def _emit(self, row: Row, frames: _Frames, ctx: _Ctx) -> None:
         row.repeat = list(ctx.repeat)
         row.condition = list(ctx.conds)
         row.context = tuple(frames)
@@ -700,7 +711,8 @@ class MapBuilder:
         row._guard = ctx.guard  # type: ignore[attr-defined]
         self.rows.append(row)
 
-    def _model_dispatch(self, node, d: Dispatch, siblings, prefix, frames, stack, ctx: _Ctx, body) -> PhaseCounts:
+    def _model_dispatch(self, node: str, d: Dispatch, siblings: _Items, prefix: KeyChain, frames: _Frames,
+                        stack: _Stack, ctx: _Ctx, body: set[int]) -> PhaseCounts:
         self._record(d)
         shown = [a for a in d.arms if a.selected is not False]
         if not shown:
@@ -730,7 +742,8 @@ class MapBuilder:
                     lst.append(str(site))
         return out
 
-    def _candidates_row(self, node, d: Dispatch, shown: list[Arm], prefix, frames, ctx: _Ctx) -> PhaseCounts:
+    def _candidates_row(self, node: str, d: Dispatch, shown: list[Arm], prefix: KeyChain, frames: _Frames,
+                        ctx: _Ctx) -> PhaseCounts:
         """An ambiguous call into the operator layer: one row, its candidates as alternatives."""
         site = Site(d.file, d.line)
         first = shown[0].children[0]
@@ -895,7 +908,7 @@ def _item_line(it: Stage | Dispatch) -> int:
     return it.line
 
 
-def _synthetic_exits(node: str, items: list[Stage | Dispatch], exits: list[dict]) -> list[Stage | Dispatch]:
+def _synthetic_exits(node: str, items: list[Stage | Dispatch], exits: list[dict[str, Any]]) -> list[Stage | Dispatch]:
     """An arm that returns early but calls nothing has no dispatch point in the trace: the calls of the
     function after that construct (at its top level) go under one, ``if c { return x }`` → ``if !c { … }``."""
     have = _keys(items)

@@ -37,7 +37,11 @@ class Heading:
 Line = Row | BlockRef | Heading
 
 
-def _sig(rows: list[Row], f: Frame) -> tuple:
+#: What a block's rows do (site, operation, work, conditions inside the frame), row by row: equal signatures fold.
+_Sig = tuple[tuple[str, str, str, tuple[str, ...]], ...]
+
+
+def _sig(rows: list[Row], f: Frame) -> _Sig:
     """What the rows of a block do, relative to its frame (conditions outside it left out)."""
     n = len(f.condition)
     return tuple((str(r.site), r.op, work_text(r.work), tuple(str(c) for c in r.condition[n:])) for r in rows)
@@ -62,7 +66,7 @@ def _block(rows: list[Row], i: int, frame_depth: int) -> int:
 
 def fold_blocks(m: ExecutionMap) -> dict[str, list[Line]]:
     """Per phase table (by phase value): rows, folded blocks and headings in display order."""
-    seen: dict[tuple, tuple[str, Frame]] = {}
+    seen: dict[tuple[str, _Sig], tuple[str, Frame]] = {}
     out: dict[str, list[Line]] = {}
     for t in m.phases:
         lines: list[Line] = []

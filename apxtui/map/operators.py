@@ -36,7 +36,9 @@ class OperatorConfigError(ValueError):
 
 def package(d: dict[str, Any]) -> str:
     """The package of a graph node (its attribute dict): crate, Python package or C/C++ directory."""
-    lang, q, f = d.get("lang", ""), d.get("qualname", ""), d.get("file", "")
+    lang: str = d.get("lang", "")
+    q: str = d.get("qualname", "")
+    f: str = d.get("file", "")
     if lang == "rust" and "::" in q:
         return q.split("::", 1)[0]
     if lang == "python" and "." in q:
@@ -68,7 +70,7 @@ class OperatorLayer:
         return hit
 
 
-_DISCOVERED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_DISCOVERED: weakref.WeakKeyDictionary[object, OperatorLayer] = weakref.WeakKeyDictionary()
 
 
 def discover(g: Any) -> OperatorLayer:
