@@ -176,6 +176,7 @@ def _add_weights(session: Session, stages: list[tuple[Pos, Stage, int]], path: l
         ckpt = session.read_checkpoint()
     except Exception as e:  # noqa: BLE001 - a bad checkpoint must not take the analysis down
         return f"checkpoint not joined: {type(e).__name__}: {e}"
+    assert ckpt is not None and j is not None  # called only when the session has a checkpoint
     if not ckpt.tensors:
         return "checkpoint not joined: " + ("; ".join(str(p) for p in ckpt.errors[:2])
                                             or "EMPTY HEADER: the checkpoint declares no tensor")

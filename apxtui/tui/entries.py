@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -30,7 +31,7 @@ def _private(qualname: str) -> bool:
                for p in re.split(r"::|\.", qualname) if p)
 
 
-def group_of(d: dict) -> str | None:
+def group_of(d: dict[str, Any]) -> str | None:
     """The entry group of a graph node's attributes, or None when it is not an entry point."""
     kind, file, qual = d.get("kind", ""), d.get("file", ""), d.get("qualname", "")
     if d.get("vendored") or not file or _TEST.search(file):
@@ -55,7 +56,7 @@ def group_of(d: dict) -> str | None:
     return None
 
 
-def entry_points(graph: nx.MultiDiGraph) -> list[Entry]:
+def entry_points(graph: nx.MultiDiGraph[str]) -> list[Entry]:
     """Every entry point, grouped in :data:`GROUPS` order and sorted by qualified name."""
     out = []
     for n, d in graph.nodes(data=True):
@@ -66,14 +67,16 @@ def entry_points(graph: nx.MultiDiGraph) -> list[Entry]:
     return out
 
 
-def default_entry(entries: list[Entry], graph: nx.MultiDiGraph | None = None) -> Entry | None:
+def default_entry(entries: list[Entry], graph: nx.MultiDiGraph[str] | None = None) -> Entry | None:
     """A sensible first entry: a Python ``…Policy.infer`` (the one with most calls), else any ``infer``,
     else the first Python entry, else the first entry."""
     if not entries:
         return None
-    for pred in (lambda e: e.group == "Python" and e.qualname.endswith("Policy.infer"),
-                 lambda e: e.group == "Python" and e.qualname.endswith(".infer"),
-                 lambda e: e.group == "Python"):
+    preds: tuple[Callable[[Entry], bool], ...] = (
+        lambda e: e.group == "Python" and e.qualname.endswith("Policy.infer"),
+        lambda e: e.group == "Python" and e.qualname.endswith(".infer"),
+        lambda e: e.group == "Python")
+    for pred in preds:
         hits = [e for e in entries if pred(e)]
         if hits:
             return max(hits, key=lambda e: graph.out_degree(e.node) if graph is not None else 0)

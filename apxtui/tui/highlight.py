@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Language
 
 CUDA_EXT = {".cu", ".cuh", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".inl"}
 LANG_BY_EXT = {".rs": "rust", ".py": "python", ".pyi": "python", ".toml": "toml", ".md": "markdown",
@@ -53,7 +57,7 @@ def language_for(path: str) -> str | None:
 
 
 @cache
-def cuda_language():
+def cuda_language() -> Language | None:
     """The tree-sitter Language for CUDA/C++ (None when tree-sitter-cuda is missing)."""
     try:
         import tree_sitter_cuda

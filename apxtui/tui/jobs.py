@@ -26,6 +26,7 @@ import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Any
 
 JobFn = Callable[..., Iterator[Any]]
@@ -66,7 +67,7 @@ class Serve:
     handler: Callable[[Any], Any]
 
 
-def _resolve(fut: asyncio.Future) -> None:
+def _resolve(fut: asyncio.Future[Any]) -> None:
     if not fut.done():
         fut.set_result(None)
 
@@ -87,7 +88,7 @@ def _detach_signals() -> None:
         pass
 
 
-def _child_main(conn, fn: JobFn, args: tuple, nice: int = NICE) -> None:
+def _child_main(conn: Connection, fn: JobFn, args: tuple[Any, ...], nice: int = NICE) -> None:
     """In the forked child: run ``fn``, send what it yields, serve requests; never touch the terminal."""
     global _IN_CHILD
     _IN_CHILD = True
@@ -142,10 +143,10 @@ class Job:
         self.cancelled = False
         self.serving = False  # the job finished computing and answers requests
         self.forked = USE_FORK if fork is None else fork
-        self._replies: dict[int, asyncio.Future] = {}
+        self._replies: dict[int, asyncio.Future[Any]] = {}  # a request's reply: whatever the handler returns
         self._next_id = 0
         self._handler: Callable[[Any], Any] | None = None
-        self._wake: asyncio.Future | None = None  # what the pipe reader awaits (cancel resolves it)
+        self._wake: asyncio.Future[None] | None = None  # what the pipe reader awaits (cancel resolves it)
         self._settled = asyncio.Event()  # set when the job serves, ends or is cancelled
         if self.forked:
             ctx = multiprocessing.get_context("fork")
@@ -164,7 +165,7 @@ class Job:
                 raise
             child.close()
         else:
-            self._queue: asyncio.Queue | None = None
+            self._queue: asyncio.Queue[tuple[str, Any]] | None = None
             self._pending: list[tuple[str, Any]] = []
             self._lock = threading.Lock()
             self._loop: asyncio.AbstractEventLoop | None = None
@@ -185,7 +186,7 @@ class Job:
         except RuntimeError:  # the loop is closed: the app has exited
             pass
 
-    def _thread_main(self, fn: JobFn, args: tuple) -> None:
+    def _thread_main(self, fn: JobFn, args: tuple[Any, ...]) -> None:
         try:
             for msg in fn(*args):
                 if self.cancelled:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
 from apxtui.index.build import Index
+
+if TYPE_CHECKING:
+    from apxtui.profile.model import Resolved
+    from apxtui.tui.session import Session
 
 
 class IndexProgress(Message):
@@ -21,7 +27,7 @@ class IndexProgress(Message):
 class IndexReady(Message):
     """The index and a session on it (with the command line's profile bound: ``resolved``)."""
 
-    def __init__(self, index: Index, seconds: float, session, resolved=None) -> None:
+    def __init__(self, index: Index, seconds: float, session: Session, resolved: Resolved | None = None) -> None:
         super().__init__()
         self.index, self.seconds, self.session, self.resolved = index, seconds, session, resolved
 

@@ -10,7 +10,7 @@ call sites, dispatch keys and arm indices are stable), so the tree, the backgrou
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from apxtui.trace import Arm, Dispatch, Stage, stage_key
 
@@ -61,7 +61,7 @@ def walk_positions(root: Stage) -> Iterator[tuple[Pos, Item, tuple[str, ...]]]:
         stack.extend(reversed(kids))
 
 
-Expand = Callable[[Stage, tuple[str, ...]], list]
+Expand = Callable[[Stage, tuple[str, ...]], Sequence[Stage | Dispatch]]
 
 
 def children(item: Item, path: tuple[str, ...], expand: Expand) -> list[Item]:
@@ -94,7 +94,7 @@ def positions_after(root: Stage, pos: Pos, expand: Expand) -> Iterator[tuple[Pos
     if chain is None:
         return
 
-    def subtree(start_pos: Pos, item: Item, path: tuple[str, ...], include_self: bool):
+    def subtree(start_pos: Pos, item: Item, path: tuple[str, ...], include_self: bool) -> Iterator[tuple[Pos, Item]]:
         stack = [(start_pos, item, path)]
         first = True
         while stack:

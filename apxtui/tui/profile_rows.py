@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from typing import Any
 
 from apxtui.profile.model import Profile, Resolved
 from apxtui.profile.space import ConfigSpace
@@ -35,7 +36,7 @@ def _where(locs: list[str]) -> str:
     return locs[0] + (f" (+{len(locs) - 1})" if len(locs) > 1 else "")
 
 
-def _conds(paths: list[list[dict]]) -> str:
+def _conds(paths: list[list[dict[str, Any]]]) -> str:
     if not paths or not any(paths):
         return "unconditionally"
     alts = [" && ".join(("!" if c["negated"] else "") + f"`{c['text']}` ({c['at']})" for c in p) for p in paths]

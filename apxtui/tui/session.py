@@ -24,9 +24,13 @@ from apxtui.vocab import CALL_EDGE_KINDS
 
 if TYPE_CHECKING:
     from apxtui.analysis.path import AnalysedPath
+    from apxtui.checkpoint.join import JoinResult
+    from apxtui.checkpoint.model import Checkpoint
     from apxtui.checkpoint.weights import StageWeights
     from apxtui.map.build import MapBuilder
     from apxtui.map.model import ExecutionMap
+    from apxtui.profile.space import ConfigSpace
+    from apxtui.report.model import MapReport
 
 TRACE_DEPTH = 40
 __all__ = ["Session", "TRACE_DEPTH", "stage_key"]
@@ -48,9 +52,9 @@ class Session:
     profile: Profile | None = None  # None: no profile, every configuration shown
     resolved: Resolved | None = None  # ``profile`` bound to the checkout's configuration space
     budget: int = DEFAULT_BUDGET  # stages a whole-path trace may create (tui.toml ``[trace] budget``)
-    _space: Any = field(default=None, repr=False)
-    _ckpt: Any = field(default=None, repr=False)
-    _join: Any = field(default=None, repr=False)
+    _space: ConfigSpace | None = field(default=None, repr=False)
+    _ckpt: Checkpoint | None = field(default=None, repr=False)
+    _join: JoinResult | None = field(default=None, repr=False)
     _space_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _ckpt_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _join_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -72,7 +76,7 @@ class Session:
 
     # -- the profile ---------------------------------------------------------------------
 
-    def config_space(self):
+    def config_space(self) -> ConfigSpace:
         """The checkout's configuration space (discovered once; slow on big checkouts: call from a worker)."""
         with self._space_lock:
             if self._space is None:
@@ -176,14 +180,14 @@ class Session:
         self._space_lock, self._ckpt_lock, self._join_lock = threading.Lock(), threading.Lock(), threading.Lock()
         return self
 
-    def set_checkpoint_join(self, ckpt: Any, join: Any) -> None:
+    def set_checkpoint_join(self, ckpt: Checkpoint | None, join: JoinResult | None) -> None:
         """The checkpoint and its weight join, computed by a background job: later jobs inherit them."""
         with self._ckpt_lock:
             self._ckpt = ckpt
         with self._join_lock:
             self._join = join
 
-    def weight_join(self):
+    def weight_join(self) -> JoinResult | None:
         """The checkpoint joined with the checkout's loader names (once; worker thread); None without a checkpoint.
 
         Raises ``CheckpointError`` when the checkpoint cannot be read.
@@ -208,7 +212,7 @@ class Session:
 
     # -- reports -------------------------------------------------------------------------
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, Any]:
         """The trace document of the current entry and choices (a full, non-lazy trace)."""
         from apxtui.analysis.path import analyse  # lazy: first paint
         from apxtui.report.model import trace_document  # lazy: first paint
@@ -233,7 +237,7 @@ class Session:
                 doc["checkpoint_error"] = f"{type(e).__name__}: {e}"
         return doc
 
-    def read_checkpoint(self):
+    def read_checkpoint(self) -> Checkpoint | None:
         """The checkpoint (read once, headers only), or None."""
         if self.checkpoint is None:
             return None
@@ -255,7 +259,7 @@ class Session:
         return map_builder(self.index, choices=dict(self.choices), profile=self.resolved,
                            loop_bind=loop_binder(ckpt) if ckpt is not None else None)
 
-    def map_report(self, path: tuple[str, ...] | None = None, built: ExecutionMap | None = None):
+    def map_report(self, path: tuple[str, ...] | None = None, built: ExecutionMap | None = None) -> MapReport:
         """The execution map of the current entry and choices with its report header (worker thread);
         ``path``: the stage-key chain of the row the report's ``Path:`` follows (the cursor's row); ``built``:
         that map when already built (by :meth:`map_builder`'s builder under the same choices)."""

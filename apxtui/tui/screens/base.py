@@ -25,7 +25,7 @@ def report_worker_error(node: Widget | DOMNode, event: Worker.StateChanged) -> N
                 title=f"{one_line(what, 40)} failed", severity="error", timeout=10)
 
 
-class ApxScreen(Screen):
+class ApxScreen(Screen[None]):
     """A screen of the explorer (its workers' failures are shown, never swallowed)."""
 
     @property

@@ -33,7 +33,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("k", "scroll('up')", "Up", show=False, id="help.up", tooltip="Scroll up"),
     ]
 
-    def __init__(self, below: Screen) -> None:
+    def __init__(self, below: Screen[object]) -> None:
         super().__init__()
         self.below = below
 

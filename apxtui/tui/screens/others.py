@@ -6,7 +6,7 @@ join) are shown as "not analysed yet"; what the graph already knows is shown as 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -19,6 +19,10 @@ from apxtui.tui.background import kernel_rows
 from apxtui.tui.path_analysis import FAILED, PathAnalysis
 from apxtui.tui.screens.base import ApxScreen
 from apxtui.tui.session import Session
+
+#: Screen 2's row (``background.kernel_rows``): node, qualified name, definition, launchers, entries reaching it,
+#: status.
+KernelRow = tuple[str, str, str, list[str], list[str], str]
 
 MAX_ROWS = 5000
 
@@ -51,10 +55,10 @@ class KernelsScreen(TableNav, ApxScreen):
                 Binding("escape", "leave_filter", "Leave filter", show=False, id="kernels.leave_filter",
                         tooltip="Leave the filter: back to the table (the filter stays)")]
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session: Session | None = None
-        self.rows: list[tuple] = []
+        self.rows: list[KernelRow] = []
 
     def compose(self) -> ComposeResult:
         yield Static("2 · Kernels: every __global__ kernel, who launches it, which entry points reach it",
@@ -81,7 +85,7 @@ class KernelsScreen(TableNav, ApxScreen):
         self.query_one(DataTable).loading = False
         self._show(rows)
 
-    def _show(self, rows: list[tuple]) -> None:
+    def _show(self, rows: list[KernelRow]) -> None:
         self.rows = rows
         self._fill("")
         unreached = sum(1 for r in rows if not r[4])

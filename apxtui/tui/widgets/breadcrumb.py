@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widget import Widget
 
@@ -19,7 +21,7 @@ class Breadcrumb(Widget):
     Breadcrumb { height: 1; padding: 0 1; background: $boost; }
     """ + role_css("Breadcrumb")
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.stages: list[Stage] = []
         self.note = "indexing…"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -34,7 +36,7 @@ class EntryList(OptionList):
             super().__init__()
             self.node = node
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.entries: list[Entry] = []
         self.filter_text = ""

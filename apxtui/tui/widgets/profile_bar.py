@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widget import Widget
 
@@ -17,7 +19,7 @@ class ProfileBar(Widget):
     ProfileBar.-active { color: $text-warning; }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.text = "indexing…"
         self.hint = "5: change"

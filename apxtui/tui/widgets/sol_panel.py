@@ -6,6 +6,8 @@ The panel only collects inputs and shows what the screen computed; it posts
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -46,7 +48,7 @@ class SolPanel(Vertical):
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, SolPanel.InputsChanged)
 
-    def __init__(self, devices: list[str], **kwargs) -> None:
+    def __init__(self, devices: list[str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.devices = devices
         self._plain = ""

@@ -19,6 +19,7 @@ from textual.document._document_navigator import DocumentNavigator
 from textual.document._syntax_aware_document import SyntaxAwareDocument, SyntaxAwareDocumentError
 from textual.document._wrapped_document import WrappedDocument
 from textual.geometry import Size
+from textual.theme import Theme
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
@@ -70,7 +71,7 @@ class SourceView(TextArea):
         Binding("m", "mark", "Marked line", show=False, id="source.mark", tooltip="Return to the marked line"),
     ]
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         self._docs: dict[tuple[str | None, str], _Doc] = {}  # (language, text) → document, oldest first
         self._doc: _Doc | None = None  # the one shown
         super().__init__("", language=None, theme="monokai", soft_wrap=False, read_only=True,
@@ -155,7 +156,7 @@ class SourceView(TextArea):
         self.app.theme_changed_signal.subscribe(self, self._on_theme)
         self._on_theme(self.app.current_theme)
 
-    def _on_theme(self, theme) -> None:
+    def _on_theme(self, theme: Theme) -> None:
         self.theme = "monokai" if getattr(theme, "dark", True) else "github_light"
 
     def _read(self, rel: str) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -11,14 +13,18 @@ from apxtui.checkpoint.names import pattern
 from apxtui.textsafe import one_line
 from apxtui.tui.widgets.checkpoint.common import MAX_ROWS, TableTab, lit
 
+if TYPE_CHECKING:
+    from apxtui.checkpoint.model import Checkpoint
+    from apxtui.checkpoint.shapes import Finding
+
 
 class ChecksTab(TableTab):
     TITLE, DETAIL = "Shape checks", "checks-detail"
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.findings: list = []
-        self.ckpt = None
+        self.findings: list[Finding] = []
+        self.ckpt: Checkpoint | None = None
 
     def compose(self) -> ComposeResult:
         yield DataTable(cursor_type="row", zebra_stripes=True, id="checks-table")
@@ -27,11 +33,11 @@ class ChecksTab(TableTab):
     def on_mount(self) -> None:
         self.table.add_columns("kind", "section", "tensor", "finding")
 
-    def shown(self) -> list:
+    def shown(self) -> list[Finding]:
         """Findings first, passed checks after."""
         return sorted(self.findings, key=lambda f: f.kind == "ok")
 
-    def show(self, ckpt, findings: list) -> None:
+    def show(self, ckpt: Checkpoint, findings: list[Finding]) -> None:
         self.ckpt, self.findings = ckpt, findings
         table = self.table
         self.set_loading(False)

@@ -40,7 +40,7 @@ class TableTab(Vertical):
     DETAIL = ""
 
     @property
-    def table(self) -> DataTable:
+    def table(self) -> DataTable[object]:
         return self.query_one(DataTable)
 
     def set_loading(self, loading: bool) -> None:

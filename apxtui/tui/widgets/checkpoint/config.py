@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.widgets import DataTable
 
 from apxtui.textsafe import one_line
 from apxtui.tui.text import label
 from apxtui.tui.widgets.checkpoint.common import MAX_ROWS, TableTab, lit, mb, shape
+
+if TYPE_CHECKING:
+    from apxtui.checkpoint.model import Checkpoint
+    from apxtui.checkpoint.summary import Summary
 
 
 class ConfigTab(TableTab):
@@ -19,8 +25,8 @@ class ConfigTab(TableTab):
     def on_mount(self) -> None:
         self.table.add_columns("what", "value", "name", "source")
 
-    def show(self, ckpt, s) -> None:
-        rows: list[tuple] = []
+    def show(self, ckpt: Checkpoint, s: Summary) -> None:
+        rows: list[tuple[str, str, str, str]] = []  # what, value, name, source
         for sec, dims in s.dims.items():
             for k, d in dims.items():
                 val = str(d.value) if not isinstance(d.value, dict) else \

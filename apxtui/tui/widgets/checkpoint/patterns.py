@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -12,14 +14,17 @@ from apxtui.checkpoint.view import pattern_rows
 from apxtui.textsafe import one_line
 from apxtui.tui.widgets.checkpoint.common import MAX_ROWS, TableTab, lit
 
+if TYPE_CHECKING:
+    from apxtui.checkpoint.join import JoinResult
+
 
 class PatternsTab(TableTab):
     TITLE, DETAIL = "Patterns", "pattern-detail"
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.join = None
-        self.patterns: list = []
+        self.join: JoinResult | None = None
+        self.patterns: list[tuple[str, str, int, int, str]] = []  # status, pattern, tensors, bytes, source
 
     def compose(self) -> ComposeResult:
         yield DataTable(cursor_type="row", zebra_stripes=True, id="pattern-table")
@@ -33,7 +38,7 @@ class PatternsTab(TableTab):
         self.table.border_title = "Patterns: join failed"
         self.say(f"The weight join failed: {one_line(error, 300)}")
 
-    def show_join(self, j) -> None:
+    def show_join(self, j: JoinResult) -> None:
         self.join = j
         self.patterns = pattern_rows(j)
         table = self.table

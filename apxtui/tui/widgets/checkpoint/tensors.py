@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -10,6 +12,10 @@ from textual.widgets import DataTable, Input, Static
 from apxtui.checkpoint.view import MULTI, UNCLAIMED
 from apxtui.textsafe import one_line
 from apxtui.tui.widgets.checkpoint.common import MAX_ROWS, TableTab, lit, mb, shape
+
+if TYPE_CHECKING:
+    from apxtui.checkpoint.model import Checkpoint, TensorInfo
+    from apxtui.checkpoint.view import Claim
 
 
 def claim_cell(label: str) -> Text:
@@ -21,12 +27,12 @@ def claim_cell(label: str) -> Text:
 class TensorsTab(TableTab):
     TITLE, DETAIL = "Tensors", "tensor-detail"
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.ckpt = None
-        self.claims: dict = {}
+        self.ckpt: Checkpoint | None = None
+        self.claims: dict[str, Claim] = {}
         self.join_error = ""
-        self.shown: list = []
+        self.shown: list[tuple[TensorInfo, str]] = []  # (tensor, join status) under the filter
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="/ filter by name or status (unclaimed, claimed ×)", id="ckpt-filter", compact=True)
@@ -40,12 +46,12 @@ class TensorsTab(TableTab):
         super().read_failed(error)
         self.say(f"Unreadable checkpoint: {one_line(error, 300)}")
 
-    def show_checkpoint(self, ckpt) -> None:
+    def show_checkpoint(self, ckpt: Checkpoint) -> None:
         self.ckpt = ckpt
         self.set_loading(False)
         self.fill()
 
-    def show_claims(self, claims: dict, join_error: str = "") -> None:
+    def show_claims(self, claims: dict[str, Claim], join_error: str = "") -> None:
         self.claims, self.join_error = claims, join_error
         self.fill()
 
@@ -57,7 +63,7 @@ class TensorsTab(TableTab):
         table.clear()
         words = text.lower().split()
 
-        def status(t) -> str:
+        def status(t: TensorInfo) -> str:
             c = self.claims.get(t.name)
             return c.label if c is not None else ("join failed" if self.join_error else "joining…")
 
