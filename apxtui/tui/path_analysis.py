@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from apxtui.tui.background import PathSummary, Progress
 from apxtui.tui.jobs import Job, JobFailed
 from apxtui.tui.positions import Pos
+
+#: A stage's analysis as the analysis job sends it (``StageFacts.to_dict()``, plus the checkpoint's weights).
+Annotations = dict[str, Any]
 
 RUNNING, READY, FAILED = "running", "ready", "failed"
 CACHE_ROWS = 4096
@@ -28,7 +32,7 @@ class PathAnalysis:
     summary: PathSummary | None = None
     error: str = ""
     job: Job | None = field(default=None, repr=False)
-    _rows: OrderedDict[Pos, dict | None] = field(default_factory=OrderedDict, repr=False)
+    _rows: OrderedDict[Pos, Annotations | None] = field(default_factory=OrderedDict, repr=False)
 
     @property
     def ready(self) -> bool:
@@ -55,7 +59,7 @@ class PathAnalysis:
             return self.progress.removeprefix("analysis: ") or "analysing…"
         return "not on the chosen path (choose its arm with [ / ])"
 
-    def cached(self, pos: Pos) -> tuple[bool, dict | None]:
+    def cached(self, pos: Pos) -> tuple[bool, Annotations | None]:
         """``(known, annotations)`` without asking the child."""
         if pos in self._rows:
             self._rows.move_to_end(pos)
@@ -82,6 +86,7 @@ class PathAnalysis:
         if not self.ready or self.job is None:
             return None
         try:
-            return await self.job.request(("device", pos, step))
+            found: Pos | None = await self.job.request(("device", pos, step))
         except JobFailed:
             return None
+        return found

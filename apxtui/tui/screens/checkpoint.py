@@ -9,6 +9,9 @@ unreadable, empty header, no patterns) is said as such.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -26,6 +29,13 @@ from apxtui.tui.session import Session
 from apxtui.tui.widgets.checkpoint import ChecksTab, ConfigTab, PatternsTab, TensorsTab
 from apxtui.tui.widgets.checkpoint.common import NO_CKPT, mb, params
 from apxtui.tui.widgets.sol_panel import SolPanel
+
+if TYPE_CHECKING:
+    from apxtui.checkpoint.join import JoinResult
+    from apxtui.checkpoint.model import Checkpoint
+    from apxtui.checkpoint.shapes import Finding
+    from apxtui.checkpoint.summary import Summary
+    from apxtui.tui.app import JoinState
 
 TABS = (("tensors", "t Tensors"), ("patterns", "p Patterns"), ("config", "c Config & totals"),
         ("checks", "f Shape checks"), ("sol", "s Speed of light"))
@@ -55,13 +65,13 @@ class CheckpointScreen(ApxScreen):
                 tooltip="Leave the input: back to the tab's table"),
     ]
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session: Session | None = None
-        self.ckpt = None
-        self.summary = None
-        self.findings: list = []
-        self.join = None
+        self.ckpt: Checkpoint | None = None
+        self.summary: Summary | None = None
+        self.findings: list[Finding] = []
+        self.join: JoinResult | None = None
         self.read_error = ""
         self.join_error = ""
         self.sol_request: SolRequest | None = None
@@ -113,7 +123,7 @@ class CheckpointScreen(ApxScreen):
     # -- reading (a thread: headers only) ------------------------------------------------
 
     @work(thread=True, exclusive=True, group="checkpoint", exit_on_error=False)
-    def _read(self, path) -> None:
+    def _read(self, path: Path) -> None:
         try:
             ckpt = read_checkpoint(path)
             summary, findings = summarize(ckpt), check_shapes(ckpt)
@@ -134,7 +144,7 @@ class CheckpointScreen(ApxScreen):
         self.notify(one_line(error, 300), title="Checkpoint not read", severity="error", timeout=10)
         self._show_sol_inputs()
 
-    def _read_done(self, ckpt, summary, findings) -> None:
+    def _read_done(self, ckpt: Checkpoint, summary: Summary, findings: list[Finding]) -> None:
         empty = all(p.message.startswith("empty header") for p in ckpt.errors)
         if not ckpt.tensors and ckpt.errors and not empty:  # nothing usable: unreadable, not an empty header
             self._read_failed("; ".join(str(p) for p in ckpt.errors[:3]))
@@ -155,7 +165,7 @@ class CheckpointScreen(ApxScreen):
             self._show_summary()
             self._refresh_sol()
 
-    def _join_state(self, state) -> None:
+    def _join_state(self, state: JoinState) -> None:
         if self.ckpt is None or not state.done:
             return
         _tensors, patterns, _config, _checks = self._tabs()
@@ -197,7 +207,7 @@ class CheckpointScreen(ApxScreen):
 
     # -- keys ----------------------------------------------------------------------------
 
-    def _active_table(self) -> DataTable | None:
+    def _active_table(self) -> DataTable[object] | None:
         pane = self.query_one("#ckpt-tabs", TabbedContent).active_pane
         return pane.query(DataTable).first() if pane is not None and pane.query(DataTable) else None
 

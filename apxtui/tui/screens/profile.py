@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -9,7 +11,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
 from apxtui.profile.buildscript import arch_number
-from apxtui.profile.model import Profile
+from apxtui.profile.model import Profile, Resolved
 from apxtui.textsafe import one_line
 from apxtui.tui import profile_rows as pr
 from apxtui.tui.path_analysis import PathAnalysis
@@ -40,7 +42,7 @@ class ProfileScreen(TableNav, ApxScreen):
                 tooltip="Drop the profile: every configuration is shown again"),
     ]
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session: Session | None = None
         self.rows: list[pr.Row] = []
@@ -178,7 +180,7 @@ class ProfileScreen(TableNav, ApxScreen):
         rp = self.session.bind(profile)
         self.app.call_from_thread(self._applied, profile, rp)
 
-    def _applied(self, profile: Profile | None, rp) -> None:
+    def _applied(self, profile: Profile | None, rp: Resolved | None) -> None:
         assert self.session is not None
         self.apx.set_profile(profile, rp)
         self.notify(one_line(self.session.profile_text(), 200), title="Profile", timeout=3)
