@@ -200,6 +200,93 @@ def _peel_tail(expr: str) -> str:
     return e
 
 
+#: Arithmetic operators → (the `std::ops` trait, its method).
+_OPERATORS = {"+": ("Add", "add"), "-": ("Sub", "sub"), "*": ("Mul", "mul"), "/": ("Div", "div"), "%": ("Rem", "rem")}
+_NOT_ARITH = ("==", "!=", "<=", ">=", "&&", "||", "..", "=>", "+=", "-=", "*=", "/=", " < ", " > ")
+
+
+def _binary_split(expr: str) -> tuple[str, str, str] | None:
+    """``a * b - c`` → (``a * b``, ``-``, ``c``): the outermost arithmetic operator of an expression
+    (the last ``+``/``-`` at the top level, else the last ``*``/``/``/``%``; unary ``-``, ``*`` and ``&``
+    are not operators); None when it has none, or holds a comparison, logic, range or assignment."""
+    if len(expr) > 400 or not any(c in expr for c in "+-*/%"):
+        return None
+    depth, last_tok, additive, multiplicative = 0, "", -1, -1
+    i, n = 0, len(expr)
+    while i < n:
+        ch = expr[i]
+        if ch in "([{" or ch == "<" and expr[i - 2 : i] == "::":
+            depth += 1
+        elif ch in ")]}" or ch == ">" and depth and expr[i - 1] != "-":
+            depth -= 1
+        elif depth == 0:
+            if ch in "\"'" or ch in "=!<>|" or expr.startswith(_NOT_ARITH, i):
+                return None  # a literal, comparison, logic, range or assignment at the top level
+            if ch in _OPERATORS and not expr.startswith("->", i) and last_tok not in ("", "op"):
+                if ch in "+-":
+                    additive = i
+                else:
+                    multiplicative = i
+                last_tok = "op"
+                i += 1
+                continue
+            if ch in _OPERATORS or ch == "&":  # a unary operator (or `&` after an operand): an operand follows
+                i += 1
+                continue
+        if not ch.isspace():
+            last_tok = "operand"
+        i += 1
+    k = additive if additive >= 0 else multiplicative
+    if k < 0:
+        return None
+    return expr[:k].strip(), expr[k], expr[k + 1 :].strip()
+
+
+def _wrapped(expr: str) -> bool:
+    """Is ``expr`` one parenthesised expression, ``( … )`` (not ``(a)(b)``)?"""
+    if not (expr.startswith("(") and expr.endswith(")")):
+        return False
+    depth = 0
+    for i, ch in enumerate(expr):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            return i == len(expr) - 1
+    return False
+
+
+_MACRO_VALUE_RE = re.compile(r"^(\w+)!\s*\((.*)\)$", re.S)
+_GUARD_METHODS = r"(?:try_lock|lock|read|write|try_read|try_write|borrow|borrow_mut|try_borrow|try_borrow_mut)"
+
+
+def _is_lock_guard(text: str) -> bool:
+    """Is a ``macro_rules!`` text one rule of one ``$x:expr`` whose value is a lock guard of ``$x``: a
+    loop that breaks with ``g`` of ``if let Ok(g) = $x.try_lock()``, or ``$x.lock()`` (``.unwrap()``)?"""
+    from apxtui.index.rust_macros import rules  # lazy: parses with tree-sitter
+
+    got = rules(text)
+    if len(got) != 1 or got[0][0] is None or len(got[0][0]) != 1:
+        return False
+    x, body = re.escape(got[0][0][0]), " ".join(got[0][1].split())
+    inner = body.strip().removeprefix("{").removesuffix("}").strip().rstrip(";").strip()
+    if re.fullmatch(rf"\${x}\s*\.\s*{_GUARD_METHODS}\s*\(\s*\)(?:\s*\.\s*(?:unwrap\(\s*\)|expect\([^()]*\)))?",
+                    inner):
+        return True
+    bound = re.search(rf"(?:Ok|Some)\s*\(\s*(\w+)\s*\)\s*=\s*\${x}\s*\.\s*{_GUARD_METHODS}\s*\(\s*\)", body)
+    if bound is None or "return" in body:
+        return False
+    breaks = re.findall(r"\bbreak\s+([^;}]+)", body)
+    return bool(breaks) and all(b.strip() == bound.group(1) for b in breaks) and inner.startswith("loop")
+
+
+_RANGE_INDEX_RE = re.compile(r"\[[^\[\]]*\.\.[^\[\]]*\]$")
+
+
+def _clip(text: str, n: int = 48) -> str:
+    """``text`` on one line, at most ``n`` characters (for ``how``)."""
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[: n - 1] + "…"
+
+
 def _block_tail(expr: str) -> str:
     """``{ a; b; tail }`` → ``tail`` (the value of a block expression)."""
     inner = expr[1:-1].strip()
@@ -243,9 +330,9 @@ def _scope_module(d: Definition) -> str:
 #: The resolver's indexes over all files' definitions: computed once per tables object and
 #: packages (a build links file by file, each with its own resolver), shared read-only.
 _SHARED_INDEXES = ("types_by_qual", "type_defs", "_same_qual", "test_only", "impl_methods", "trait_impl_methods",
-                   "trait_impls", "type_traits", "trait_decls")
+                   "trait_impls", "type_traits", "trait_decls", "empty_impls")
 #: The ones stored with an index generation (the others derive from them), see :meth:`RustResolver.replace_files`.
-STORED_INDEXES = ("types_by_qual", "test_only", "impl_methods", "trait_impl_methods", "trait_decls")
+STORED_INDEXES = ("types_by_qual", "test_only", "impl_methods", "trait_impl_methods", "trait_decls", "empty_impls")
 
 
 def _brace_fields(pattern: str, var: str) -> list[tuple[str, str]]:
@@ -302,6 +389,9 @@ class RustResolver:
         self._ty_memo: dict[tuple[Any, ...], str] = {}
         self._imp_memo: dict[int, tuple[str, ...]] = {}
         self._recv_cache: dict[tuple[Any, ...], str] = {}
+        self._recv_why: dict[tuple[Any, ...], str] = {}  # the binding rule that typed a receiver (for `how`)
+        self._why = ""  # set by the rule that typed the receiver being evaluated
+        self._guard_memo: dict[tuple[str, str], bool] = {}
         self._scope_memo: dict[int, Scope] = {}
         self._assigns: dict[int, dict[str, list[tuple[Any, ...]]]] = {}
         self._by_name_memo: dict[tuple[Any, ...], list[str]] = {}
@@ -329,7 +419,9 @@ class RustResolver:
             self.trait_impls: dict[str, set[str]] = defaultdict(set)
             self.type_traits: dict[str, set[str]] = defaultdict(set)
             self.trait_decls: dict[tuple[str, str], list[str]] = defaultdict(list)
+            self.empty_impls: dict[tuple[str, str], list[str]] = defaultdict(list)  # (trait, type) → files
             self._index_impls(t.defs.items())
+            self._index_empty_impls(t.file_of.values())
         self.share()
 
     def share(self) -> None:
@@ -351,10 +443,15 @@ class RustResolver:
         self.impl_methods = indexes["impl_methods"]
         self.trait_impl_methods = indexes["trait_impl_methods"]
         self.trait_decls = indexes["trait_decls"]
+        self.empty_impls = indexes.get("empty_impls", defaultdict(list))
         self.trait_impls = defaultdict(set)
         self.type_traits = defaultdict(set)
         for (tr, ty, _m), ids in self.trait_impl_methods.items():
             if ids:  # exactly the pairs the impl index adds beside a trait impl's method
+                self.trait_impls[tr].add(ty)
+                self.type_traits[ty].add(tr)
+        for (tr, ty), files in self.empty_impls.items():
+            if files:
                 self.trait_impls[tr].add(ty)
                 self.type_traits[ty].add(tr)
 
@@ -391,8 +488,14 @@ class RustResolver:
                     kept[k] = left
             setattr(self, name, kept)
         before = {name: {k: len(v) for k, v in getattr(self, name).items()} for name in lists}
+        empty: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for k, files in self.empty_impls.items():
+            if any(f not in gone for f in files):
+                empty[k] = [f for f in files if f not in gone]
+        self.empty_impls = empty
         for rel in order:
             self._index_impls(by_file[rel].defs.items())
+            self._index_empty_impls([ifaces[rel]])
         for name in lists:
             for k, ids in getattr(self, name).items():
                 if len(ids) != before[name].get(k, 0):
@@ -455,6 +558,22 @@ class RustResolver:
                     self.trait_impls[tr].add(ty)
                     self.type_traits[ty].add(tr)
                     self.trait_impl_methods[(tr, ty, d.name)].append(nid)
+
+    def _index_empty_impls(self, files: Iterable[FileFacts]) -> None:
+        """``impl Tr for B {}`` (no methods: ``B`` runs the trait's default methods) makes ``B`` an implementor."""
+        for f in files:
+            for imp in f.imports:
+                if imp.kind != "impl":
+                    continue
+                sc = Scope(imp.scope, imp.file)
+                ty = strip_marks(self.type_ref(imp.path, sc))[0]
+                tr = strip_marks(self.type_ref(imp.alias, sc))[0]
+                if ty.startswith("G:") or not ty:
+                    continue
+                if tr and f.file not in self.empty_impls[(tr, ty)]:
+                    self.empty_impls[(tr, ty)].append(f.file)
+                    self.trait_impls[tr].add(ty)
+                    self.type_traits[ty].add(tr)
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -845,10 +964,11 @@ class RustResolver:
         return Resolved(drop=True, how=f"{what}: no impl of the method in the checkout")
 
     def _typed(self, ref: str, name: str, call: CallSite, caller: Definition | None, recv: str,
-               path: bool = False) -> Resolved:
-        """A method ``name`` of a receiver (or path) of type reference ``ref``."""
+               path: bool = False, note: str = "") -> Resolved:
+        """A method ``name`` of a receiver (or path) of type reference ``ref`` (``note``: the binding
+        rule that typed the receiver)."""
         r, heur = strip_marks(ref)
-        what = f"`{recv}`: {short(ref)}"
+        what = f"`{recv}`: {short(ref)}" + (f", {note}" if note else "")
         if r.startswith("G:"):
             g = r[2:]
             bounds = (caller.generic_bounds.get(g) if caller is not None else None) or []
@@ -900,7 +1020,8 @@ class RustResolver:
         name = call.callee.split("::")[-1]
         ref = self.receiver_type(call.receiver, caller, call) if caller is not None else ""
         if ref:
-            return self._typed(ref, name, call, caller, call.receiver)
+            note = self._note(call.receiver, caller, call) if caller is not None else ""
+            return self._typed(ref, name, call, caller, call.receiver, note=note)
         if name in STD_METHODS:
             return Resolved(drop=True, how="std method")
         recv = call.receiver.strip()
@@ -938,8 +1059,16 @@ class RustResolver:
         key = (id(caller), recv, call.line, call.col, id(call.contexts[-1]) if call.contexts else 0, depth)
         hit = self._recv_cache.get(key)
         if hit is None:
+            self._why = ""
             hit = self._recv_cache[key] = self._receiver_type(recv, caller, call, depth)
+            if self._why:
+                self._recv_why[key] = self._why
         return hit
+
+    def _note(self, recv: str, caller: Definition, call: CallSite) -> str:
+        """The binding rule that typed receiver ``recv`` of ``call`` (after :meth:`receiver_type`), or ""."""
+        return self._recv_why.get((id(caller), recv, call.line, call.col,
+                                   id(call.contexts[-1]) if call.contexts else 0, 0), "")
 
     def _receiver_type(self, recv: str, caller: Definition, call: CallSite, depth: int = 0) -> str:
         r = recv.strip()
@@ -964,19 +1093,61 @@ class RustResolver:
             enum = strip_marks(self.type_ref(r.rsplit("::", 1)[0], sc))[0]
             d = self.type_defs.get(enum[2:]) if enum.startswith("T:") else None
             return enum if d is not None and d.attrs.get("kind") == "enum" else ""
+        m = _MACRO_VALUE_RE.match(r)
+        if m and depth < 4:
+            return self._macro_value(m, caller, call, depth + 1)
+        if depth < 4 and _binary_split(r) is not None:
+            return self._expr_type(r, caller, call, depth + 1)
         if depth < 4:
-            return self._chain_type(r, caller, call, depth + 1)
+            ty = self._chain_type(r, caller, call, depth + 1)
+            self._why = ""
+            return ty
         return ""
 
+    def _macro_value(self, m: re.Match[str], caller: Definition, call: CallSite, depth: int) -> str:
+        """The value of ``name!(x)`` when the checkout's ``macro_rules! name`` hands out a lock guard of its one
+        argument (``if let Ok(g) = $x.try_lock() { break g; }``, ``$x.lock().unwrap()``): the argument's
+        content type (a guard derefs to it)."""
+        name, arg = m.group(1), m.group(2).strip()
+        if not arg or len(split_top(arg)) != 1 or not self._lock_guard_macro(name, call.file):
+            return ""
+        ty = self._expr_or_receiver(arg, caller, call, depth)
+        row = self._macro_rows(name, call.file)[0]
+        self._why = f"lock guard of `{arg}` (macro {name}!, {row[0].rsplit('/', 1)[-1]}:{row[2]})" if ty else ""
+        return ty
+
+    def _macro_rows(self, name: str, file: str) -> list[tuple[str, str, int, str]]:
+        """The ``macro_rules!`` a macro name written in ``file`` may be: the file's own, else its crate's, else all."""
+        rows = list(self.t.macro_rules.get(name, ()))
+        crate = self.pk.unit_of(file)
+        same = [r for r in rows if r[0] == file]
+        if same:
+            return same
+        near = [r for r in rows if crate is not None and self.pk.unit_of(r[0]) == crate]
+        return near or [r for r in rows if self.pk.visible(file, r[0])]
+
+    def _lock_guard_macro(self, name: str, file: str) -> bool:
+        key = (name, file)
+        hit = self._guard_memo.get(key)
+        if hit is None:
+            rows = self._macro_rows(name, file)
+            hit = self._guard_memo[key] = bool(rows) and all(_is_lock_guard(r[3]) for r in rows)
+        return hit
+
     def _var_type(self, r: str, caller: Definition, call: CallSite, sc: Scope, indexed: bool, depth: int) -> str:
+        """Type of variable ``r`` at ``call``; ``self._why`` names the binding that typed it."""
+        base = call.file.rsplit("/", 1)[-1]
         for p in caller.params:
             if p.name == r:
+                self._why = f"parameter `{r}: {_clip(p.type)}`"
                 return self._text_type(p.type, sc, indexed)
         for ctx in reversed(call.contexts):  # the innermost binding wins
             if ctx.kind == "loop":
                 m = _LOOP_RE.match(ctx.text)
                 if m and m.group(1) == r:
-                    return self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
+                    ty = self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
+                    self._why = f"element of `{_clip(m.group(2).strip())}` (for loop, {base}:{ctx.line})"
+                    return ty
             elif ctx.kind in ("match_arm", "if"):
                 pkey = (id(ctx), r, id(caller))
                 ty = self._pattern_memo.get(pkey)
@@ -984,6 +1155,7 @@ class RustResolver:
                     ty = self._pattern_memo[pkey] = self._pattern_binding(ctx.text, ctx.subject, r, caller, call, sc,
                                                                           depth) if r in ctx.text else ""
                 if ty:
+                    self._why = f"bound by the pattern `{_clip(ctx.text)}` ({base}:{ctx.line})"
                     return ty
             elif ctx.kind == "closure" and depth < 4:
                 params = _CLOSURE_PARAMS_RE.match(ctx.text.strip())
@@ -993,10 +1165,12 @@ class RustResolver:
                     slot = names.index(r)
                     annotated = declared[slot][2].strip()  # `|w: Tensor|`: the type as written
                     if annotated:
+                        self._why = f"closure parameter `{r}: {_clip(annotated)}` ({base}:{ctx.line})"
                         return self._text_type(annotated, sc, indexed)
                     return self._closure_param(ctx, slot, caller, call, depth) if slot == 0 else ""
         value, line, col, slot, tails, pattern, written = self._assigned(caller, r, call.line, call.col, call.text)
         if written:
+            self._why = f"let `{r}: {_clip(written)}` ({base}:{line})"
             return self._text_type(written, sc, indexed)
         if value and depth < 4:
             # the value is evaluated where its own `let` starts (shadowing: `let xs = xs.f()`)
@@ -1015,7 +1189,10 @@ class RustResolver:
                     ty = tys.pop() if len(tys) == 1 else ""
                 self._let_memo[mkey] = ty
             if ty:
+                self._why = f"let `{r} = {_clip(value.split(chr(0))[0])}` ({base}:{line})" if not pattern else \
+                    f"let pattern `{_clip(pattern)}` ({base}:{line})"
                 return self._index(ty) if indexed else ty
+        self._why = ""
         if r in caller.locals:
             return self._text_type(caller.locals[r], sc, indexed)
         if r[:1].isupper() and not indexed:  # a unit struct used as a value: `CpuDevice.f()`
@@ -1055,6 +1232,8 @@ class RustResolver:
             return ""  # `Result::map_or_else(|e| .., |x| ..)`: the first closure receives the error
         ty = self.receiver_type(owner.receiver, caller, owner, depth + 1)
         r = strip_marks(ty)[0]
+        self._why = f"closure parameter of `.{owner.callee}` on `{_clip(owner.receiver)}` " \
+                    f"({call.file.rsplit('/', 1)[-1]}:{ctx.line})"
         if owner.callee in _CONTENT_CLOSURE:  # `Option`/`Result` only (no iterator has them): the content
             return ty if r.startswith(("T:", "D:", "U:", "X:")) else ""
         if r.startswith("X:"):
@@ -1105,6 +1284,10 @@ class RustResolver:
         coll = coll.removeprefix("&mut ").removeprefix("&").strip()
         for _ in range(3):
             coll = _ITER_RE.sub("", coll)
+        coll = _RANGE_INDEX_RE.sub("", coll)  # `&xs[1..]`: a slice of the same elements
+        if coll.startswith("[") and coll.endswith("]") and ";" not in coll and depth < 4:  # `[a, b, c]`
+            tys = {self._expr_or_receiver(x, caller, call, depth + 1) for x in split_top(coll[1:-1])}
+            return tys.pop() if len(tys) == 1 else ""
         if coll.startswith("self.") and coll.count(".") == 1:
             owner = strip_marks(sc.self_ty)[0]
             d = self.type_def(owner[2:], caller.file, coll[5:]) if owner.startswith("T:") else None
@@ -1273,7 +1456,7 @@ class RustResolver:
         return types.pop() if len(types) == 1 else ""
 
     def _return_type(self, d: Definition, caller: Definition, call: CallSite, text: str, depth: int) -> str:
-        rt = d.return_type.strip()
+        rt = d.attrs.get("return_assoc") or d.return_type.strip()  # `-> Self::Output`: the impl's `type Output`
         if not rt:
             return ""
         sc = self.scope_of(d)
@@ -1304,12 +1487,52 @@ class RustResolver:
                     return self._expr_or_receiver(cm.group(1).strip(), caller, call, depth + 1)
         return ""
 
+    def _operator_type(self, split: tuple[str, str, str], caller: Definition, call: CallSite, depth: int) -> str:
+        """Type of ``a op b`` (``+ - * / %``): the declared ``Output`` of the left operand type's impls of
+        the operator trait in the checkout (all of them must agree); a primitive left operand without
+        such an impl gives a primitive; an external one stays outside (its crate's impl)."""
+        left, op, _ = split
+        trait, method = _OPERATORS[op]
+        left = left.strip()
+        while _wrapped(left) and _binary_split(left[1:-1]) is None:
+            left = left[1:-1].strip()
+        if not left or left[0] in "-!" or left[0].isdigit() or depth > 4:
+            return ""  # a negation or an (untyped) literal: the impl is not known
+        cast = split_top(left, " ")
+        if len(cast) >= 3 and cast[-2] == "as":  # `x as f64 * t`
+            ty = self.type_ref(cast[-1], self.scope_of(caller))
+        else:
+            ty = self._expr_or_receiver(left, caller, call, depth + 1)
+        r, heur = strip_marks(ty)
+        if not r.startswith(("T:", "X:")):
+            return ""
+        ids = [i for i in self.impl_methods.get((r, method), ()) if self.t.defs[i].trait == trait]
+        if ids:
+            got = self._returns(ids, caller, call, "", depth + 1)
+            d = self.t.defs[ids[0]]
+            self._why = f"`{op}` operator: Output of {trait} for {short(r)} ({d.file.rsplit('/', 1)[-1]}:{d.line})" \
+                if got else ""
+            return got + "~" if got and heur and not got.endswith("~") else got
+        if r.startswith("X:") and r[2:] in PRIMITIVES:
+            return r  # `usize * usize`: std's impls keep the primitive
+        if r.startswith("X:") and "<" not in r and not _is_std(r):
+            return _opaque(r)
+        return ""
+
     def _expr_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:
-        """Type of a value expression: a call (through the callee's declared return type), a struct
-        literal, a block's tail, a variable."""
+        """Type of a value expression: a call (through the callee's declared return type), an operator
+        (through its trait impl), a struct literal, a block's tail, a variable."""
         e = _peel_tail(expr)
         if depth > 4 or not e:
             return ""
+        while _wrapped(e):
+            e = _peel_tail(e[1:-1])  # `(a * b)`
+        split = _binary_split(e)
+        if split is not None:
+            return self._operator_type(split, caller, call, depth)
+        m = _MACRO_VALUE_RE.match(e)
+        if m:
+            return self._macro_value(m, caller, call, depth + 1)
         if e.startswith("{") and e.endswith("}"):
             tail = _block_tail(e)
             return self._expr_type(tail, caller, call, depth + 1) if tail else ""

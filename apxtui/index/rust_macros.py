@@ -60,8 +60,7 @@ class RustMacros:
 def path_templates(text: str) -> list[tuple[str, int]]:
     """``ffi::$ffi_fn(`` in a macro's first plain rule: (path prefix, argument index) pairs — the
     function an argument names, called inside the macro through a path."""
-    rules = _rules(text)
-    for names, body in rules:
+    for names, body in rules(text):
         if names is None:
             continue
         out = []
@@ -78,16 +77,16 @@ _BODY_CALL = re.compile(r"(?<![\w$:])((?:\w+::)+\w+)\s*(?:::<[^()]*>)?\s*\(")
 def body_calls(text: str) -> tuple[dict[str, int], int]:
     """Paths called literally (``ffi::launch_bf16(``, no ``$`` in them) in a macro's rules: path →
     how many rules call it, and the number of rules."""
-    rules = _rules(text)
+    got = rules(text)
     out: dict[str, int] = {}
-    for _, body in rules:
+    for _, body in got:
         for path in dict.fromkeys(m.group(1) for m in _BODY_CALL.finditer(body)):
             out[path] = out.get(path, 0) + 1
-    return out, len(rules)
+    return out, len(got)
 
 
 @lru_cache(maxsize=512)
-def _rules(text: str) -> list[tuple[list[str] | None, str]]:
+def rules(text: str) -> list[tuple[list[str] | None, str]]:
     """(matcher parameter names, transcriber text) of each rule of a ``macro_rules!`` text; a rule
     whose matcher is not a plain comma-separated list of ``$name:fragment`` has no names (None)."""
     tree = languages.parser("rust").parse(text.encode("utf-8", "replace"))
@@ -152,7 +151,7 @@ def expand_rust_file(f: FileFacts, macros: RustMacros) -> FileFacts:
         mfile, mline, text = found
         args = _args(c.attrs["macro_text"])
         body = None
-        for names, transcriber in _rules(text):
+        for names, transcriber in rules(text):
             if names is not None and len(names) == len(args) and re.search(r"\bfn\b", transcriber):
                 body = transcriber
                 for n, a in sorted(zip(names, args, strict=True), key=lambda x: -len(x[0])):

@@ -202,6 +202,7 @@ class _Extractor:
         self.attr_flags: dict[int, list[tuple[str, str]]] = {}  # attribute_item id -> [(flag, value)]
         self.inner_cfg: dict[int, list[str]] = defaultdict(list)  # container id (0: the file) -> cfg predicates
         self.fn_defs: dict[int, Definition] = {}  # function_item id -> def
+        self.assoc_types: dict[int, dict[str, str]] = {}  # impl_item id -> its `type Name = …` items
         self.env_by_fn: dict[int | None, list[tuple[int, int, list[str]]]] = defaultdict(list)
         self.env_locals: dict[int | None, list[tuple[int, str, list[str]]]] = defaultdict(list)
         self.consts: dict[str, str] = {}  # const NAME -> string value (this file)
@@ -346,6 +347,9 @@ class _Extractor:
         self._place_attrs()
         self._nest(buckets, scopes)
         g = self._guarded
+        for kind, n in scopes:
+            if kind == "impl":
+                g(self._impl_block, n)
         for key in (
             "definition.function",
             "definition.method",
@@ -559,6 +563,26 @@ class _Extractor:
         if ext is not None:
             d.attrs["abi"] = literal_content_s(self.t(ext).removeprefix("extern").strip()) or "C"
 
+    def _impl_block(self, node: ts.Node) -> None:
+        """An impl's associated types (``type Output = …``, read by its methods' ``Self::Output``), and
+        a trait impl without methods (``impl Tr for B {}``, it runs the trait's defaults): an Import
+        of kind ``impl`` (``path`` the type, ``alias`` the trait, ``scope`` the module)."""
+        body = node.child_by_field_name("body")
+        kids = body.named_children if body is not None else []
+        assoc = {self.t(n): self.tl(v) for c in kids if c.type == "type_item"
+                 and (n := c.child_by_field_name("name")) is not None
+                 and (v := c.child_by_field_name("type")) is not None}
+        if assoc:
+            self.assoc_types[node.id] = assoc
+        tr = node.child_by_field_name("trait")
+        ty = node.child_by_field_name("type")
+        if tr is None or ty is None or any(c.type == "function_item" for c in kids):
+            return
+        if strip_generics(self.t(ty)) in self._generics(node, {}):
+            return  # a blanket `impl<T: X> Tr for T {}`
+        self.f.imports.append(Import("impl", strip_generics(self.t(ty)), strip_generics(self.t(tr)), self.f.file,
+                                     line(node), scope=self.module_of(node), cfg=self.cfg_chain(node)))
+
     def _method(self, d: Definition, node: ts.Node, container: ts.Node, mod: str, key: str) -> None:
         if container.type == "trait_item":
             tname = self.t(container.child_by_field_name("name"))
@@ -576,6 +600,11 @@ class _Extractor:
                 if "::" in tp:
                     d.attrs["trait_path"] = tp
                 d.attrs["trait_qualname"] = f"<{d.container} as {d.trait}>::{d.name}"
+            assoc = self.assoc_types.get(container.id)
+            if assoc and d.return_type.startswith("Self::"):  # `-> Self::Output`: the impl's `type Output = …`
+                got = assoc.get(d.return_type[6:].strip())
+                if got:
+                    d.attrs["return_assoc"] = got
         d.qualname = f"{mod}::{d.container}::{d.name}" if mod else f"{d.container}::{d.name}"
 
     def _type_def(self, d: Definition, node: ts.Node) -> None:

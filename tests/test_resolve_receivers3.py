@@ -1,0 +1,136 @@
+"""Receiver typing rules of the Rust resolver (issue 10, third round): operator results, empty trait
+impls, lock-guard macros, sliced loops, the binding rule named in ``how``.  Tiny in-memory sources."""
+
+from __future__ import annotations
+
+from helpers import edges_from, graph_of
+
+
+def calls(src: str, caller: str, callee: str | None = None) -> list[tuple[int, str, str, str]]:
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    return sorted((e["line"], t["qualname"], e["resolution"], e["how"])
+                  for t, e in edges_from(g, caller, "call") if callee is None or e["callee"] == callee)
+
+
+OPERATORS = """
+pub struct T;
+pub struct U;
+impl T { pub fn abs(&self) -> Result<T, ()> { Ok(T) } }
+impl U { pub fn abs(&self) -> Result<U, ()> { Ok(U) } }
+impl<B> std::ops::Mul<B> for T {
+    type Output = Result<T, ()>;
+    fn mul(self, rhs: B) -> Self::Output { Ok(T) }
+}
+impl std::ops::Sub<T> for f64 {
+    type Output = Result<U, ()>;
+    fn sub(self, rhs: T) -> Self::Output { Ok(U) }
+}
+pub fn run(a: T, b: T, s: f64, n: usize) -> Result<(), ()> {
+    (a * b)?.abs()?;
+    let c = (s - T)?;
+    c.abs()?;
+    let d = (1.0 - T)?;
+    d.abs()?;
+    Ok(())
+}
+"""
+
+
+def test_an_operator_result_is_typed_by_the_output_of_the_left_operands_impl():
+    got = calls(OPERATORS, "m::run", "abs")
+    # `a * b` on T: `type Output = Result<T>`; `s - T` on f64: the local impl's Output U; a literal's
+    # type is not known (no edge rather than a guess)
+    assert [(q, r) for _, q, r, _ in got] == [("m::T::abs", "exact"), ("m::U::abs", "exact")]
+    assert "operator" in got[0][3]
+
+
+EMPTY_IMPL = """
+pub trait Marker { fn hello(&self) -> u32 { 0 } }
+pub struct A;
+pub struct B;
+impl Marker for A { fn hello(&self) -> u32 { 1 } }
+impl Marker for B {}
+pub fn one(b: &B) { b.hello(); }
+pub fn any(m: &dyn Marker) { m.hello(); }
+"""
+
+
+def test_an_empty_trait_impl_makes_its_type_run_the_trait_defaults():
+    assert [(q, r) for _, q, r, _ in calls(EMPTY_IMPL, "m::one")] == [("m::Marker::hello", "exact")]
+    assert {(q, r) for _, q, r, _ in calls(EMPTY_IMPL, "m::any")} == {("m::A::hello", "ambiguous"),
+                                                                     ("m::Marker::hello", "ambiguous")}
+
+
+GUARDS = """
+use std::sync::{Arc, Mutex};
+macro_rules! get_mut {
+    ($thing:expr) => {
+        loop {
+            if let Ok(inner) = $thing.try_lock() {
+                break inner;
+            }
+        }
+    };
+}
+macro_rules! other {
+    ($thing:expr) => { make_other($thing) };
+}
+pub struct Engine;
+impl Engine { pub fn step(&self) {} }
+pub struct Other;
+impl Other { pub fn step(&self) {} }
+pub struct Holder { pub engine: Arc<Mutex<Engine>> }
+impl Holder {
+    pub fn run(&self) {
+        get_mut!(self.engine).step();
+        let e = get_mut!(self.engine);
+        e.step();
+        other!(self.engine).step();
+    }
+}
+"""
+
+
+def test_a_lock_guard_macro_hands_out_its_arguments_content():
+    got = calls(GUARDS, "m::Holder::run", "step")
+    assert [(q, r) for _, q, r, _ in got if r == "exact"] == [("m::Engine::step", "exact")] * 2
+    assert "lock guard of `self.engine` (macro get_mut!, lib.rs:3)" in got[0][3]
+    assert "let `e = get_mut!(self.engine)`" in got[1][3]
+    # a macro whose body is not a lock guard types nothing: name only
+    assert {r for _, _, r, _ in got[2:]} == {"ambiguous"}
+
+
+LOOPS = """
+pub struct Layer;
+impl Layer { pub fn forward(&self) {} }
+pub struct Norm;
+impl Norm { pub fn forward(&self) {} }
+pub struct Model { pub layers: Vec<Layer> }
+impl Model {
+    pub fn run(&self, rest: &[Layer], a: Layer, b: Layer, n: Norm) {
+        for layer in self.layers.iter() {
+            layer.forward();
+        }
+        for l in &rest[1..] {
+            l.forward();
+        }
+        for x in [a, b] {
+            x.forward();
+        }
+        for y in [&self.layers[0], &n] {
+            y.forward();
+        }
+    }
+}
+"""
+
+
+def test_loops_over_slices_and_arrays_type_their_element_and_how_names_the_binding():
+    got = calls(LOOPS, "m::Model::run", "forward")
+    exact = [(line, q, how) for line, q, r, how in got if r == "exact"]
+    assert [(line, q) for line, q, _ in exact] == [(10, "m::Layer::forward"), (13, "m::Layer::forward"),
+                                                   (16, "m::Layer::forward")]
+    assert "element of `self.layers.iter()` (for loop, lib.rs:9)" in exact[0][2]
+    assert "element of `&rest[1..]`" in exact[1][2]
+    # an array of two types: no guess
+    assert {r for line, _, r, _ in got if line == 19} == {"ambiguous"}
