@@ -134,3 +134,46 @@ def test_loops_over_slices_and_arrays_type_their_element_and_how_names_the_bindi
     assert "element of `&rest[1..]`" in exact[1][2]
     # an array of two types: no guess
     assert {r for line, _, r, _ in got if line == 19} == {"ambiguous"}
+
+
+CLOSURES = """
+pub struct Tensor;
+impl Tensor { pub fn relu(&self) {} }
+pub struct Other;
+impl Other { pub fn relu(&self) {} }
+pub struct Func;
+impl Func {
+    pub fn new<F>(f: F) -> Func where F: Fn(&Tensor, usize) -> Tensor { Func }
+}
+pub fn boxed(f: Box<dyn Fn(&Other)>) {}
+pub fn generic<T, F: Fn(&T)>(f: F) {}
+pub fn run() {
+    Func::new(|xs, n| { xs.relu(); Tensor });
+    boxed(Box::new(|o| o.relu()));
+    generic(|g| g.relu());
+}
+"""
+
+
+def test_a_closure_argument_takes_its_parameter_types_from_the_callees_fn_bound():
+    got = calls(CLOSURES, "m::run", "relu")
+    assert [(line, q, r) for line, q, r, _ in got if r == "exact"] == [(13, "m::Tensor::relu", "exact")]
+    assert "closure parameter of new's `Fn(&Tensor, usize) -> Tensor`" in got[0][3]
+    # a generic parameter of the callee types nothing
+    assert {r for line, _, r, _ in got if line == 15} == {"ambiguous"}
+
+
+STD_PATHS = """
+pub struct Out;
+impl Out { pub fn flush(&self) {} }
+pub struct Holder { pub out: Out }
+pub fn run(h: &mut Holder) {
+    std::io::stdout().flush();
+    std::mem::take(&mut h.out).flush();
+}
+"""
+
+
+def test_a_std_io_function_result_is_std_but_mem_take_keeps_its_argument_open():
+    got = calls(STD_PATHS, "m::run", "flush")
+    assert [line for line, _, _, _ in got] == [7]  # stdout's flush is std: not linked to Out::flush

@@ -278,6 +278,25 @@ def _is_lock_guard(text: str) -> bool:
     return bool(breaks) and all(b.strip() == bound.group(1) for b in breaks) and inner.startswith("loop")
 
 
+#: std modules whose functions return std types (`std::io::stdout()`), never their argument's type
+#: (as `std::mem::take`, `std::cmp::max`, `std::convert::identity` do).
+_STD_OPAQUE_MODULES = frozenset({"io", "fs", "env", "process", "thread", "time", "path", "net", "fmt"})
+_FN_HEAD_RE = re.compile(r"^Fn(?:Once|Mut)?\s*\(")
+
+
+def _fn_args(bound: str) -> list[str] | None:
+    """``Fn(&A, B) -> R`` → [``&A``, ``B``]; None when ``bound`` is not an ``Fn``/``FnMut``/``FnOnce`` bound."""
+    m = _FN_HEAD_RE.match(bound.strip())
+    if m is None:
+        return None
+    t, depth = bound.strip(), 0
+    for i in range(m.end() - 1, len(t)):
+        depth += {"(": 1, ")": -1}.get(t[i], 0)
+        if depth == 0:
+            return split_top(t[m.end() : i])
+    return None
+
+
 _RANGE_INDEX_RE = re.compile(r"\[[^\[\]]*\.\.[^\[\]]*\]$")
 
 
@@ -392,6 +411,7 @@ class RustResolver:
         self._recv_why: dict[tuple[Any, ...], str] = {}  # the binding rule that typed a receiver (for `how`)
         self._why = ""  # set by the rule that typed the receiver being evaluated
         self._guard_memo: dict[tuple[str, str], bool] = {}
+        self._owners_open: set[int] = set()
         self._scope_memo: dict[int, Scope] = {}
         self._assigns: dict[int, dict[str, list[tuple[Any, ...]]]] = {}
         self._by_name_memo: dict[tuple[Any, ...], list[str]] = {}
@@ -1167,7 +1187,7 @@ class RustResolver:
                     if annotated:
                         self._why = f"closure parameter `{r}: {_clip(annotated)}` ({base}:{ctx.line})"
                         return self._text_type(annotated, sc, indexed)
-                    return self._closure_param(ctx, slot, caller, call, depth) if slot == 0 else ""
+                    return self._closure_param(ctx, slot, caller, call, depth)
         value, line, col, slot, tails, pattern, written = self._assigned(caller, r, call.line, call.col, call.text)
         if written:
             self._why = f"let `{r}: {_clip(written)}` ({base}:{line})"
@@ -1217,18 +1237,22 @@ class RustResolver:
         return ty
 
     def _closure_param(self, ctx: Context, slot: int, caller: Definition, call: CallSite, depth: int) -> str:
-        """The parameter of a closure passed to an element-wise method (``opt.is_some_and(|x| ..)``,
-        ``xs.iter().map(|x| ..)``): the element of the method's receiver."""
+        """Parameter ``slot`` of a closure passed to an element-wise method (``opt.is_some_and(|x| ..)``,
+        ``xs.iter().map(|x| ..)``): the element of the method's receiver; passed to a function or method that
+        resolves exactly: the argument type its ``Fn(..)`` parameter declares (``func(|xs| ..)``)."""
         key = (caller.file, caller.qualname)
         calls = self._calls_by_caller.get(key)
         if calls is None:
             f = self.files.get(caller.file) or self.t.file_of.get(caller.file)
             calls = self._calls_by_caller[key] = [c for c in (f.calls if f else ()) if c.caller == caller.qualname
-                                                  and c.kind == "method"]
+                                                  and c.kind in ("method", "call")]
         head = ctx.text.strip()
-        owner = next((c for c in reversed(calls) if c.line <= ctx.line and c.callee in _ELEMENTWISE
+        owner = next((c for c in reversed(calls) if c.line <= ctx.line
                       and any(a.strip().startswith(head) for a in c.args)), None)
-        if owner is None or owner.callee in ("map_or", "map_or_else") and not owner.args[-1].strip().startswith(head):
+        if owner is not None and (owner.kind != "method" or owner.callee not in _ELEMENTWISE):
+            return self._fn_bound_param(owner, head, slot, caller, ctx, depth)
+        if owner is None or slot or owner.callee in ("map_or", "map_or_else") and \
+                not owner.args[-1].strip().startswith(head):
             return ""  # `Result::map_or_else(|e| .., |x| ..)`: the first closure receives the error
         ty = self.receiver_type(owner.receiver, caller, owner, depth + 1)
         r = strip_marks(ty)[0]
@@ -1239,6 +1263,37 @@ class RustResolver:
         if r.startswith("X:"):
             return self._index(r)
         return ty if r.startswith(("T:", "D:", "U:")) else ""  # an `Option<T>` receiver is typed as its T
+
+    def _fn_bound_param(self, owner: CallSite, head: str, slot: int, caller: Definition, ctx: Context,
+                        depth: int) -> str:
+        """Parameter ``slot`` of the closure ``head`` passed to ``owner``: when ``owner`` resolves exactly, the
+        type its parameter's ``Fn(A, ..)`` (a generic bound, ``impl Fn``, ``Box<dyn Fn>``) gives that slot."""
+        if depth > 3 or id(owner) in self._owners_open:
+            return ""
+        self._owners_open.add(id(owner))  # (typing the owner's receiver cannot come back to its closure)
+        try:
+            res = self._method(owner, caller) if owner.kind == "method" else self._path(owner, caller)
+        finally:
+            self._owners_open.discard(id(owner))
+        if res.status != EXACT or len(res.targets) != 1:
+            return ""
+        d = self.t.defs[res.targets[0]]
+        k = next(i for i, a in enumerate(owner.args) if a.strip().startswith(head))
+        params = [p for p in d.params if p.name != "self"]
+        if k >= len(params):
+            return ""
+        ptxt = peel(params[k].type)
+        for bound in d.generic_bounds.get(ptxt, [ptxt]):
+            args = _fn_args(dyn_bounds(bound)[0] if bound.startswith(("impl ", "dyn ")) and dyn_bounds(bound)
+                            else bound)
+            if args is None:
+                continue
+            ty = self.type_ref(args[slot], self.scope_of(d)) if slot < len(args) else ""
+            if ty.startswith("G:"):
+                return ""
+            self._why = f"closure parameter of {d.name}'s `{_clip(bound)}` ({owner.file.rsplit('/', 1)[-1]}:{ctx.line})"
+            return ty
+        return ""
 
     def _text_type(self, text: str, sc: Scope, indexed: bool) -> str:
         if indexed:
@@ -1582,7 +1637,8 @@ class RustResolver:
             if ids:
                 return self._returns(ids, caller, call, e, depth)
         first = self.expand(segs, sc.module, sc.fn_qual, call.file)
-        if first and self.external_crate(first[0].split("::")[0], call.file) and segs[0] not in PRELUDE:
+        if first and self.external_crate(first[0].split("::")[0], call.file) and (
+                segs[0] not in PRELUDE or len(segs) > 2 and segs[0] in STD_CRATES and segs[1] in _STD_OPAQUE_MODULES):
             return f"X:{first[0].split('::')[0]}::?"  # what a function of another crate returns stays there
         return ""
 
