@@ -177,3 +177,33 @@ pub fn run(h: &mut Holder) {
 def test_a_std_io_function_result_is_std_but_mem_take_keeps_its_argument_open():
     got = calls(STD_PATHS, "m::run", "flush")
     assert [line for line, _, _, _ in got] == [7]  # stdout's flush is std: not linked to Out::flush
+
+
+ZIPS = """
+use std::collections::HashMap;
+pub struct Seq;
+impl Seq { pub fn step(&self) {} }
+pub struct Tok;
+impl Tok { pub fn step(&self) {} }
+pub struct Reg { pub seqs: Vec<Seq> }
+impl Reg { pub fn all(&self) -> Vec<Tok> { vec![] } }
+pub fn run(seqs: &mut [Seq], toks: Vec<Tok>, by: HashMap<u32, Tok>, reg: &Reg) {
+    for (i, (seq, tok)) in seqs.iter_mut().zip(toks.iter()).enumerate() {
+        seq.step();
+        tok.step();
+    }
+    for (k, t) in by.iter() {
+        t.step();
+    }
+    for t in reg.all() {
+        t.step();
+    }
+}
+"""
+
+
+def test_loop_patterns_destructure_zip_enumerate_and_map_items():
+    got = calls(ZIPS, "m::run", "step")
+    assert [(line, q, r) for line, q, r, _ in got] == [
+        (11, "m::Seq::step", "exact"), (12, "m::Tok::step", "exact"), (15, "m::Tok::step", "exact"),
+        (18, "m::Tok::step", "exact")]

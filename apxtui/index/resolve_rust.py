@@ -40,6 +40,7 @@ from apxtui.facts import CallSite, Context, Definition, FileFacts, Import
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
 from apxtui.index.rust_types import (
     CONTAINERS,
+    MAPS,
     PRIMITIVES,
     STD_TYPES,
     Scope,
@@ -294,6 +295,28 @@ def _fn_args(bound: str) -> list[str] | None:
         depth += {"(": 1, ")": -1}.get(t[i], 0)
         if depth == 0:
             return split_top(t[m.end() : i])
+    return None
+
+
+_FOR_RE = re.compile(r"^for\s+(.+?)\s+in\s+(.+)$", re.S)
+#: Iterator adaptors that yield their receiver's items.
+_SAME_ITEMS = {"iter", "iter_mut", "into_iter", "rev", "skip", "take", "step_by", "cloned", "copied", "by_ref",
+               "peekable", "filter", "skip_while", "take_while", "chain", "drain"}
+
+
+def _pattern_path(pattern: str, var: str) -> list[int] | None:
+    """Where ``var`` sits in a loop pattern of variables and tuples (``(i, (a, var))`` → [1, 1]); None when
+    the pattern does not bind it that way."""
+    p = pattern.strip()
+    while p.startswith(("&", "mut ", "ref ")):
+        p = p.removeprefix("&").removeprefix("mut ").removeprefix("ref ").strip()
+    if p == var:
+        return []
+    if p.startswith("(") and p.endswith(")"):
+        for i, sub in enumerate(split_top(p[1:-1])):
+            got = _pattern_path(sub, var)
+            if got is not None:
+                return [i, *got]
     return None
 
 
@@ -1163,11 +1186,21 @@ class RustResolver:
                 return self._text_type(p.type, sc, indexed)
         for ctx in reversed(call.contexts):  # the innermost binding wins
             if ctx.kind == "loop":
+                fm = _FOR_RE.match(ctx.text)
+                path = _pattern_path(fm.group(1), r) if fm else None
+                if fm is None or path is None:
+                    continue
                 m = _LOOP_RE.match(ctx.text)
-                if m and m.group(1) == r:
+                ty = ""
+                if m and m.group(1) == r and (not path or ".enumerate()" in m.group(2)):
                     ty = self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
-                    self._why = f"element of `{_clip(m.group(2).strip())}` (for loop, {base}:{ctx.line})"
-                    return ty
+                if not ty and depth < 4:  # nested tuple patterns over `zip` / `enumerate`, any iterable expression
+                    item = self._iter_item(fm.group(2).strip(), caller, call, depth + 1)
+                    for k in path:
+                        item = item[k] if isinstance(item, tuple) and k < len(item) else ""
+                    ty = item if isinstance(item, str) else ""
+                self._why = f"element of `{_clip(fm.group(2).strip())}` (for loop, {base}:{ctx.line})"
+                return ty
             elif ctx.kind in ("match_arm", "if"):
                 pkey = (id(ctx), r, id(caller))
                 ty = self._pattern_memo.get(pkey)
@@ -1355,6 +1388,38 @@ class RustResolver:
         if _WORD_RE.fullmatch(coll) and depth < 4:
             return self._index(self._var_type(coll, caller, call, sc, False, depth + 1))
         return ""
+
+    def _iter_item(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str | tuple[Any, ...]:
+        """The item type of iterating ``expr``: a reference, or a tuple of them for ``enumerate``, ``zip`` and
+        maps (key unknown, value); ``""`` when unknown."""
+        e = expr.strip().removeprefix("&mut ").removeprefix("&").strip()
+        if depth > 6 or not e:
+            return ""
+        if e.startswith("[") and e.endswith("]") and ";" not in e:  # `[a, b, c]`
+            tys = {self._expr_or_receiver(x, caller, call, depth + 1) for x in split_top(e[1:-1])}
+            return tys.pop() if len(tys) == 1 else ""
+        head = _call_head(e) if e.endswith(")") else None
+        if head is not None and head[0] is not None:
+            recv, name, args = head
+            if name == "enumerate":
+                return ("X:usize", self._iter_item(recv, caller, call, depth + 1))
+            if name == "zip" and len(split_top(args)) == 1:
+                return (self._iter_item(recv, caller, call, depth + 1), self._iter_item(args, caller, call, depth + 1))
+            if name in _SAME_ITEMS:
+                return self._iter_item(recv, caller, call, depth + 1)
+            if name in ("values", "values_mut", "into_values"):
+                return self._index(self._expr_or_receiver(recv, caller, call, depth + 1))
+            if name in ("chunks", "windows", "chunks_exact"):
+                inner = self._iter_item(recv, caller, call, depth + 1)
+                return f"X:[]<{inner}>" if isinstance(inner, str) and inner else ""
+            if name == "flatten":
+                inner = self._iter_item(recv, caller, call, depth + 1)
+                return self._index(inner) or inner if isinstance(inner, str) and inner.startswith("X:") else inner
+        e = _RANGE_INDEX_RE.sub("", e)  # `&xs[1..]`: a slice of the same elements
+        ty = strip_marks(self._expr_or_receiver(e, caller, call, depth + 1))[0]
+        if ty.startswith("X:") and ty[2:].split("<", 1)[0] in MAPS:
+            return ("", self._index(ty))  # a map yields (key, value)
+        return self._index(ty)
 
     def _pattern_binding(self, pattern: str, subject: str, var: str, caller: Definition, call: CallSite,
                          sc: Scope, depth: int) -> str:
