@@ -207,3 +207,12 @@ def test_loop_patterns_destructure_zip_enumerate_and_map_items():
     assert [(line, q, r) for line, q, r, _ in got] == [
         (11, "m::Seq::step", "exact"), (12, "m::Tok::step", "exact"), (15, "m::Tok::step", "exact"),
         (18, "m::Tok::step", "exact")]
+
+
+def test_the_interface_keeps_an_impls_associated_output_type():
+    from apxtui.index.interface import interface_facts
+    from apxtui.parse import extract_file
+
+    f = interface_facts(extract_file("m/src/lib.rs", OPERATORS.encode(), "rust", "m"))
+    assert {d.qualname: d.attrs.get("return_assoc") for d in f.defs if d.name in ("mul", "sub")} == {
+        "m::T::mul": "Result<T, ()>", "m::f64::sub": "Result<U, ()>"}

@@ -17,7 +17,7 @@ from apxtui.facts import Binding, CallSite, Context, Definition, FileFacts, Impo
 #: Definition.attrs keys the resolvers and linker read (everything else is body detail).
 _IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c", "host", "trait_qualname", "kind",
                 "variant_types", "variant_fields", "variants", "type_path", "trait_path", "aliased", "supertraits",
-                "nested_in", "methods",
+                "nested_in", "methods", "return_assoc",
                 # read from another file's definition: a picker's returns / chosen functions, TORCH_LIBRARY blocks
                 "returns", "tail", "fn_values", "macro_like",
                 # C++ explicit specialisations, matched to a call's template arguments (resolve_cuda)
