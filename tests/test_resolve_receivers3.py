@@ -216,3 +216,26 @@ def test_the_interface_keeps_an_impls_associated_output_type():
     f = interface_facts(extract_file("m/src/lib.rs", OPERATORS.encode(), "rust", "m"))
     assert {d.qualname: d.attrs.get("return_assoc") for d in f.defs if d.name in ("mul", "sub")} == {
         "m::T::mul": "Result<T, ()>", "m::f64::sub": "Result<U, ()>"}
+
+
+ARM_TAILS = """
+pub struct Cuda;
+impl Cuda { pub fn stream(&self) {} }
+pub struct Cpu;
+impl Cpu { pub fn stream(&self) {} }
+pub enum Storage { Cuda(Cuda), Cpu(Cpu) }
+pub fn run(st: &Storage, maybe: Option<Cuda>) {
+    let s = match st {
+        Storage::Cuda(c) => c,
+        _ => panic!("cuda only"),
+    };
+    s.stream();
+    let t = if let Some(x) = maybe { x } else { panic!("none") };
+    t.stream();
+}
+"""
+
+
+def test_a_let_from_match_arms_types_each_tail_with_its_arms_bindings():
+    got = calls(ARM_TAILS, "m::run", "stream")
+    assert [(line, q, r) for line, q, r, _ in got] == [(12, "m::Cuda::stream", "exact"), (14, "m::Cuda::stream", "exact")]

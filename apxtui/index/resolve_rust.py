@@ -406,7 +406,7 @@ def _let_entry(a: dict[str, Any], slot: int) -> tuple[Any, ...]:
         value = "\0".join(a["tails"])
     last, end = a.get("last"), a.get("end")
     return (a.get("line", 0), a.get("col", 0), tuple(last) if last else None, tuple(end) if end else None, value,
-            slot, tails, a.get("pattern", ""), a.get("type", ""))
+            slot, tails, a.get("pattern", ""), a.get("type", ""), a.get("tail_arms", ()))
 
 
 def pack_indexes(indexes: dict[str, Any]) -> bytes:
@@ -1191,16 +1191,16 @@ class RustResolver:
                 if fm is None or path is None:
                     continue
                 m = _LOOP_RE.match(ctx.text)
-                ty = ""
+                elem = ""
                 if m and m.group(1) == r and (not path or ".enumerate()" in m.group(2)):
-                    ty = self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
-                if not ty and depth < 4:  # nested tuple patterns over `zip` / `enumerate`, any iterable expression
+                    elem = self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
+                if not elem and depth < 4:  # nested tuple patterns over `zip` / `enumerate`, any iterable expression
                     item = self._iter_item(fm.group(2).strip(), caller, call, depth + 1)
                     for k in path:
                         item = item[k] if isinstance(item, tuple) and k < len(item) else ""
-                    ty = item if isinstance(item, str) else ""
+                    elem = item if isinstance(item, str) else ""
                 self._why = f"element of `{_clip(fm.group(2).strip())}` (for loop, {base}:{ctx.line})"
-                return ty
+                return elem
             elif ctx.kind in ("match_arm", "if"):
                 pkey = (id(ctx), r, id(caller))
                 ty = self._pattern_memo.get(pkey)
@@ -1221,7 +1221,8 @@ class RustResolver:
                         self._why = f"closure parameter `{r}: {_clip(annotated)}` ({base}:{ctx.line})"
                         return self._text_type(annotated, sc, indexed)
                     return self._closure_param(ctx, slot, caller, call, depth)
-        value, line, col, slot, tails, pattern, written = self._assigned(caller, r, call.line, call.col, call.text)
+        value, line, col, slot, tails, pattern, written, arms = self._assigned(caller, r, call.line, call.col,
+                                                                               call.text)
         if written:
             self._why = f"let `{r}: {_clip(written)}` ({base}:{line})"
             return self._text_type(written, sc, indexed)
@@ -1238,6 +1239,10 @@ class RustResolver:
                     values = value.split("\0")
                     ats = [replace(at, line=p[0], col=p[1]) for p in tails] if len(tails) == len(values) \
                         else [at] * len(values)  # each tail where it is written: its block's bindings
+                    if len(arms) == len(ats):  # … and its arms' (`Storage::Cuda(s) => s`, `if let Some(x) = v { x }`)
+                        ats = [replace(a, contexts=[*a.contexts, *(Context(k, t, a.line, f"tail:{line}:{col}",
+                                                                           subject=subj) for k, t, subj in arm)])
+                               if arm else a for a, arm in zip(ats, arms, strict=True)]
                     tys = {self._branch_type(v, slot, caller, a, depth) for v, a in zip(values, ats, strict=True)}
                     ty = tys.pop() if len(tys) == 1 else ""
                 self._let_memo[mkey] = ty
@@ -1399,8 +1404,8 @@ class RustResolver:
             tys = {self._expr_or_receiver(x, caller, call, depth + 1) for x in split_top(e[1:-1])}
             return tys.pop() if len(tys) == 1 else ""
         head = _call_head(e) if e.endswith(")") else None
-        if head is not None and head[0] is not None:
-            recv, name, args = head
+        recv, name, args = head if head is not None else (None, "", "")
+        if recv is not None:
             if name == "enumerate":
                 return ("X:usize", self._iter_item(recv, caller, call, depth + 1))
             if name == "zip" and len(split_top(args)) == 1:
@@ -1471,10 +1476,10 @@ class RustResolver:
         return self.receiver_type(e, caller, call, depth)
 
     def _assigned(self, caller: Definition, var: str, line: int, col: int = 1 << 20,
-                  inside: str = "") -> tuple[str, int, int, int, list[list[int]], str, str]:
+                  inside: str = "") -> tuple[str, int, int, int, list[list[int]], str, str, Any]:
         """The value text, line, column, tuple slot (-1: the whole value), branch positions and
-        destructuring pattern (`let S { var, .. } = …`, `let Some(var) = … else`; else "") and written
-        type (`let var: T = …`; else "") of the
+        destructuring pattern (`let S { var, .. } = …`, `let Some(var) = … else`; else ""), written
+        type (`let var: T = …`; else "") and the arms around each branch value (``tail_arms``) of the
         last `let var = …` / `let (.., var, ..) = …` in scope at ``line``:``col``: its statement
         ended before (its own value cannot see it: in `let w = w.f()` the receiver is the earlier
         `w`) and its block is still open (a `let` in another block, e.g. the other branch of an
@@ -1494,9 +1499,9 @@ class RustResolver:
                     by_var.setdefault(v, []).append(_let_entry(a, -1))
             for lst in by_var.values():
                 lst.sort(key=lambda e: (e[0], e[1]))
-        best: tuple[str, int, int, int, list[list[int]], str, str] = ("", 0, 0, -1, [], "", "")
+        best: tuple[str, int, int, int, list[list[int]], str, str, Any] = ("", 0, 0, -1, [], "", "", ())
         here = (line, col)
-        for at, at_col, last, end, value, slot, tails, pattern, written in by_var.get(var, ()):
+        for at, at_col, last, end, value, slot, tails, pattern, written, arms in by_var.get(var, ()):
             if last is None:
                 seen = at < line or at == line and not (inside and inside[:60] in value)
             else:
@@ -1504,7 +1509,7 @@ class RustResolver:
                     inside and inside[:60] in value)
                 seen = seen and (end is None or here < end)
             if seen:
-                best = (value, at, at_col, slot, tails, pattern, written)
+                best = (value, at, at_col, slot, tails, pattern, written, arms)
         return best
 
     def _chain_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:

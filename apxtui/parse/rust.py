@@ -1001,35 +1001,45 @@ class _Extractor:
 
     def _add_tails(self, entry: dict[str, Any], value: ts.Node) -> None:
         """``let x = if c { a } else { b }``: the branches' values and the lines they are written on
-        (``tails``, ``tail_at``: line and column), for typing the variable where each branch's bindings are in scope."""
+        (``tails``, ``tail_at``: line and column), for typing the variable where each branch's bindings are in scope;
+        ``tail_arms``: per tail, the match arm patterns / ``if let`` conditions around it (kind, text, subject)."""
         if value.type in ("if_expression", "match_expression", "block"):  # (a block: its tail sees its lets)
-            tails: list[tuple[str, list[int]]] = []
-            self._tails(value, tails)
+            tails: list[tuple[str, list[int], list[list[str]]]] = []
+            self._tails(value, tails, [])
             if tails:
-                entry["tails"] = [t for t, _ in tails]
-                entry["tail_at"] = [at for _, at in tails]
+                entry["tails"] = [t for t, _, _ in tails]
+                entry["tail_at"] = [at for _, at, _ in tails]
+                if any(arms for _, _, arms in tails):
+                    entry["tail_arms"] = [arms for _, _, arms in tails]
 
-    def _tails(self, v: ts.Node | None, out: list[tuple[str, list[int]]]) -> list[tuple[str, list[int]]]:
-        """The values an ``if``/``match`` expression can take (each branch's tail, with its position), at most 4."""
+    def _tails(self, v: ts.Node | None, out: list[tuple[str, list[int], list[list[str]]]],
+               arms: list[list[str]]) -> list[tuple[str, list[int], list[list[str]]]]:
+        """The values an ``if``/``match`` expression can take (each branch's tail, with its position and the
+        arms binding its variables), at most 4."""
         if len(out) >= 4 or v is None:
             return out
         if v.type == "block":
             last = v.named_children[-1] if v.named_children else None
             if last is not None and last.type not in ("expression_statement", "let_declaration", "line_comment",
                                                       "block_comment") and not self.t(v).rstrip("} \n").endswith(";"):
-                self._tails(last, out)
+                self._tails(last, out, arms)
         elif v.type == "if_expression":
-            self._tails(v.child_by_field_name("consequence"), out)
+            cond = v.child_by_field_name("condition")
+            bound = [["if", self.tl(cond)[:300], ""]] if cond is not None and cond.type == "let_condition" else []
+            self._tails(v.child_by_field_name("consequence"), out, arms + bound)
             alt = v.child_by_field_name("alternative")
             if alt is not None and alt.named_children:
-                self._tails(alt.named_children[-1], out)
+                self._tails(alt.named_children[-1], out, arms)
         elif v.type == "match_expression":
             body = v.child_by_field_name("body")
+            subject = self.tl(v.child_by_field_name("value"))[:200]
             for arm in body.named_children if body is not None else []:
                 if arm.type == "match_arm":
-                    self._tails(arm.child_by_field_name("value"), out)
+                    pat = arm.child_by_field_name("pattern")
+                    here = [["match_arm", self.tl(pat)[:300], subject]] if pat is not None else []
+                    self._tails(arm.child_by_field_name("value"), out, arms + here)
         elif v.type not in ("return_expression", "macro_invocation", "break_expression", "continue_expression"):
-            out.append((self.tl(v)[:160], [line(v), v.start_point[1]]))
+            out.append((self.tl(v)[:160], [line(v), v.start_point[1]], arms))
         return out
 
     def _fn_values(self, d: Definition, var: str, match: ts.Node) -> None:
