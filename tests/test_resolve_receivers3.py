@@ -239,3 +239,14 @@ pub fn run(st: &Storage, maybe: Option<Cuda>) {
 def test_a_let_from_match_arms_types_each_tail_with_its_arms_bindings():
     got = calls(ARM_TAILS, "m::run", "stream")
     assert [(line, q, r) for line, q, r, _ in got] == [(12, "m::Cuda::stream", "exact"), (14, "m::Cuda::stream", "exact")]
+
+
+def test_a_closure_over_zipped_items_destructures_its_tuple_parameter():
+    src = ZIPS.replace("pub fn run(", "pub fn unused(") + """
+pub fn mapped(seqs: &[Seq], toks: Vec<Tok>) {
+    seqs.iter().zip(toks.iter()).enumerate().map(|(i, (s, t))| { s.step(); t.step(); });
+}
+"""
+    got = calls(src, "m::mapped", "step")
+    assert [(q, r) for _, q, r, _ in got] == [("m::Seq::step", "exact"), ("m::Tok::step", "exact")]
+    assert "closure parameter of `.map`" in got[0][3]

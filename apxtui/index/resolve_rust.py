@@ -1213,14 +1213,14 @@ class RustResolver:
             elif ctx.kind == "closure" and depth < 4:
                 params = _CLOSURE_PARAMS_RE.match(ctx.text.strip())
                 declared = [x.partition(":") for x in split_top(params.group(1))] if params else []
-                names = [n.strip().lstrip("&").removeprefix("mut ").strip() for n, _, _ in declared]
-                if r in names:
-                    slot = names.index(r)
+                paths = [_pattern_path(n, r) for n, _, _ in declared]
+                slot = next((k for k, p in enumerate(paths) if p is not None), -1)
+                if slot >= 0:
                     annotated = declared[slot][2].strip()  # `|w: Tensor|`: the type as written
-                    if annotated:
+                    if annotated and not paths[slot]:
                         self._why = f"closure parameter `{r}: {_clip(annotated)}` ({base}:{ctx.line})"
                         return self._text_type(annotated, sc, indexed)
-                    return self._closure_param(ctx, slot, caller, call, depth)
+                    return self._closure_param(ctx, slot, caller, call, depth, paths[slot] or [])
         value, line, col, slot, tails, pattern, written, arms = self._assigned(caller, r, call.line, call.col,
                                                                                call.text)
         if written:
@@ -1274,7 +1274,8 @@ class RustResolver:
             ty = parts[slot] if slot < len(parts) else ""
         return ty
 
-    def _closure_param(self, ctx: Context, slot: int, caller: Definition, call: CallSite, depth: int) -> str:
+    def _closure_param(self, ctx: Context, slot: int, caller: Definition, call: CallSite, depth: int,
+                       path: list[int] | None = None) -> str:
         """Parameter ``slot`` of a closure passed to an element-wise method (``opt.is_some_and(|x| ..)``,
         ``xs.iter().map(|x| ..)``): the element of the method's receiver; passed to a function or method that
         resolves exactly: the argument type its ``Fn(..)`` parameter declares (``func(|xs| ..)``)."""
@@ -1288,8 +1289,15 @@ class RustResolver:
         owner = next((c for c in reversed(calls) if c.line <= ctx.line
                       and any(a.strip().startswith(head) for a in c.args)), None)
         if owner is not None and (owner.kind != "method" or owner.callee not in _ELEMENTWISE):
-            return self._fn_bound_param(owner, head, slot, caller, ctx, depth)
-        if owner is None or slot or owner.callee in ("map_or", "map_or_else") and \
+            return "" if path else self._fn_bound_param(owner, head, slot, caller, ctx, depth)
+        if owner is not None and path and not slot and owner.callee not in _CONTENT_CLOSURE and depth < 4:
+            item = self._iter_item(owner.receiver, caller, owner, depth + 1)  # `.map(|(i, (a, b))| ..)`
+            for k in path:
+                item = item[k] if isinstance(item, tuple) and k < len(item) else ""
+            self._why = f"closure parameter of `.{owner.callee}` on `{_clip(owner.receiver)}` " \
+                        f"({call.file.rsplit('/', 1)[-1]}:{ctx.line})"
+            return item if isinstance(item, str) else ""
+        if owner is None or slot or path or owner.callee in ("map_or", "map_or_else") and \
                 not owner.args[-1].strip().startswith(head):
             return ""  # `Result::map_or_else(|e| .., |x| ..)`: the first closure receives the error
         ty = self.receiver_type(owner.receiver, caller, owner, depth + 1)
