@@ -250,3 +250,18 @@ pub fn mapped(seqs: &[Seq], toks: Vec<Tok>) {
     got = calls(src, "m::mapped", "step")
     assert [(q, r) for _, q, r, _ in got] == [("m::Seq::step", "exact"), ("m::Tok::step", "exact")]
     assert "closure parameter of `.map`" in got[0][3]
+
+
+def test_a_struct_like_variant_literal_is_of_its_enum():
+    src = """
+pub enum Error { Shape { got: u32 }, Other }
+impl Error { pub fn bt(self) -> Error { self } }
+pub struct Shape;
+impl Shape { pub fn bt(self) -> Shape { self } }
+pub fn run() {
+    Error::Shape { got: 1 }.bt();
+    let e = Error::Shape { got: 2 };
+    e.bt();
+}
+"""
+    assert [(q, r) for _, q, r, _ in calls(src, "m::run", "bt")] == [("m::Error::bt", "exact")] * 2

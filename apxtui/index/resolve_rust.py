@@ -255,6 +255,7 @@ def _wrapped(expr: str) -> bool:
     return False
 
 
+_STRUCT_LIT_RE = re.compile(r"^((?:\w+::)*[A-Z]\w*)\s*\{")
 _MACRO_VALUE_RE = re.compile(r"^(\w+)!\s*\((.*)\)$", re.S)
 _GUARD_METHODS = r"(?:try_lock|lock|read|write|try_read|try_write|borrow|borrow_mut|try_borrow|try_borrow_mut)"
 
@@ -1136,6 +1137,9 @@ class RustResolver:
             enum = strip_marks(self.type_ref(r.rsplit("::", 1)[0], sc))[0]
             d = self.type_defs.get(enum[2:]) if enum.startswith("T:") else None
             return enum if d is not None and d.attrs.get("kind") == "enum" else ""
+        m = _STRUCT_LIT_RE.match(r)
+        if m and r.endswith("}") and _split_chain(r) == [r]:  # `Error::Shape { .. }.bt()`
+            return self._literal_type(m.group(1), sc)
         m = _MACRO_VALUE_RE.match(r)
         if m and depth < 4:
             return self._macro_value(m, caller, call, depth + 1)
@@ -1146,6 +1150,17 @@ class RustResolver:
             self._why = ""
             return ty
         return ""
+
+    def _literal_type(self, path: str, sc: Scope) -> str:
+        """Type of a struct literal ``Path { .. }``: the enum of a struct-like variant ``E::V { .. }``, else the
+        struct."""
+        if "::" in path:
+            enum = strip_marks(self.type_ref(path.rsplit("::", 1)[0], sc))[0]
+            d = self.type_defs.get(enum[2:]) if enum.startswith("T:") else None
+            if d is not None and d.attrs.get("kind") == "enum" and path.rsplit("::", 1)[1] in d.attrs.get(
+                    "variants", ()):
+                return enum
+        return self.type_ref(path, sc)
 
     def _macro_value(self, m: re.Match[str], caller: Definition, call: CallSite, depth: int) -> str:
         """The value of ``name!(x)`` when the checkout's ``macro_rules! name`` hands out a lock guard of its one
@@ -1672,9 +1687,9 @@ class RustResolver:
         if e.startswith(("&", "*")):
             return self._expr_type(e.lstrip("&*").removeprefix("mut ").lstrip("*").strip(), caller, call, depth + 1)
         if not e.endswith(")"):
-            m = re.match(r"^((?:[\w]+::)*[A-Z]\w*)\s*\{", e)
+            m = _STRUCT_LIT_RE.match(e)
             if m:
-                return self.type_ref(m.group(1), self.scope_of(caller))
+                return self._literal_type(m.group(1), self.scope_of(caller))
             if _FIELDS_RE.fullmatch(e):
                 return self.receiver_type(_DOT_WS_RE.sub(".", e), caller, call, depth + 1)
             return ""
