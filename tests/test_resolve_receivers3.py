@@ -265,3 +265,21 @@ pub fn run() {
 }
 """
     assert [(q, r) for _, q, r, _ in calls(src, "m::run", "bt")] == [("m::Error::bt", "exact")] * 2
+
+
+def test_a_dereferenced_let_and_a_chain_with_a_comment_are_not_operators():
+    src = """
+pub struct Seq;
+impl Seq { pub fn go(&mut self) -> &mut Seq { self } }
+pub fn run(seqs: &mut [Box<Seq>]) {
+    let seq = &mut *seqs[0];
+    seq.go();
+    seq.go() // a comment (with parentheses)
+        .go()
+        .go();
+}
+"""
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
+    got = {(e["receiver"], t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::run", "call")}
+    assert ("seq.go() // a comment (with parentheses) .go()", "m::Seq::go", "exact") in got
+    assert {r for _, _, r in got} == {"exact"}

@@ -203,39 +203,44 @@ def _peel_tail(expr: str) -> str:
 
 #: Arithmetic operators → (the `std::ops` trait, its method).
 _OPERATORS = {"+": ("Add", "add"), "-": ("Sub", "sub"), "*": ("Mul", "mul"), "/": ("Div", "div"), "%": ("Rem", "rem")}
+_PREFIX_WORDS = frozenset({"mut", "as", "const", "dyn", "impl", "move", "ref", "return", "in", "unsafe"})
 _NOT_ARITH = ("==", "!=", "<=", ">=", "&&", "||", "..", "=>", "+=", "-=", "*=", "/=", " < ", " > ")
 
 
 def _binary_split(expr: str) -> tuple[str, str, str] | None:
     """``a * b - c`` → (``a * b``, ``-``, ``c``): the outermost arithmetic operator of an expression
     (the last ``+``/``-`` at the top level, else the last ``*``/``/``/``%``; unary ``-``, ``*`` and ``&``
-    are not operators); None when it has none, or holds a comparison, logic, range or assignment."""
-    if len(expr) > 400 or not any(c in expr for c in "+-*/%"):
+    — after another operator or a keyword such as ``mut`` — are not operators); None when it has none,
+    or holds a comparison, logic, range, assignment, literal or comment at the top level."""
+    if len(expr) > 400 or not any(c in expr for c in "+-*/%") or "//" in expr or "/*" in expr:
         return None
-    depth, last_tok, additive, multiplicative = 0, "", -1, -1
+    depth, operand, additive, multiplicative = 0, False, -1, -1
     i, n = 0, len(expr)
     while i < n:
         ch = expr[i]
         if ch in "([{" or ch == "<" and expr[i - 2 : i] == "::":
             depth += 1
+            operand = True
         elif ch in ")]}" or ch == ">" and depth and expr[i - 1] != "-":
             depth -= 1
         elif depth == 0:
             if ch in "\"'" or ch in "=!<>|" or expr.startswith(_NOT_ARITH, i):
-                return None  # a literal, comparison, logic, range or assignment at the top level
-            if ch in _OPERATORS and not expr.startswith("->", i) and last_tok not in ("", "op"):
+                return None
+            if ch.isalnum() or ch == "_":
+                j = i
+                while j < n and (expr[j].isalnum() or expr[j] == "_"):
+                    j += 1
+                operand = expr[i:j] not in _PREFIX_WORDS  # `&mut *x`, `x as *const T`
+                i = j
+                continue
+            if ch in _OPERATORS and operand and not expr.startswith("->", i):
                 if ch in "+-":
                     additive = i
                 else:
                     multiplicative = i
-                last_tok = "op"
-                i += 1
-                continue
-            if ch in _OPERATORS or ch == "&":  # a unary operator (or `&` after an operand): an operand follows
-                i += 1
-                continue
-        if not ch.isspace():
-            last_tok = "operand"
+                operand = False
+            elif ch in _OPERATORS or ch == "&":
+                operand = False  # a unary operator: an operand follows
         i += 1
     k = additive if additive >= 0 else multiplicative
     if k < 0:
