@@ -283,3 +283,28 @@ pub fn run(seqs: &mut [Box<Seq>]) {
     got = {(e["receiver"], t["qualname"], e["resolution"]) for t, e in edges_from(g, "m::run", "call")}
     assert ("seq.go() // a comment (with parentheses) .go()", "m::Seq::go", "exact") in got
     assert {r for _, _, r in got} == {"exact"}
+
+
+def test_a_call_of_a_local_closure_is_typed_by_its_match_arms():
+    src = """
+use std::collections::HashMap;
+pub struct Value;
+impl Value { pub fn rank(&self) -> usize { 0 } }
+pub struct Other;
+impl Other { pub fn rank(&self) -> usize { 1 } }
+pub fn eval(values: &HashMap<String, Value>, name: &str) -> Result<(), String> {
+    let get = |n: &str| match values.get(n) {
+        Some(value) => Ok(value),
+        None => panic!("missing"),
+    };
+    let xs = get(name)?;
+    xs.rank();
+    get("b")?.rank();
+    let shared = std::sync::Arc::new(Value);
+    shared.rank();
+    Ok(())
+}
+"""
+    got = calls(src, "m::eval", "rank")
+    assert [(line, q, r) for line, q, r, _ in got] == [(13, "m::Value::rank", "exact"), (14, "m::Value::rank", "exact"),
+                                                     (16, "m::Value::rank", "exact")]

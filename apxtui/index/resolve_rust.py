@@ -260,6 +260,11 @@ def _wrapped(expr: str) -> bool:
     return False
 
 
+#: Constructors whose value a receiver reaches as its content (`Ok(x)?`, `Arc::new(x)` auto-deref).
+_CONTENT_CTORS = frozenset({"Ok", "Some", "Box::new", "Arc::new", "Rc::new", "Mutex::new", "RwLock::new",
+                            "RefCell::new", "Cell::new"})
+_CLOSURE_HEAD_RE = re.compile(r"^(?:move\s+)?\|[^|]*\|\s*(?:->\s*([^{]+?)\s*(?=\{))?")
+_DIVERGES_RE = re.compile(r"^(?:(?:\w+::)*(?:panic|unreachable|todo|unimplemented|bail)!|return\b|continue\b|break\b)")
 _STRUCT_LIT_RE = re.compile(r"^((?:\w+::)*[A-Z]\w*)\s*\{")
 _MACRO_VALUE_RE = re.compile(r"^(\w+)!\s*\((.*)\)$", re.S)
 _GUARD_METHODS = r"(?:try_lock|lock|read|write|try_read|try_write|borrow|borrow_mut|try_borrow|try_borrow_mut)"
@@ -1672,6 +1677,40 @@ class RustResolver:
             return _opaque(r)
         return ""
 
+    def _local_closure_call(self, name: str, caller: Definition, call: CallSite, depth: int) -> str | None:
+        """Type of calling the local closure ``name`` (``let name = |..| body;`` in scope; None when ``name`` is
+        no such closure): its written return type, else its body's value — a ``match`` is typed arm by arm
+        with each arm's bindings, diverging arms (``bail!``, ``panic!``, ``return``) left out."""
+        value, line, col, slot, _, pattern, written, _ = self._assigned(caller, name, call.line, call.col, call.text)
+        m = _CLOSURE_HEAD_RE.match(value) if value and slot < 0 and not pattern and not written else None
+        if m is None:
+            return None
+        key = (id(caller), name, line, col)
+        hit = self._let_memo.get(key)
+        if hit is not None:
+            return hit
+        self._let_memo[key] = ""  # (a closure calling itself)
+        at = replace(call, line=line, col=col)
+        ret, body = (m.group(1) or "").strip(), value[m.end() :].strip()
+        if ret:
+            ty = self.type_ref(ret, self.scope_of(caller))
+        elif body.startswith("match ") and body.endswith("}") and "{" in body and depth < 4:
+            subject, arms = body[6 : body.index("{")].strip(), body[body.index("{") + 1 : -1]
+            tys = set()
+            for arm in split_top(arms):
+                pat, sep, val = arm.partition("=>")
+                val = val.strip()
+                if not sep or _DIVERGES_RE.match(val):
+                    continue
+                ctx = Context("match_arm", pat.strip(), line, f"closure:{line}:{col}", subject=subject)
+                tys.add(self._expr_type(_block_tail(val) if val.startswith("{") else val, caller,
+                                        replace(at, contexts=[*at.contexts, ctx]), depth + 1))
+            ty = tys.pop() if len(tys) == 1 else ""
+        else:
+            ty = self._expr_type(body, caller, at, depth + 1) if depth < 4 else ""
+        self._let_memo[key] = ty
+        return ty
+
     def _expr_type(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str:
         """Type of a value expression: a call (through the callee's declared return type), an operator
         (through its trait impl), a struct literal, a block's tail, a variable."""
@@ -1709,6 +1748,13 @@ class RustResolver:
             return self._method_result(ty, name, e, caller, call, depth) if ty else ""
         segs = name.split("::")
         sc = self.scope_of(caller)
+        if "::".join(segs[-2:]) in _CONTENT_CTORS and len(split_top(head[2])) == 1 and (
+                len(segs) <= 2 or segs[0] in STD_CRATES):  # `Ok(x)`, `Arc::new(x)`: x's type (peeled)
+            return self._expr_or_receiver(head[2], caller, call, depth + 1)
+        if len(segs) == 1 and not segs[0][:1].isupper():  # `get(x)` where `let get = |n| …` (shadows a fn `get`)
+            got = self._local_closure_call(segs[0], caller, call, depth)
+            if got is not None:
+                return got
         if segs[-1][:1].isupper() and segs[-1] not in PRELUDE:  # `Enum::Variant(..)` / `TupleStruct(..)`
             whole = strip_marks(self.type_ref(name, sc))[0]
             if whole.startswith("T:"):
