@@ -308,3 +308,27 @@ pub fn eval(values: &HashMap<String, Value>, name: &str) -> Result<(), String> {
     got = calls(src, "m::eval", "rank")
     assert [(line, q, r) for line, q, r, _ in got] == [(13, "m::Value::rank", "exact"), (14, "m::Value::rank", "exact"),
                                                      (16, "m::Value::rank", "exact")]
+
+
+def test_fields_and_methods_are_found_through_a_deref_target():
+    src = """
+use std::sync::Arc;
+pub struct Layout;
+impl Layout { pub fn offset(&self) -> usize { 0 } }
+pub struct Inner { pub layout: Layout }
+impl Inner { pub fn storage(&self) -> Layout { Layout } }
+pub struct Tensor(Arc<Inner>);
+impl std::ops::Deref for Tensor {
+    type Target = Inner;
+    fn deref(&self) -> &Self::Target { &self.0 }
+}
+impl Tensor {
+    pub fn run(&self) {
+        self.layout.offset();
+        self.storage().offset();
+    }
+}
+"""
+    got = calls(src, "m::Tensor::run")
+    assert [(line, q, r) for line, q, r, _ in got] == [(14, "m::Layout::offset", "exact"), (15, "m::Inner::storage", "exact"),
+                                                     (15, "m::Layout::offset", "exact")]

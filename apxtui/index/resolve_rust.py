@@ -446,6 +446,7 @@ class RustResolver:
         self._why = ""  # set by the rule that typed the receiver being evaluated
         self._guard_memo: dict[tuple[str, str], bool] = {}
         self._owners_open: set[int] = set()
+        self._deref_memo: dict[str, str] = {}
         self._scope_memo: dict[int, Scope] = {}
         self._assigns: dict[int, dict[str, list[tuple[Any, ...]]]] = {}
         self._by_name_memo: dict[tuple[Any, ...], list[str]] = {}
@@ -888,8 +889,9 @@ class RustResolver:
                     return r
         return ""
 
-    def methods_of(self, ref: str, name: str) -> list[str]:
-        """Methods ``name`` of type reference ``ref``: its impls, then its traits' default methods."""
+    def methods_of(self, ref: str, name: str, depth: int = 0) -> list[str]:
+        """Methods ``name`` of type reference ``ref``: its impls, then its traits' default methods, then
+        (auto-deref) those of its ``Deref::Target``."""
         r = strip_marks(ref)[0]
         if r.startswith("U:"):
             return list(dict.fromkeys(i for m in members(r) for i in self.methods_of(m, name)))
@@ -901,7 +903,22 @@ class RustResolver:
             for tr in self.type_traits.get(r, ()):
                 ids += [i for i in self.trait_decls.get((tr, name), ())
                         if self.t.defs[i].attrs.get("trait_default")]
+        if not ids and depth < 3 and name != "deref":
+            target = self.deref_target(r)
+            if target and target != r:
+                return self.methods_of(target, name, depth + 1)
         return ids
+
+    def deref_target(self, ref: str) -> str:
+        """``Target`` of the one ``impl Deref for T`` of a checkout type (``type Target = …``), or ""."""
+        r = strip_marks(ref)[0]
+        hit = self._deref_memo.get(r)
+        if hit is None:
+            ids = [i for i in self.impl_methods.get((r, "deref"), ()) if self.t.defs[i].trait == "Deref"]
+            d = self.t.defs[ids[0]] if len(ids) == 1 and r.startswith("T:") else None
+            rt = d.attrs.get("return_assoc", "") if d is not None else ""
+            hit = self._deref_memo[r] = strip_marks(self.type_ref(rt, self.scope_of(d)))[0] if d and rt else ""
+        return hit
 
     def trait_impls_of(self, trait_ref: str, name: str, depth: int = 0) -> tuple[list[str], list[str]]:
         """(impl methods of ``name`` over the trait's impls, the trait's own declaration/default)."""
@@ -1402,8 +1419,13 @@ class RustResolver:
         if not r.startswith("T:"):
             return _opaque(r) if r.startswith("X:") and "<" not in r else ""
         d = self.type_def(r[2:], file, field)
-        if d is None:
-            return ""
+        seen, target = {r}, r
+        while d is None:  # auto-deref: `self.layout` of `struct Tensor(Arc<Tensor_>)` with `Target = Tensor_`
+            target = self.deref_target(target)
+            if not target.startswith("T:") or target in seen:
+                return ""
+            seen.add(target)
+            d = self.type_def(target[2:], file, field)
         return self._text_type(d.fields[field], self.scope_of(d), indexed)
 
     def _loop_elem(self, coll: str, caller: Definition, call: CallSite, sc: Scope, depth: int) -> str:

@@ -93,6 +93,9 @@ def split_path(path: str) -> tuple[list[str], list[str]]:
     return kept, generics
 
 
+_SELF_ASSOC_RE = re.compile(r"\bSelf::(\w+)")
+
+
 def strip_generics(t: str) -> str:
     """``Foo<B>`` -> ``Foo``; ``&mut a::Foo<B>`` -> ``a::Foo``; ``dyn Tr`` -> ``Tr``."""
     t = _LIFETIME_RE.sub("", t).strip()
@@ -601,10 +604,10 @@ class _Extractor:
                     d.attrs["trait_path"] = tp
                 d.attrs["trait_qualname"] = f"<{d.container} as {d.trait}>::{d.name}"
             assoc = self.assoc_types.get(container.id)
-            if assoc and d.return_type.startswith("Self::"):  # `-> Self::Output`: the impl's `type Output = …`
-                got = assoc.get(d.return_type[6:].strip())
-                if got:
-                    d.attrs["return_assoc"] = got
+            if assoc and "Self::" in d.return_type:  # `-> Self::Output`, `-> &Self::Target`: the impl's `type X = …`
+                names = _SELF_ASSOC_RE.findall(d.return_type)
+                if all(n in assoc for n in names):
+                    d.attrs["return_assoc"] = _SELF_ASSOC_RE.sub(lambda m: assoc[m.group(1)], d.return_type)
         d.qualname = f"{mod}::{d.container}::{d.name}" if mod else f"{d.container}::{d.name}"
 
     def _type_def(self, d: Definition, node: ts.Node) -> None:
