@@ -260,9 +260,9 @@ def _wrapped(expr: str) -> bool:
     return False
 
 
-#: Constructors whose value a receiver reaches as its content (`Ok(x)?`, `Arc::new(x)` auto-deref).
-_CONTENT_CTORS = frozenset({"Ok", "Some", "Box::new", "Arc::new", "Rc::new", "Mutex::new", "RwLock::new",
-                            "RefCell::new", "Cell::new"})
+#: Constructors whose value a receiver reaches as its content (`Ok(x)?`).  Not `Arc::new(x)`: a local
+#: `impl Tr for Arc<T>` is found before `T`'s methods.
+_CONTENT_CTORS = frozenset({"Ok", "Some"})
 _CLOSURE_HEAD_RE = re.compile(r"^(?:move\s+)?\|[^|]*\|\s*(?:->\s*([^{]+?)\s*(?=\{))?")
 _DIVERGES_RE = re.compile(r"^(?:(?:\w+::)*(?:panic|unreachable|todo|unimplemented|bail)!|return\b|continue\b|break\b)")
 _STRUCT_LIT_RE = re.compile(r"^((?:\w+::)*[A-Z]\w*)\s*\{")
@@ -1770,8 +1770,7 @@ class RustResolver:
             return self._method_result(ty, name, e, caller, call, depth) if ty else ""
         segs = name.split("::")
         sc = self.scope_of(caller)
-        if "::".join(segs[-2:]) in _CONTENT_CTORS and len(split_top(head[2])) == 1 and (
-                len(segs) <= 2 or segs[0] in STD_CRATES):  # `Ok(x)`, `Arc::new(x)`: x's type (peeled)
+        if name in _CONTENT_CTORS and len(split_top(head[2])) == 1:  # `Ok(x)`: x's type (as `Result<T>` is peeled)
             return self._expr_or_receiver(head[2], caller, call, depth + 1)
         if len(segs) == 1 and not segs[0][:1].isupper():  # `get(x)` where `let get = |n| …` (shadows a fn `get`)
             got = self._local_closure_call(segs[0], caller, call, depth)
