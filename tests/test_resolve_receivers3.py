@@ -238,7 +238,8 @@ pub fn run(st: &Storage, maybe: Option<Cuda>) {
 
 def test_a_let_from_match_arms_types_each_tail_with_its_arms_bindings():
     got = calls(ARM_TAILS, "m::run", "stream")
-    assert [(line, q, r) for line, q, r, _ in got] == [(12, "m::Cuda::stream", "exact"), (14, "m::Cuda::stream", "exact")]
+    assert [(line, q, r) for line, q, r, _ in got] == [(12, "m::Cuda::stream", "exact"),
+                                                     (14, "m::Cuda::stream", "exact")]
 
 
 def test_a_closure_over_zipped_items_destructures_its_tuple_parameter():
@@ -327,5 +328,6 @@ impl Tensor {
 }
 """
     got = calls(src, "m::Tensor::run")
-    assert [(line, q, r) for line, q, r, _ in got] == [(14, "m::Layout::offset", "exact"), (15, "m::Inner::storage", "exact"),
+    assert [(line, q, r) for line, q, r, _ in got] == [(14, "m::Layout::offset", "exact"),
+                                                     (15, "m::Inner::storage", "exact"),
                                                      (15, "m::Layout::offset", "exact")]
