@@ -1039,13 +1039,14 @@ class RustResolver:
         """A method ``name`` of a receiver (or path) of type reference ``ref`` (``note``: the binding
         rule that typed the receiver)."""
         r, heur = strip_marks(ref)
-        what = f"`{recv}`: {short(ref)}" + (f", {note}" if note else "")
+        bare = f"`{recv}`: {short(ref)}"  # (a dropped call's reason is a tally key: without the binding)
+        what = bare + (f", {note}" if note else "")
         if r.startswith("G:"):
             g = r[2:]
             bounds = (caller.generic_bounds.get(g) if caller is not None else None) or []
             if bounds:
                 return self._generic(g, name, bounds, self._scope(caller, call), call, caller)
-            return Resolved(drop=True, how=f"{what}: an unbounded generic")
+            return Resolved(drop=True, how=f"{bare}: an unbounded generic")
         if r.startswith("D:"):
             ids, decl = self.trait_impls_of(r[2:], name)
             inherent = self.methods_of(r[2:], name)  # `impl dyn Trait { .. }` blocks
@@ -1075,10 +1076,10 @@ class RustResolver:
             if ids:
                 return Resolved.of(ids, f"local trait impl for {r[2:]} ({what})")
             if name in STD_METHODS or _is_std(r):
-                return Resolved(drop=True, how=f"std method; {what}")  # as `std::` paths: counted, not drawn
+                return Resolved(drop=True, how=f"std method; {bare}")  # as `std::` paths: counted, not drawn
             return Resolved(status=UNRESOLVED, how=f"{what} is a type outside the checkout",
                             external=f"{_display(r)}::{name}", external_kind="external")
-        return Resolved(drop=True, how=f"unknown type {what}")
+        return Resolved(drop=True, how=f"unknown type {bare}")
 
     def _trait_in_scope(self, ids: list[str], call: CallSite) -> list[str]:
         """Impls of a private trait are callable only where the trait is: prefer the caller's module's."""
