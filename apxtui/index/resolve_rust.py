@@ -447,6 +447,8 @@ class RustResolver:
         self._guard_memo: dict[tuple[str, str], bool] = {}
         self._owners_open: set[int] = set()
         self._deref_memo: dict[str, str] = {}
+        self._owner_memo: dict[tuple[Any, ...], CallSite | None] = {}  # a closure's context → the call it is passed to
+        self._owner_res: dict[int, Resolved] = {}  # that call's resolution (its callee's `Fn` parameter types)
         self._scope_memo: dict[int, Scope] = {}
         self._assigns: dict[int, dict[str, list[tuple[Any, ...]]]] = {}
         self._by_name_memo: dict[tuple[Any, ...], list[str]] = {}
@@ -1329,8 +1331,12 @@ class RustResolver:
             calls = self._calls_by_caller[key] = [c for c in (f.calls if f else ()) if c.caller == caller.qualname
                                                   and c.kind in ("method", "call")]
         head = ctx.text.strip()
-        owner = next((c for c in reversed(calls) if c.line <= ctx.line
-                      and any(a.strip().startswith(head) for a in c.args)), None)
+        okey = (key, id(ctx))
+        if okey in self._owner_memo:
+            owner = self._owner_memo[okey]
+        else:
+            owner = self._owner_memo[okey] = next((c for c in reversed(calls) if c.line <= ctx.line
+                                                   and any(a.strip().startswith(head) for a in c.args)), None)
         if owner is not None and (owner.kind != "method" or owner.callee not in _ELEMENTWISE):
             return "" if path else self._fn_bound_param(owner, head, slot, caller, ctx, depth)
         if owner is not None and path and not slot and owner.callee not in _CONTENT_CLOSURE and depth < 4:
@@ -1359,11 +1365,14 @@ class RustResolver:
         type its parameter's ``Fn(A, ..)`` (a generic bound, ``impl Fn``, ``Box<dyn Fn>``) gives that slot."""
         if depth > 3 or id(owner) in self._owners_open:
             return ""
-        self._owners_open.add(id(owner))  # (typing the owner's receiver cannot come back to its closure)
-        try:
-            res = self._method(owner, caller) if owner.kind == "method" else self._path(owner, caller)
-        finally:
-            self._owners_open.discard(id(owner))
+        res = self._owner_res.get(id(owner))
+        if res is None:
+            self._owners_open.add(id(owner))  # (typing the owner's receiver cannot come back to its closure)
+            try:
+                res = self._owner_res[id(owner)] = self._method(owner, caller) if owner.kind == "method" \
+                    else self._path(owner, caller)
+            finally:
+                self._owners_open.discard(id(owner))
         if res.status != EXACT or len(res.targets) != 1:
             return ""
         d = self.t.defs[res.targets[0]]
