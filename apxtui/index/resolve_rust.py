@@ -34,6 +34,7 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from apxtui.facts import CallSite, Context, Definition, FileFacts, Import
@@ -207,6 +208,7 @@ _PREFIX_WORDS = frozenset({"mut", "as", "const", "dyn", "impl", "move", "ref", "
 _NOT_ARITH = ("==", "!=", "<=", ">=", "&&", "||", "..", "=>", "+=", "-=", "*=", "/=", " < ", " > ")
 
 
+@lru_cache(maxsize=1 << 16)
 def _binary_split(expr: str) -> tuple[str, str, str] | None:
     """``a * b - c`` → (``a * b``, ``-``, ``c``): the outermost arithmetic operator of an expression
     (the last ``+``/``-`` at the top level, else the last ``*``/``/``/``%``; unary ``-``, ``*`` and ``&``
