@@ -449,6 +449,7 @@ class RustResolver:
         self._guard_memo: dict[tuple[str, str], bool] = {}
         self._owners_open: set[int] = set()
         self._deref_memo: dict[str, str] = {}
+        self._binding_memo: dict[tuple[Any, ...], tuple[str, str]] = {}  # loop / closure variable → (type, note)
         self._owner_memo: dict[tuple[Any, ...], CallSite | None] = {}  # a closure's context → the call it is passed to
         self._owner_res: dict[int, Resolved] = {}  # that call's resolution (its callee's `Fn` parameter types)
         self._scope_memo: dict[int, Scope] = {}
@@ -1233,21 +1234,14 @@ class RustResolver:
                 return self._text_type(p.type, sc, indexed)
         for ctx in reversed(call.contexts):  # the innermost binding wins
             if ctx.kind == "loop":
-                fm = _FOR_RE.match(ctx.text)
-                path = _pattern_path(fm.group(1), r) if fm else None
-                if fm is None or path is None:
-                    continue
-                m = _LOOP_RE.match(ctx.text)
-                elem = ""
-                if m and m.group(1) == r and (not path or ".enumerate()" in m.group(2)):
-                    elem = self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
-                if not elem and depth < 4:  # nested tuple patterns over `zip` / `enumerate`, any iterable expression
-                    item = self._iter_item(fm.group(2).strip(), caller, call, depth + 1)
-                    for k in path:
-                        item = item[k] if isinstance(item, tuple) and k < len(item) else ""
-                    elem = item if isinstance(item, str) else ""
-                self._why = f"element of `{_clip(fm.group(2).strip())}` (for loop, {base}:{ctx.line})"
-                return elem
+                lkey = (id(ctx), r, id(caller), depth)  # (the same for every call in the loop's body)
+                hit = self._binding_memo.get(lkey)
+                if hit is None:
+                    hit = self._binding_memo[lkey] = self._loop_binding(ctx, r, caller, call, sc, depth)
+                if hit[1]:
+                    self._why = hit[1]
+                    return hit[0]
+                continue
             elif ctx.kind in ("match_arm", "if"):
                 pkey = (id(ctx), r, id(caller))
                 ty = self._pattern_memo.get(pkey)
@@ -1267,7 +1261,14 @@ class RustResolver:
                     if annotated and not paths[slot]:
                         self._why = f"closure parameter `{r}: {_clip(annotated)}` ({base}:{ctx.line})"
                         return self._text_type(annotated, sc, indexed)
-                    return self._closure_param(ctx, slot, caller, call, depth, paths[slot] or [])
+                    ckey = (id(ctx), r, id(caller), depth)
+                    hit = self._binding_memo.get(ckey)
+                    if hit is None:
+                        self._why = ""
+                        ty = self._closure_param(ctx, slot, caller, call, depth, paths[slot] or [])
+                        hit = self._binding_memo[ckey] = (ty, self._why)
+                    self._why = hit[1]
+                    return hit[0]
         value, line, col, slot, tails, pattern, written, arms = self._assigned(caller, r, call.line, call.col,
                                                                                call.text)
         if written:
@@ -1460,6 +1461,25 @@ class RustResolver:
         if _WORD_RE.fullmatch(coll) and depth < 4:
             return self._index(self._var_type(coll, caller, call, sc, False, depth + 1))
         return ""
+
+    def _loop_binding(self, ctx: Context, r: str, caller: Definition, call: CallSite, sc: Scope,
+                      depth: int) -> tuple[str, str]:
+        """(type, binding note) of variable ``r`` bound by the ``for`` loop ``ctx``; ("", "") when the loop does
+        not bind it (the note is set whenever it does, typed or not: the innermost binding wins)."""
+        fm = _FOR_RE.match(ctx.text)
+        path = _pattern_path(fm.group(1), r) if fm else None
+        if fm is None or path is None:
+            return "", ""
+        m = _LOOP_RE.match(ctx.text)
+        elem = ""
+        if m and m.group(1) == r and (not path or ".enumerate()" in m.group(2)):
+            elem = self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
+        if not elem and depth < 4:  # nested tuple patterns over `zip` / `enumerate`, any iterable expression
+            item = self._iter_item(fm.group(2).strip(), caller, call, depth + 1)
+            for k in path:
+                item = item[k] if isinstance(item, tuple) and k < len(item) else ""
+            elem = item if isinstance(item, str) else ""
+        return elem, f"element of `{_clip(fm.group(2).strip())}` (for loop, {call.file.rsplit('/', 1)[-1]}:{ctx.line})"
 
     def _iter_item(self, expr: str, caller: Definition, call: CallSite, depth: int) -> str | tuple[Any, ...]:
         """The item type of iterating ``expr``: a reference, or a tuple of them for ``enumerate``, ``zip`` and
