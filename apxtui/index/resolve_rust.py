@@ -458,6 +458,11 @@ class RustResolver:
         self._let_memo: dict[tuple[Any, ...], str] = {}
         self._calls_by_caller: dict[tuple[str, str], list[CallSite]] = {}
         self._pattern_memo: dict[tuple[Any, ...], str] = {}
+        # memos of the table look-ups below (pure functions of the tables, the packages and their arguments)
+        self._expand_memo: dict[tuple[Any, ...], list[str]] = {}
+        self._imports_memo: dict[tuple[str, str, str, bool], list[Import]] = {}
+        self._lookup_memo: dict[tuple[str, int, str], tuple[list[str], str]] = {}
+        self._type_at_memo: dict[tuple[str, int, str], str] = {}
         self._tuples: frozenset[str] | None = None
         shared = getattr(t, "_rust_indexes", None)
         if shared is not None and shared[0] is packages:
@@ -676,7 +681,14 @@ class RustResolver:
         return name not in self.t.crates and name not in self.t.modules
 
     def expand(self, segs: list[str], module: str, fn_qual: str = "", file: str = "", depth: int = 0) -> list[str]:
-        """Absolute path candidates for ``segs`` written in ``module`` (and function ``fn_qual``)."""
+        """Absolute path candidates for ``segs`` written in ``module`` (and function ``fn_qual``); memoised."""
+        key = (tuple(segs), module, fn_qual, file, depth)
+        hit = self._expand_memo.get(key)
+        if hit is None:
+            hit = self._expand_memo[key] = self._expand(segs, module, fn_qual, file, depth)
+        return list(hit)
+
+    def _expand(self, segs: list[str], module: str, fn_qual: str, file: str, depth: int) -> list[str]:
         if not segs or depth > 8:
             return []
         s0, rest = segs[0], segs[1:]
@@ -734,7 +746,14 @@ class RustResolver:
     def _imports(self, scope: str, name: str, file: str, same_file: bool = False) -> list[Import]:
         """``use`` items binding ``name`` in module ``scope`` that ``file`` can see: its own (``same_file``,
         for names written in ``file``), or re-exports of crates it depends on.  Two crates may share a
-        module path (two packages' ``src/bin/m.rs``, two libs named alike): their items are apart."""
+        module path (two packages' ``src/bin/m.rs``, two libs named alike): their items are apart.  Memoised."""
+        key = (scope, name, file, same_file)
+        hit = self._imports_memo.get(key)
+        if hit is None:
+            hit = self._imports_memo[key] = self._imports_uncached(scope, name, file, same_file)
+        return hit
+
+    def _imports_uncached(self, scope: str, name: str, file: str, same_file: bool) -> list[Import]:
         imps = self.t.uses.get(scope, {}).get(name, [])
         if not file or not imps:
             return imps
@@ -743,7 +762,14 @@ class RustResolver:
         return [i for i in imps if i.file == file or self.pk.visible(file, i.file)]
 
     def lookup(self, path: str, depth: int = 0, file: str = "") -> tuple[list[str], str]:
-        """Definitions at absolute ``path``, following re-exports (those ``file`` can see)."""
+        """Definitions at absolute ``path``, following re-exports (those ``file`` can see); memoised."""
+        key = (path, depth, file)
+        hit = self._lookup_memo.get(key)
+        if hit is None:
+            hit = self._lookup_memo[key] = self._lookup(path, depth, file)
+        return list(hit[0]), hit[1]
+
+    def _lookup(self, path: str, depth: int, file: str) -> tuple[list[str], str]:
         if depth > 8:
             return [], ""
         hit = self.t.by_qual.get(path)
@@ -863,7 +889,14 @@ class RustResolver:
         return ""
 
     def _type_at(self, path: str, depth: int = 0, file: str = "") -> str:
-        """``T:<qual>`` when ``path`` names a type of the checkout (through re-exports and aliases)."""
+        """``T:<qual>`` when ``path`` names a type of the checkout (through re-exports and aliases); memoised."""
+        key = (path, depth, file)
+        hit = self._type_at_memo.get(key)
+        if hit is None:
+            hit = self._type_at_memo[key] = self._type_at_uncached(path, depth, file)
+        return hit
+
+    def _type_at_uncached(self, path: str, depth: int, file: str) -> str:
         if depth > 8:
             return ""
         d = self.type_def(path, file) if file else self.type_defs.get(path)
