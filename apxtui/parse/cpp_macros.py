@@ -176,6 +176,11 @@ def _preprocessor() -> Any:
 _DEFINED: dict[MacroDef, Any] = {}
 
 
+#: Expansions already made in this process, by (invocation text, the definitions it reached, the
+#: scalar-type table): the same invocation written in several places or files is expanded once.
+_EXPANDED: dict[tuple[Any, ...], Expansion] = {}
+
+
 #: A model macro's way of naming the C++ type of a dtype enum (``APXTUI_SCALAR_TYPE(at::kHalf)``),
 #: replaced from the model's ``scalar_types`` table after expansion.
 SCALAR_TYPE = "APXTUI_SCALAR_TYPE"
@@ -198,6 +203,7 @@ class Expander:
     def __init__(self, lookup: Callable[[str], MacroDef | None], scalar_types: dict[str, str] | None = None):
         self.lookup = lookup
         self.scalar_types = scalar_types or {}
+        self._types_key = tuple(sorted(self.scalar_types.items()))
 
     def _needed(self, text: str) -> list[MacroDef]:
         """The macros ``text`` reaches, transitively (each once)."""
@@ -214,8 +220,19 @@ class Expander:
         return list(out.values())
 
     def expand(self, text: str) -> Expansion:
-        pp = _preprocessor()
+        """The expansion of ``text`` (memoised per process: an :class:`Expansion` is never changed)."""
         used = self._needed(text)
+        key = (text, tuple(used), self._types_key)
+        hit = _EXPANDED.get(key)
+        if hit is None:
+            hit = self._expand(text, used)
+            if len(_EXPANDED) > 20000:
+                _EXPANDED.clear()
+            _EXPANDED[key] = hit
+        return hit
+
+    def _expand(self, text: str, used: list[MacroDef]) -> Expansion:
+        pp = _preprocessor()
         pp.errors = []
         pp.work = 0
         pp.deadline = time.process_time() + MAX_EXPANSION_SECONDS
