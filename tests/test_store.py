@@ -219,23 +219,3 @@ def test_an_unwritable_cache_file_says_so_once(tmp_path, monkeypatch):
     idx = build_index(root, workers=1)
     assert len(idx.notices) == 1 and idx.notices[0].startswith("cache disabled")
     assert "rebuilding" not in idx.notices[0] and len(idx.parsed) == 6
-
-
-@pytest.mark.parametrize("size", [1, 300, 5000, 70000])
-def test_stored_blobs_read_back_whatever_their_size_and_older_ones_still_read(size):
-    import marshal
-    import pickle
-    import zlib
-
-    from apxtui.index.compress import deflate
-    from apxtui.index.store import pack, unpack
-    from apxtui.index.stored_tables import _dumps, _loads
-
-    value = [{"file": f"crates/a/src/f{i}.rs", "line": i, "how": "x" * (i % 7)} for i in range(size // 40 + 1)]
-    raw = marshal.dumps(value)
-    assert zlib.decompress(deflate(raw)) == raw  # an ordinary zlib stream, small window or not
-    assert unpack(pack(value)) == value
-    assert _loads(_dumps(value)) == value
-    # rows written before the window was sized to the blob (0x78 header) and plain pickles
-    assert _loads(zlib.compress(pickle.dumps(value), 1)) == value
-    assert _loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)) == value

@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from apxtui.index.compress import deflate
 from apxtui.index.db import Database
 from apxtui.vocab import node_file
 
@@ -43,7 +42,7 @@ def pack(value: Any) -> bytes:
     except ValueError:
         return b"P" + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     if len(raw) >= ZIP_MIN:
-        return b"Z" + deflate(raw)
+        return b"Z" + zlib.compress(raw, 1)
     return b"M" + raw
 
 

@@ -22,7 +22,6 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from apxtui.facts import FileFacts
-from apxtui.index.compress import deflate
 from apxtui.index.tables import Tables, absolute_use, pyclass_modules
 
 #: Tables derived by ``Tables.finish`` (not stored; computed on access).
@@ -49,13 +48,13 @@ def contribution(f: FileFacts) -> Tables:
 
 
 def _dumps(value: Any) -> bytes:
-    """A pickled value, zlib-compressed when long (a pickle starts with 0x80; a zlib stream never does)."""
+    """A pickled value, zlib-compressed when long (a pickle starts with 0x80, zlib with 0x78)."""
     raw = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return deflate(raw) if len(raw) > 256 else raw
+    return zlib.compress(raw, 1) if len(raw) > 256 else raw
 
 
 def _loads(blob: bytes) -> Any:
-    return pickle.loads(blob if blob[:1] == b"\x80" else zlib.decompress(blob))
+    return pickle.loads(zlib.decompress(blob) if blob[:1] == b"x" else blob)
 
 
 def contribution_rows(f: FileFacts) -> list[tuple[str, str, bytes]]:
