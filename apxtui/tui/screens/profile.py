@@ -33,7 +33,9 @@ class ProfileScreen(TableNav, ApxScreen):
         *TableNav.BINDINGS,
         Binding("space", "toggle", "Toggle", id="profile.toggle",
                 tooltip="cfg name: on (--cfg) → off (--cfg-off) → as derived; feature on/off; arch: target/none"),
-        Binding("enter", "set_value", "Set", id="profile.set",
+        # priority: the focused table's own (hidden) enter would otherwise hide "⏎ Set" from the footer, so
+        # the footer showed it or not depending on whether the table had taken focus yet
+        Binding("enter", "set_value", "Set", id="profile.set", priority=True,
                 tooltip="env: type its value (empty: unset); arch: make it the target; others: toggle"),
         Binding("a", "arch", "Arch", id="profile.arch", tooltip="Type the target architecture (sm_90; empty: none)"),
         Binding("D", "default_features", "Defaults", show=False, id="profile.default_features",
@@ -140,7 +142,7 @@ class ProfileScreen(TableNav, ApxScreen):
 
     @on(DataTable.RowSelected)
     def _selected(self, event: DataTable.RowSelected) -> None:
-        self.action_set_value()  # enter: the table consumes the key and reports a selection
+        self.action_set_value()  # a click on a row (enter is this screen's priority binding)
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
