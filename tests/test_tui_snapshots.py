@@ -45,6 +45,7 @@ async def capture(pilot, press: tuple[str, ...] = ()) -> str:
     """The screenshot as ``snap_compare`` takes it after its ``run_before`` (``textual._doc.take_svg_screenshot``)."""
     await pilot.pause()
     await pilot.press(*press)
+    await drive.settle(pilot.app, pilot)  # a pressed n searches in a worker
     await pilot.wait_for_scheduled_animations()
     await pilot.pause()
     await pilot.pause()

@@ -101,6 +101,9 @@ class ProfileScreen(TableNav, ApxScreen):
         table.border_title = f"Configuration space: {len(rows)} rows" + (f", {und} undecided" if und else "")
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
+        if self.focused is None:  # AUTO_FOCUS passes over the table while it is loading
+            table.focus()
+        self.refresh_bindings()  # the footer's keys follow the loaded, focused table
         bar = self.query_one("#profile-bar", ProfileBar)
         bar.hint = "x: drop it" if self.session.resolved is not None else "space/enter on a row: set one"
         bar.set_profile(self.session.profile_text(), self.session.resolved is not None)
