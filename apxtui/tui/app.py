@@ -24,7 +24,9 @@ from typing import Any
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.reactive import var
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from apxtui.demo import DEMO_CHECKPOINT
@@ -34,7 +36,7 @@ from apxtui.textsafe import one_line
 from apxtui.tui.background import Progress, analyse_path, checkpoint_join
 from apxtui.tui.config import ExplorerConfig, Settings, load_settings
 from apxtui.tui.gcpolicy import keep_out_of_the_way
-from apxtui.tui.jobs import SERVING, DaemonThreadExecutor, Job, JobFailed, Jobs
+from apxtui.tui.jobs import SERVING, DaemonThreadExecutor, Job, JobFailed, JobFn, Jobs
 from apxtui.tui.messages import IndexFailed, IndexProgress, IndexReady
 from apxtui.tui.path_analysis import PathAnalysis
 from apxtui.tui.screens.base import report_worker_error
@@ -78,10 +80,11 @@ class LazyScreen:
     module: str
     name: str
 
-    def screen_class(self) -> type:
-        return getattr(importlib.import_module(f"apxtui.tui.screens.{self.module}"), self.name)
+    def screen_class(self) -> type[Screen[Any]]:
+        cls: type[Screen[Any]] = getattr(importlib.import_module(f"apxtui.tui.screens.{self.module}"), self.name)
+        return cls
 
-    def __call__(self):
+    def __call__(self) -> Screen[Any]:
         return self.screen_class()()
 
 
@@ -91,7 +94,7 @@ def screen_classes() -> list[type]:
     return [m.screen_class() if isinstance(m, LazyScreen) else m for m in modes if isinstance(m, type | LazyScreen)]
 
 
-class ApxApp(App):
+class ApxApp(App[None]):
     """Thin: owns the index worker, the session and the background jobs; screens do the rest."""
 
     CSS_PATH = "app.tcss"
@@ -292,7 +295,7 @@ class ApxApp(App):
             self.set_activity(group, "")
         return last
 
-    async def run_job(self, group: str, fn, *args) -> Any:
+    async def run_job(self, group: str, fn: JobFn, *args: Any) -> Any:
         """Run ``fn`` as a background job (a new one in ``group`` replaces the old); see :meth:`follow`."""
         return await self.follow(group, self.background.start(group, fn, *args))
 
@@ -332,8 +335,8 @@ class ApxApp(App):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         report_worker_error(self, event)
 
-    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
-               markup: bool = True) -> None:
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
         """Every notification is literal text: names from the checkout must not become markup or actions."""
         super().notify(one_line(message, 2000), title=one_line(title, 200), severity=severity, timeout=timeout,
                        markup=False)

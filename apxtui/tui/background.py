@@ -25,6 +25,7 @@ from apxtui.vocab import CALL_EDGE_KINDS
 if TYPE_CHECKING:
     from apxtui.analysis.path import AnalysedPath, PathStage
     from apxtui.checkpoint.weights import StageWeights
+    from apxtui.map.model import ExecutionMap
 
 
 @dataclass
@@ -54,7 +55,7 @@ def _own(session: Session) -> Session:
     return session.after_fork() if in_child() else session
 
 
-def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
+def capture_rows(path: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """Rows (item, what, at, note) of the capture regions and host transfers of an analysed path."""
     rows: list[tuple[str, str, str, str]] = []
     for i, r in enumerate(path.get("capture_regions") or [], 1):
@@ -102,13 +103,13 @@ def capture_rows(path: dict) -> list[tuple[str, str, str, str]]:
 class PathServer:
     """The analysed path, kept in the child: per-row annotations and next/previous device work."""
 
-    def __init__(self, order: list[Pos], per_stage: dict[Pos, dict], device_at: list[int]) -> None:
+    def __init__(self, order: list[Pos], per_stage: dict[Pos, dict[str, Any]], device_at: list[int]) -> None:
         self.order = order  # every stage, dispatch and arm on the chosen path, execution order
         self.index = {p: i for i, p in enumerate(order)}
         self.per_stage = per_stage
         self.device_at = device_at  # indices into ``order`` of device work, ascending
 
-    def __call__(self, request: tuple) -> Any:
+    def __call__(self, request: tuple[Any, ...]) -> Any:
         what = request[0]
         if what == "stages":  # ("stages", [pos, …]): the annotations of several rows at once
             return {p: self.per_stage.get(p) for p in request[1]}
@@ -166,7 +167,7 @@ def analyse_path(session: Session) -> Iterator[Any]:
 
 
 def _add_weights(session: Session, stages: list[tuple[Pos, Stage, int]], path: list[PathStage],
-                 per_stage: dict[Pos, dict]) -> str:
+                 per_stage: dict[Pos, dict[str, Any]]) -> str:
     """Each stage's stored weights (checkpoint) and the compute dtypes below it (``path``: the stages
     analysed, in the order of ``stages``); returns why not, or ""."""
     from apxtui.checkpoint.weights import stage_weights  # lazy: first paint (runs in a background job)
@@ -211,7 +212,7 @@ def map_server(session: Session) -> Iterator[Any]:
     last = (dict(session.choices), map_of(b, entry))  # the builder's current choices and their map
     yield last[1]
 
-    def mapped(choices: dict[str, int]):
+    def mapped(choices: dict[str, int]) -> ExecutionMap:
         nonlocal last
         if choices != last[0]:
             b.set_choices(choices)
@@ -239,7 +240,7 @@ def sol_server(session: Session) -> Iterator[Any]:
     yield Serve(lambda req: price(path, weights, ckpt, req))
 
 
-def price(path: AnalysedPath, weights: dict[int, StageWeights], ckpt: Any, req: Any) -> list:
+def price(path: AnalysedPath, weights: dict[int, StageWeights], ckpt: Any, req: Any) -> list[tuple[str, list[Any]]]:
     """The speed-of-light sections of ``path`` (its stored ``weights``) for the panel's inputs ``req``."""
     from apxtui.checkpoint.sol import find_device, load_devices, speed_of_light  # lazy: first paint
     from apxtui.checkpoint.view import sol_sections  # lazy: first paint

@@ -9,6 +9,7 @@ not on the chosen path).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from apxtui.checkpoint.view import stage_weight_rows
 from apxtui.map.model import Call, ExecutionMap, Frame, PhaseTable, Repeat, Work
@@ -30,7 +31,7 @@ KIND_LABEL = {
 }
 
 
-def identity(session: Session, st: Stage, ann: dict | None = None, pending: str = "") -> Section:
+def identity(session: Session, st: Stage, ann: dict[str, Any] | None = None, pending: str = "") -> Section:
     d = session.index.graph.nodes.get(st.node, {})
     rows: list[Row] = [("kind", KIND_LABEL.get(st.kind, st.kind)), ("name", st.qualname or st.name)]
     rows.append(("defined", f"{st.file}:{st.line}" if st.file else "no definition in the checkout"))
@@ -54,7 +55,7 @@ def identity(session: Session, st: Stage, ann: dict | None = None, pending: str 
     return "Symbol", rows
 
 
-def call_site(session: Session, st: Stage, ann: dict | None = None, pending: str = "") -> Section | None:
+def call_site(session: Session, st: Stage, ann: dict[str, Any] | None = None, pending: str = "") -> Section | None:
     v = st.via
     if not v:
         return "Call site", [("", "entry point of this trace")]
@@ -78,12 +79,12 @@ def call_site(session: Session, st: Stage, ann: dict | None = None, pending: str
     return "Call site", rows
 
 
-def _status(v: dict) -> str:
+def _status(v: dict[str, Any]) -> str:
     st = v.get("status", "")
     return f" ({st})" if st and st != "exact" else ""
 
 
-def _vals(v) -> str:
+def _vals(v: object) -> str:
     if isinstance(v, dict):
         return ", ".join(f"{k}={x}" for k, x in v.items())
     if isinstance(v, list):
@@ -91,7 +92,7 @@ def _vals(v) -> str:
     return str(v)
 
 
-def dtypes(session: Session, st: Stage, ann: dict | None, pending: str) -> Section:
+def dtypes(session: Session, st: Stage, ann: dict[str, Any] | None, pending: str) -> Section:
     title = "Dtypes"
     if ann is None:
         return title, [("", pending)]
@@ -114,7 +115,7 @@ def dtypes(session: Session, st: Stage, ann: dict | None, pending: str) -> Secti
     return title, rows or [("", "no dtype facts")]
 
 
-def launches(session: Session, st: Stage, ann: dict | None, pending: str) -> Section:
+def launches(session: Session, st: Stage, ann: dict[str, Any] | None, pending: str) -> Section:
     title = "Launches"
     if ann is None:
         return title, [("", pending)]
@@ -141,7 +142,7 @@ def launches(session: Session, st: Stage, ann: dict | None, pending: str) -> Sec
     return title, rows or [("", "no launches below this stage")]
 
 
-def capture(session: Session, st: Stage, ann: dict | None, pending: str) -> Section:
+def capture(session: Session, st: Stage, ann: dict[str, Any] | None, pending: str) -> Section:
     title = "Capture role"
     if ann is None:
         return title, [("", pending)]
@@ -153,7 +154,8 @@ def capture(session: Session, st: Stage, ann: dict | None, pending: str) -> Sect
     return title, [("", _vals(c))]
 
 
-def checkpoint(session: Session, st: Stage, ann: dict | None, pending: str, weights_note: str = "") -> Section:
+def checkpoint(session: Session, st: Stage, ann: dict[str, Any] | None, pending: str,
+               weights_note: str = "") -> Section:
     """Stored weights (checkpoint) of the stage and, as separate rows, the compute dtypes below it."""
     title = "Checkpoint weights (stored dtype ≠ compute dtype: two facts)"
     if not session.checkpoint:
@@ -168,12 +170,12 @@ def checkpoint(session: Session, st: Stage, ann: dict | None, pending: str, weig
     return title, [("", "no argument here names a weight the loader reads (screen 4 lists the join)")]
 
 
-STAGE_SECTIONS: list[Callable[[Session, Stage, dict | None, str], Section | None]] = [
+STAGE_SECTIONS: list[Callable[[Session, Stage, dict[str, Any] | None, str], Section | None]] = [
     identity, call_site, dtypes, launches, capture,
 ]
 
 
-def stage_details(session: Session, st: Stage, ann: dict | None = None, pending: str = "analysing…",
+def stage_details(session: Session, st: Stage, ann: dict[str, Any] | None = None, pending: str = "analysing…",
                   weights_note: str = "") -> list[Section]:
     """Sections for ``st`` with its annotations ``ann`` (None: ``pending`` says why there are none)."""
     out = [s for f in STAGE_SECTIONS if (s := f(session, st, ann, pending))]

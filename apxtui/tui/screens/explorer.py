@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,7 +24,7 @@ from textual.widgets.tree import TreeNode
 from apxtui.analysis.launches import own_kind
 from apxtui.map.model import Choice, ExecutionMap, KeyChain
 from apxtui.textsafe import one_line
-from apxtui.trace import Stage
+from apxtui.trace import Dispatch, Stage
 from apxtui.tui.background import Progress, ReportRequest, map_server
 from apxtui.tui.commands import ExplorerCommands, SymbolCommands
 from apxtui.tui.details import (
@@ -34,7 +34,7 @@ from apxtui.tui.details import (
     map_row_details,
     stage_details,
 )
-from apxtui.tui.entries import default_entry, entry_points
+from apxtui.tui.entries import Entry, default_entry, entry_points
 from apxtui.tui.jobs import SERVING, Job, JobFailed
 from apxtui.tui.path_analysis import PathAnalysis
 from apxtui.tui.positions import Pos, find_keys, positions_after, stage_keys
@@ -59,6 +59,9 @@ from apxtui.tui.widgets.map_view import (
 )
 from apxtui.tui.widgets.profile_bar import ProfileBar
 from apxtui.tui.widgets.source_view import SourceView
+
+if TYPE_CHECKING:
+    from apxtui.tui.app import IndexState
 
 HISTORY = 100
 ANALYSE_AFTER = 0.15  # arm presses closer together than this rebuild the map once
@@ -122,11 +125,11 @@ class ExplorerScreen(ApxScreen):
     #: The execution map in the call tree's place (``m``).
     map_shown: var[bool] = var(False)
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.session: Session | None = None
         self.history: list[Pos | MapMark] = []  # ⌫ goes back: tree rows, and map rows left with enter
-        self.entries: list = []
+        self.entries: list[Entry] = []
         self._pending_highlight: TreeNode[Row] | None = None
         self._pending_map: TreeNode[MapItem] | None = None
         self._map: tuple[int, ExecutionMap] | None = None  # (session generation, map) shown in the map view
@@ -177,7 +180,7 @@ class ExplorerScreen(ApxScreen):
 
     # -- loading -------------------------------------------------------------------------
 
-    def _index_state(self, st) -> None:
+    def _index_state(self, st: IndexState) -> None:
         if st.ready:
             return
         label = self.query_one("#progress-label", Label)
@@ -314,7 +317,7 @@ class ExplorerScreen(ApxScreen):
             self._details(tree.cursor_node)  # type: ignore[arg-type]
 
     @on(Tree.NodeHighlighted, "#tree")
-    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+    def _highlighted(self, event: Tree.NodeHighlighted[Row]) -> None:
         """The panes follow the cursor once the highlights already queued are through (held keys: the last)."""
         pending = self._pending_highlight is not None
         self._pending_highlight = event.node
@@ -459,7 +462,7 @@ class ExplorerScreen(ApxScreen):
         builds = [0]
         session = self.session
 
-        def expand(stage, path):
+        def expand(stage: Stage, path: tuple[str, ...]) -> list[Stage | Dispatch]:
             if not stage.expanded:
                 builds[0] += 1
             return session.expand(stage, path)
@@ -636,7 +639,7 @@ class ExplorerScreen(ApxScreen):
         return job, await asyncio.shield(first)
 
     @work(exclusive=True, group="map-server", exit_on_error=False)
-    async def _read_map_job(self, job: Job, first: asyncio.Future) -> None:
+    async def _read_map_job(self, job: Job, first: asyncio.Future[ExecutionMap]) -> None:
         """Read the map job until it ends (it serves until replaced or cancelled); its first map → ``first``."""
         try:
             async for msg in job.messages():
@@ -673,7 +676,7 @@ class ExplorerScreen(ApxScreen):
             self._update_for_map(view.cursor_node)
 
     @on(Tree.NodeHighlighted, "#map")
-    def _map_highlighted(self, event: Tree.NodeHighlighted) -> None:
+    def _map_highlighted(self, event: Tree.NodeHighlighted[MapItem]) -> None:
         """Source, details and breadcrumb follow the map's cursor (highlights queued by held keys: the last)."""
         pending = self._pending_map is not None
         self._pending_map = event.node
@@ -772,7 +775,7 @@ class ExplorerScreen(ApxScreen):
         for p in self.NARROW_PANES:
             self.set_class(p == pane, f"-pane-{p}")
 
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cycle_pane":  # only a narrow layout has panes to cycle (the footer shows it there)
             return self.has_class("-narrow")
         if action == "back":  # the map's own moves are enter and n/N; ⌫ leads back from the tree

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Protocol
+from typing import Any, Protocol
 
 from rich.text import Text
 from textual.binding import Binding
@@ -75,7 +75,7 @@ class CallTree(QuietVirtualSize, VimTree[Row]):
             super().__init__()
             self.pos, self.step = pos, step
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(Text("no entry selected", style="dim"), **kwargs)
         self.source: TraceSource | None = None
         self.guide_depth = 2
@@ -196,12 +196,12 @@ class CallTree(QuietVirtualSize, VimTree[Row]):
         row.populated = True
         self._add_items(node, self.source.expand(row.stage, row.path), row.path, row.pos)
 
-    def _add(self, parent: TreeNode[Row], label: Text, row: Row, **kw) -> TreeNode[Row]:
+    def _add(self, parent: TreeNode[Row], label: Text, row: Row, **kw: Any) -> TreeNode[Row]:
         node = parent.add(label, row, **kw)
         self._by_pos[row.pos] = node
         return node
 
-    def _add_items(self, node: TreeNode[Row], items: list, path: tuple[str, ...], pos: Pos) -> None:
+    def _add_items(self, node: TreeNode[Row], items: list[Stage | Dispatch], path: tuple[str, ...], pos: Pos) -> None:
         shown, rest = items[:CHUNK], items[CHUNK:]
         for it in shown:
             if isinstance(it, Stage):
@@ -235,7 +235,7 @@ class CallTree(QuietVirtualSize, VimTree[Row]):
     def ensure_populated(self, node: TreeNode[Row]) -> None:
         self._populate(node)
 
-    def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Row]) -> None:
         self._populate(event.node)
 
     # -- queries -------------------------------------------------------------------------
@@ -327,7 +327,7 @@ class CallTree(QuietVirtualSize, VimTree[Row]):
     def action_find_device(self, step: int) -> None:
         self.post_message(self.FindDevice(self.cursor_pos, step))
 
-    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted) -> None:
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Row]) -> None:
         """Deep rows: scroll sideways so the highlighted row's label, not just its guides, is in view."""
         depth, n = 0, event.node
         while n.parent is not None:

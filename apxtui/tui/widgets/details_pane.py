@@ -6,7 +6,9 @@ without a layout pass, so moving the cursor in the tree does not re-lay-out the 
 
 from __future__ import annotations
 
-from rich.console import Console
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
 from rich.text import Text
 from textual.binding import Binding
@@ -64,7 +66,7 @@ class SectionsView:
     def __init__(self, sections: list[Section]) -> None:
         self.sections = sections
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield from render_grid(self.sections, options.max_width)
 
 
@@ -80,7 +82,7 @@ class DetailsPane(QuietVirtualSize, ScrollView, can_focus=True):
         Binding("G", "scroll_end", "Bottom", show=False, id="details.bottom", tooltip="Bottom"),
     ]
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._sections: list[Section] | None = None
         self._texts: list[Text] = []

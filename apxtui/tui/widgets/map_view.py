@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -172,7 +172,7 @@ class MapView(VimTree[MapItem]):
             super().__init__()
             self.row = row
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(Text("execution map"), **kwargs)
         self.show_root = False
         self.guide_depth = 2
