@@ -291,9 +291,10 @@ async def run(args, size: tuple[int, int]) -> list[tuple[str, list[float], list[
         tree.focus()
         print(f"call tree rows built: {rows:,}   terminal {size[0]}x{size[1]}", flush=True)
 
-        async def timed(label: str, keys: list[str], reset: str | None = None, busy: bool = False) -> None:
+        async def timed(label: str, keys: list[str], reset: str | None = None, busy: bool = False,
+                        start: str = "g") -> None:
             lat, cpu, during = [], [], 0
-            await press(app, rep, "g")  # each block starts at the top (j at the last row would do nothing)
+            await press(app, rep, start)  # the top (j at the last row would do nothing), the last row for k
             for k in keys:
                 if reset:
                     await press(app, rep, reset)
@@ -312,7 +313,7 @@ async def run(args, size: tuple[int, int]) -> list[tuple[str, list[float], list[
                 mode = "busy" if busy else "idle"
                 await timed(f"j ({mode})", ["j"] * args.presses, busy=busy)
                 if "keys" in args.only:
-                    await timed(f"k ({mode})", ["k"] * (args.presses // 2), busy=busy)
+                    await timed(f"k ({mode})", ["k"] * (args.presses // 2), busy=busy, start="G")
                     await timed(f"pagedown ({mode})", ["pagedown"] * 20, busy=busy)
                     await timed(f"G last row ({mode})", ["G"] * 8, reset="g", busy=busy)
                     await timed(f"h/l collapse/expand ({mode})", ["h", "l"] * 10, busy=busy)
