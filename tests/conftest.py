@@ -13,8 +13,7 @@ import gc  # noqa: E402
 
 import pytest  # noqa: E402
 
-#: The collector's first-generation threshold for the test processes (Python's default is 700).
-GC_GEN0_THRESHOLD = 10_000
+from apxtui.tui.gcpolicy import YOUNG as GC_GEN0_THRESHOLD  # noqa: E402  # the explorer's own setting
 
 
 def pytest_configure(config):

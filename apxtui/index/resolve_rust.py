@@ -1236,12 +1236,15 @@ class RustResolver:
         if not arg or len(split_top(arg)) != 1 or not self._lock_guard_macro(name, call.file):
             return ""
         ty = self._expr_or_receiver(arg, caller, call, depth)
-        row = self._macro_rows(name, call.file)[0]
-        self._why = f"lock guard of `{arg}` (macro {name}!, {row[0].rsplit('/', 1)[-1]}:{row[2]})" if ty else ""
+        rows = self._macro_rows(name, call.file)  # all of them lock guards (checked above)
+        more = f" and {len(rows) - 1} more alike" if len(rows) > 1 else ""
+        row = rows[0]
+        self._why = f"lock guard of `{arg}` (macro {name}!, {row[0].rsplit('/', 1)[-1]}:{row[2]}{more})" if ty else ""
         return ty
 
     def _macro_rows(self, name: str, file: str) -> list[tuple[str, str, int, str]]:
-        """The ``macro_rules!`` a macro name written in ``file`` may be: the file's own, else its crate's, else all."""
+        """The ``macro_rules!`` a macro name written in ``file`` may be: the file's own, else its crate's, else
+        those ``file`` can see (every candidate kept: the caller requires all of them to agree)."""
         rows = list(self.t.macro_rules.get(name, ()))
         crate = self.pk.unit_of(file)
         same = [r for r in rows if r[0] == file]
