@@ -9,7 +9,11 @@ included).  Every stop is reached by keys from the one before, as a user would. 
 
 from __future__ import annotations
 
+import difflib
+import html
+import re
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import NamedTuple
 
 import pytest
@@ -22,6 +26,7 @@ from apxtui.tui.config import ExplorerConfig
 from apxtui.tui.drive import DEMO_TO_BF16_ARM, follow
 
 SIZES = [(80, 24), (120, 40)]
+SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_tui_snapshots"
 SIZE_IDS = {size: f"{size[0]}x{size[1]}" for size in SIZES}
 #: A size's snapshots run in one worker (pytest-xdist ``--dist loadgroup``): one tour per size, not one per worker.
 BY_SIZE = [pytest.param(size, id=SIZE_IDS[size], marks=pytest.mark.xdist_group(f"snapshots-{SIZE_IDS[size]}"))
@@ -42,15 +47,27 @@ async def settle(pilot) -> None:
 
 
 async def capture(pilot, press: tuple[str, ...] = ()) -> str:
-    """The screenshot as ``snap_compare`` takes it after its ``run_before`` (``textual._doc.take_svg_screenshot``)."""
+    """The screenshot as ``snap_compare`` takes it after its ``run_before`` (``textual._doc.take_svg_screenshot``),
+    once the screen has stopped changing: two screenshots taken apart, each after the app went idle, must agree
+    (a late repaint, toast or status line would otherwise decide the picture by timing)."""
     await pilot.pause()
     await pilot.press(*press)
-    await drive.settle(pilot.app, pilot)  # a pressed n searches in a worker
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
-    await pilot.pause()
-    await pilot.wait_for_scheduled_animations()
-    return pilot.app.export_screenshot(title=pilot.app.title, simplify=True)
+    shot = ""
+    for _ in range(STABLE_TRIES):
+        await drive.settle(pilot.app, pilot)  # a pressed n searches in a worker
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        new = pilot.app.export_screenshot(title=pilot.app.title, simplify=True)
+        if new == shot:
+            return new
+        shot = new
+        await pilot.pause(0.1)
+    raise AssertionError(f"the screen kept changing over {STABLE_TRIES} screenshots 0.1 s apart")
+
+
+STABLE_TRIES = 10
 
 
 def keys(*pressed: str) -> Callable[[object], Awaitable[None]]:
@@ -149,15 +166,34 @@ def tours(demo_index):
     return get
 
 
+def screen_text(svg: str) -> list[str]:
+    """The text rows of a screenshot (for a failure message that names what differs)."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
+        rows.setdefault(float(m[2]), []).append((float(m[1]), html.unescape(m[3])))
+    return ["".join(t for _, t in sorted(r)).replace("\xa0", " ").rstrip() for _, r in sorted(rows.items())]
+
+
+def differences(stored: str, taken: str) -> str:
+    """The rows that differ between two screenshots, or that only styles do."""
+    diff = list(difflib.unified_diff(screen_text(stored), screen_text(taken), "stored", "taken", n=0, lineterm=""))
+    return "\n".join(diff[:40]) if diff else "the text is the same: only styles (colours, focus) differ"
+
+
 @pytest.fixture
-def snap_shot(snap_compare, monkeypatch, tours):
+def snap_shot(snap_compare, monkeypatch, tours, request):
     """``snap_shot(size, stop)``: pytest-textual-snapshot's comparison (and HTML report) of the tour's screenshot
-    instead of one taken by a fresh app (``snap_compare`` looks its screenshot function up at each call)."""
+    instead of one taken by a fresh app (``snap_compare`` looks its screenshot function up at each call).
+    A mismatch fails with the differing text rows, so a CI log says what changed."""
     def compare(size: tuple[int, int], stop: str) -> bool:
         tour = tours(size)
         svg = tour.shots[stop]
         monkeypatch.setattr(textual._doc, "take_svg_screenshot", lambda **_: svg)
-        return snap_compare(tour.app, terminal_size=size)
+        if snap_compare(tour.app, terminal_size=size):
+            return True
+        stored = SNAPSHOTS / f"{request.node.name.split('@')[0]}.svg"  # xdist may add @group
+        why = differences(stored.read_text(), svg) if stored.exists() else f"no stored snapshot {stored.name}"
+        raise AssertionError(f"{stop} at {SIZE_IDS[size]} differs from {stored.name}:\n{why}")
     return compare
 
 

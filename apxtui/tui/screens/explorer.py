@@ -582,12 +582,15 @@ class ExplorerScreen(ApxScreen):
         if self._map is not None:  # the rows stay (keys keep working) until the new map arrives
             view.border_subtitle = label("updating for the new choices…")
         self._map_timer = self.set_timer(delay, self._build_map) if delay else None
-        if not delay:
+        if delay:  # said in the status bar, and busy() (tests, benchmarks) waits for it
+            self.apx.set_activity("map-wait", "map: waiting for keys to settle…")
+        else:
             self._build_map()
 
     @work(exclusive=True, group="map", exit_on_error=False)
     async def _build_map(self) -> None:
         self._map_timer = None
+        self.apx.set_activity("map-wait", "")
         if self.session is None or self.session.entry is None:
             return
         gen = self.session.generation
