@@ -12,7 +12,7 @@ from apxtui.analysis.path import analyse
 from apxtui.checkpoint import read_checkpoint
 from apxtui.checkpoint.join import join_index
 from apxtui.checkpoint.sol import IE, Device, find_device, load_devices, speed_of_light
-from apxtui.checkpoint.weights import bind_loops, stage_weights
+from apxtui.checkpoint.weights import LibraryCompute, bind_loops, stage_weights
 from apxtui.cli import main
 from apxtui.demo import DEMO_CHECKPOINT
 from apxtui.trace import Tracer, find_symbol
@@ -145,12 +145,13 @@ def test_layer_loop_bound_to_config_field(forward):
 
 def test_per_stage_weights_beside_compute_dtypes(forward):
     fwd, _ = forward
-    rows = {w["arg"]: (s, w) for s in fwd.weights.values() for w in s.rows if w["first_at_site"]}
+    rows = {w.arg: (s, w) for s in fwd.weights.values() for w in s.rows if w.first_at_site}
     s, w = rows["&self.down_proj"]
-    assert w["pattern"] == "model.layers.{*}.mlp.down_proj.weight" and w["stored"]["dtype"] == ["BF16"]
-    assert w["stored"]["shape"] == [[64, 128]] and w["status"] == "heuristic"
-    lib = [c for c in s.compute if c["kind"] == "library"]
-    assert lib and lib[0]["operands"]["A"] == "bf16" and lib[0]["compute"] == "f32"
+    assert w.pattern == "model.layers.{*}.mlp.down_proj.weight" and w.stored.dtype == ("BF16",)
+    assert w.stored.shape == ((64, 128),) and w.status == "heuristic"
+    assert w.to_dict()["stored"]["shape"] == [[64, 128]]  # the report's form
+    lib = [c for c in s.compute if isinstance(c, LibraryCompute)]
+    assert lib and lib[0].operands["A"] == "bf16" and lib[0].compute == "f32"
     assert "&s.q" not in rows and "&mut s.q" not in rows  # activations are not weights
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from apxtui.analysis.path import AnalysedPath, PathStage
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.dtypes import DTYPE_BITS
 from apxtui.checkpoint.model import Checkpoint
-from apxtui.checkpoint.weights import LoopBounds, StageWeights
+from apxtui.checkpoint.weights import ComputeBelow, KernelCompute, LibraryCompute, LoopBounds, StageWeights, WeightRow
 from apxtui.trace import Stage
 from apxtui.vocab import Evidence, dtype_bytes
 
@@ -139,23 +140,24 @@ def _path_multipliers(stages: list[PathStage], bounds: dict[str, int],
     return out
 
 
-def _act_dtype(comp: list[dict[str, Any]]) -> str | None:
+def _act_dtype(comp: Sequence[ComputeBelow]) -> str | None:
     for c in comp:
-        vals = c.get("input") or [(c.get("operands") or {}).get("A")]
+        vals = (c.input if isinstance(c, KernelCompute) else ()) or [
+            c.operands.get("A") if isinstance(c, LibraryCompute) else None]
         for v in vals:
             if v in ANALYSIS_BYTES:
                 return str(v)
     return None
 
 
-def _gemm_dtype(comp: list[dict[str, Any]]) -> str | None:
+def _gemm_dtype(comp: Sequence[ComputeBelow]) -> str | None:
     for c in comp:
-        if c["kind"] == "library":
-            a = (c.get("operands") or {}).get("A")
+        if isinstance(c, LibraryCompute):
+            a = c.operands.get("A")
             if a:
                 return str(a)
     for c in comp:
-        for v in c.get("input") or []:
+        for v in c.input if isinstance(c, KernelCompute) else ():
             if v in PEAK_KEY:
                 return str(v)
     return None
@@ -213,12 +215,12 @@ def collect_work(path: AnalysedPath, weights: dict[int, StageWeights], bounds: L
         mult, missing = mults[i]
         launches = (_ints(facts.launches.device) or 0) + (_ints(facts.launches.library) or 0) if facts else 0
         sw = weights.get(i)
-        rows = [r for r in sw.rows if r.get("first_at_site")] if sw else []
+        rows = [r for r in sw.rows if r.first_at_site] if sw else []
         if rows:
-            by_arg: dict[str, list[dict[str, Any]]] = {}
+            by_arg: dict[str, list[WeightRow]] = {}
             for r in rows:
-                by_arg.setdefault(r["arg"], []).append(r)
-            comp = sw.compute if sw else []
+                by_arg.setdefault(r.arg, []).append(r)
+            comp = sw.compute if sw else ()
             for arg, rs in by_arg.items():
                 if len(rs) > 1:
                     excluded.append(f"{st.qualname} at {at}: `{arg}` has {len(rs)} candidate weights; not priced")
@@ -228,8 +230,8 @@ def collect_work(path: AnalysedPath, weights: dict[int, StageWeights], bounds: L
                 w.missing += [f"unbound loop `{x}`" for x in missing]
                 work.append(w)
                 launches = 0  # the stage's launches are counted once
-                calls_per_pattern[r["pattern"]] = calls_per_pattern.get(r["pattern"], 0) + (0 if missing else mult)
-                tensors_per_pattern[r["pattern"]] = r["stored"]["tensors"]
+                calls_per_pattern[r.pattern] = calls_per_pattern.get(r.pattern, 0) + (0 if missing else mult)
+                tensors_per_pattern[r.pattern] = r.stored.tensors
             continue
         if attn_depth is None and _ATTN.search(st.name or "") and st.kind in ("rust_fn", "python_fn"):
             attn_depth = depth
@@ -242,17 +244,17 @@ def collect_work(path: AnalysedPath, weights: dict[int, StageWeights], bounds: L
     return work, excluded, anchors
 
 
-def _weight_work(st: Stage, at: str, r: dict[str, Any], comp: list[dict[str, Any]], tokens: int,
+def _weight_work(st: Stage, at: str, r: WeightRow, comp: Sequence[ComputeBelow], tokens: int,
                  mult: int, launches: int) -> Work:
-    s = r["stored"]
-    shape = s["shape"][0] if s["shape"] else []
-    w = Work(st.qualname, at, "weight", mult, weight=r["pattern"], launches=launches)
-    per = s["bytes_per_tensor"]
-    if not s.get("uniform", True):
-        w.missing.append(f"`{r['pattern']}` tensors differ in dtype/shape")
+    s = r.stored
+    shape = s.shape[0] if s.shape else ()
+    w = Work(st.qualname, at, "weight", mult, weight=r.pattern, launches=launches)
+    per = s.bytes_per_tensor
+    if not s.uniform:
+        w.missing.append(f"`{r.pattern}` tensors differ in dtype/shape")
     act = _act_dtype(comp)
     ab = ANALYSIS_BYTES.get(act or "")
-    name = (st.name or "") + " " + r["field"]
+    name = (st.name or "") + " " + r.field
     if len(shape) == 2 and _EMBED.search(name):
         w.kind = "embedding"
         rows, cols = shape
@@ -265,9 +267,9 @@ def _weight_work(st: Stage, at: str, r: dict[str, Any], comp: list[dict[str, Any
     elif len(shape) == 2:
         w.kind = "gemm"
         n_out, k_in = shape
-        elt_bits = DTYPE_BITS.get((s["dtype"] or ["?"])[0])
+        elt_bits = DTYPE_BITS.get((s.dtype or ("?",))[0])
         if elt_bits and per * 8 != n_out * k_in * elt_bits:
-            w.missing.append(f"`{r['pattern']}` is packed ({s['dtype']}): logical GEMM shape not established")
+            w.missing.append(f"`{r.pattern}` is packed ({list(s.dtype)}): logical GEMM shape not established")
         w.weight_bytes = per
         w.flops = 2.0 * tokens * n_out * k_in
         w.dtype = _gemm_dtype(comp)

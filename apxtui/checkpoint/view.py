@@ -12,12 +12,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from apxtui.checkpoint.join import JoinResult, PatternMatch
 from apxtui.checkpoint.model import Checkpoint
 from apxtui.checkpoint.sol import IE
+from apxtui.checkpoint.weights import ComputeBelow, KernelCompute, WeightRow
 
 MATCHED, UNCLAIMED, MULTI = "matched", "unclaimed", "claimed twice"
 
@@ -199,25 +201,28 @@ def sol_sections(sol: dict[str, Any]) -> list[tuple[str, list[Row]]]:
 
 
 def stage_weight_rows(ann: dict[str, Any]) -> list[Row]:
-    """A stage's stored weights (from the checkpoint) and, separately, the compute dtypes below it."""
+    """A stage's stored weights (from the checkpoint) and, separately, the compute dtypes below it
+    (``ann["weights"]``: :class:`~apxtui.checkpoint.weights.WeightRow` records, ``ann["weights_compute"]``
+    the calls below)."""
     rows: list[Row] = []
-    for w in ann.get("weights") or []:
-        s = w["stored"]
-        shape = " | ".join("×".join(map(str, x)) for x in s["shape"]) or "scalar"
-        rows.append((f"weight {w['field']}", f"{w['pattern']}  ({w['status']}: {w['how']})"))
-        rows.append(("  stored (ckpt)", f"{','.join(s['dtype'])} {shape}, {_bytes(s['bytes_per_tensor'])} per tensor, "
-                                 f"{s['tensors']} tensor(s), {_bytes(s['bytes_all_tensors'])} in all"))
-        rows.append(("  loaded at", ", ".join(w["sources"][:2]) or "?"))
-        if w.get("stored_vs_compute"):
-            rows.append(("  vs compute", w["stored_vs_compute"]))
-    for c in ann.get("weights_compute") or []:
-        if c["kind"] == "kernel":
-            txt = f"in {','.join(c['input']) or '?'} acc {','.join(c['accumulator']) or '?'} out " \
-                  f"{','.join(c['output']) or '?'}"
+    weights: Sequence[WeightRow] = ann.get("weights") or ()
+    for w in weights:
+        s = w.stored
+        shape = " | ".join("×".join(map(str, x)) for x in s.shape) or "scalar"
+        rows.append((f"weight {w.field}", f"{w.pattern}  ({w.status}: {w.how})"))
+        rows.append(("  stored (ckpt)", f"{','.join(s.dtype)} {shape}, {_bytes(s.bytes_per_tensor)} per tensor, "
+                                 f"{s.tensors} tensor(s), {_bytes(s.bytes_all_tensors)} in all"))
+        rows.append(("  loaded at", ", ".join(w.sources[:2]) or "?"))
+        if w.stored_vs_compute:
+            rows.append(("  vs compute", w.stored_vs_compute))
+    compute: Sequence[ComputeBelow] = ann.get("weights_compute") or ()
+    for c in compute:
+        if isinstance(c, KernelCompute):
+            txt = f"in {','.join(c.input) or '?'} acc {','.join(c.accumulator) or '?'} out " \
+                  f"{','.join(c.output) or '?'}"
         else:
-            txt = ", ".join(f"{k}={v}" for k, v in (c.get("operands") or {}).items()) + (
-                f"; compute {c['compute']}" if c.get("compute") else "")
-        rows.append(("compute (analysis)", f"{c['stage'].rsplit('::', 1)[-1]}: {txt} ({c['status']})"))
+            txt = ", ".join(f"{k}={v}" for k, v in c.operands.items()) + (f"; compute {c.compute}" if c.compute else "")
+        rows.append(("compute (analysis)", f"{c.stage.rsplit('::', 1)[-1]}: {txt} ({c.status})"))
     return rows
 
 

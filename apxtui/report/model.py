@@ -156,8 +156,8 @@ def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[st
     ``checkpoint``, ``checkpoint_join`` and, when priced, ``speed_of_light``."""
     stages = doc["stages"]
     for i, w in facts.weights.items():
-        stages[i]["weights"] = w.rows
-        stages[i]["weights_compute"] = w.compute
+        stages[i]["weights"] = [r.to_dict() for r in w.rows]
+        stages[i]["weights_compute"] = [c.to_dict() for c in w.compute]
     doc["loop_bounds"] = facts.bounds.loops
     doc["launch_totals_bound"] = facts.bounds.totals
     ckpt = facts.checkpoint
