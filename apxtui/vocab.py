@@ -31,6 +31,14 @@ class Evidence(StrEnum):
     INSUFFICIENT = "INSUFFICIENT_EVIDENCE"  # a figure cannot be computed; names what is missing
 
 
+class FigureStatus(StrEnum):
+    """Status of a computed figure (the speed-of-light bound, estimate and KV cache)."""
+
+    OK = "ok"  # computed from evidence for every input
+    PARTIAL = "partial"  # computed over the resources and stages with evidence only; the rest named
+    INSUFFICIENT = Evidence.INSUFFICIENT.value  # not computed; names what is missing
+
+
 class NodeKind(StrEnum):
     """Graph node kinds (definition kinds plus the linker's own)."""
 

@@ -170,7 +170,7 @@ def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[st
                         "tensor name; stored dtype (checkpoint) and compute dtypes (analysis) are separate facts",
     }
     if facts.sol is not None:
-        doc["speed_of_light"] = facts.sol
+        doc["speed_of_light"] = facts.sol.to_dict()
     return doc
 
 
