@@ -31,6 +31,14 @@ class Evidence(StrEnum):
     INSUFFICIENT = "INSUFFICIENT_EVIDENCE"  # a figure cannot be computed; names what is missing
 
 
+class DtypeKind(StrEnum):
+    """What a stage's dtype facts describe."""
+
+    KERNEL = "kernel"  # a kernel launch: storage, input, accumulator and output dtypes
+    LIBRARY = "library"  # a library call: operand, compute and scale dtypes
+    OPERATOR = "operator"  # the DType arm of a Rust operator's dispatch
+
+
 class FigureStatus(StrEnum):
     """Status of a computed figure (the speed-of-light bound, estimate and KV cache)."""
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apxtui.analysis.dtypefacts import KernelDtypes
 from apxtui.analysis.loops import LoopCount
 from apxtui.analysis.path import AnalysedPath, PathStage
 from apxtui.checkpoint.config import dims_for, text_section
@@ -296,9 +297,9 @@ def _attention_work(st: Stage, at: str, dims: dict[str, Any], sec: str, batch: i
     for s2 in stages[i + 1:]:
         if s2.depth <= depth:
             break
-        d = (s2.facts.dtypes if s2.facts else None) or {}
-        if d.get("kind") == "kernel":
-            dt = next((x for x in d["input"]["value"] if x in ANALYSIS_BYTES), None)
+        d = s2.facts.dtypes if s2.facts else None
+        if isinstance(d, KernelDtypes):
+            dt = next((x for x in d.input.value if x in ANALYSIS_BYTES), None)
             if dt:
                 break
     if dt is None:

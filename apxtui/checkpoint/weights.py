@@ -19,11 +19,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from apxtui.analysis.dtypefacts import KernelDtypes, LibraryDtypes
 from apxtui.analysis.path import AnalysedPath, PathStage
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.join import JoinResult, PatternMatch
 from apxtui.checkpoint.model import Checkpoint
-from apxtui.vocab import STORAGE_TO_ANALYSIS, CallClass, Evidence, NodeKind
+from apxtui.vocab import STORAGE_TO_ANALYSIS, DtypeKind, Evidence
 
 GENERIC = {"weight", "weights", "bias", "w", "b", "data", "ptr", "tensor", "model", "layers", "layer", "blocks",
            "self_attn", "mlp", "attn", "cfg", "config", "stream", "handle", "scratch", "s", "x", "input", "out",
@@ -78,7 +79,7 @@ class KernelCompute:
         return list(self.input)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stage": self.stage, "kind": NodeKind.KERNEL.value, "input": list(self.input),
+        return {"stage": self.stage, "kind": DtypeKind.KERNEL.value, "input": list(self.input),
                 "accumulator": list(self.accumulator), "output": list(self.output), "status": self.status}
 
 
@@ -96,7 +97,7 @@ class LibraryCompute:
         return list(self.operands.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stage": self.stage, "kind": CallClass.LIBRARY.value, "operands": dict(self.operands),
+        return {"stage": self.stage, "kind": DtypeKind.LIBRARY.value, "operands": dict(self.operands),
                 "compute": self.compute, "status": self.status}
 
 
@@ -109,13 +110,13 @@ def _compute_below(stages: Sequence[PathStage], i: int) -> tuple[ComputeBelow, .
     for ps in stages[i + 1:]:
         if ps.depth <= depth:
             break
-        d = (ps.facts.dtypes if ps.facts else None) or {}
-        if d.get("kind") == NodeKind.KERNEL:
-            out.append(KernelCompute(ps.stage.qualname, tuple(d["input"]["value"]), tuple(d["accumulator"]["value"]),
-                                     tuple(d["output"]["value"]), d["input"]["status"]))
-        elif d.get("kind") == CallClass.LIBRARY:
-            out.append(LibraryCompute(ps.stage.qualname, dict(d["operands"]["value"] or {}),
-                                      (d.get("compute") or {}).get("value"), d["operands"]["status"]))
+        d = ps.facts.dtypes if ps.facts else None
+        if isinstance(d, KernelDtypes):
+            out.append(KernelCompute(ps.stage.qualname, tuple(d.input.value), tuple(d.accumulator.value),
+                                     tuple(d.output.value), d.input.status.value))
+        elif isinstance(d, LibraryDtypes):
+            out.append(LibraryCompute(ps.stage.qualname, dict(d.operands.value or {}),
+                                      d.compute.value if d.compute is not None else None, d.operands.status.value))
         if len(out) >= 3:
             break
     return tuple(out)
