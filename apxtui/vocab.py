@@ -39,6 +39,14 @@ class DtypeKind(StrEnum):
     OPERATOR = "operator"  # the DType arm of a Rust operator's dispatch
 
 
+class LoopBinding(StrEnum):
+    """How a symbolic loop of a traced path got its iteration count (checkpoint facts)."""
+
+    GIVEN = "given"  # by the user (--bind)
+    HEURISTIC = Evidence.HEURISTIC.value  # a loop over layers/blocks bound to the config's layer count
+    SYMBOLIC = "symbolic"  # left symbolic (the reason says why)
+
+
 class FigureStatus(StrEnum):
     """Status of a computed figure (the speed-of-light bound, estimate and KV cache)."""
 

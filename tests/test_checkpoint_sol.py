@@ -140,10 +140,11 @@ def test_kv_cache_bytes_per_token(forward):
 
 def test_layer_loop_bound_to_config_field(forward):
     fwd, ckpt = forward
-    rec = next(r for r in fwd.bounds.loops if "self.layers" in r["loop"])
-    assert rec["value"] == ckpt.config["top"]["num_hidden_layers"] and rec["config_field"] == "num_hidden_layers"
-    kernel_loops = [r for r in fwd.bounds.loops if "blockIdx" in r["loop"]]
-    assert all(r["value"] is None and r["status"] == "symbolic" for r in kernel_loops)
+    rec = next(r for r in fwd.bounds.loops if "self.layers" in r.loop)
+    assert rec.value == ckpt.config["top"]["num_hidden_layers"] and rec.config_field == "num_hidden_layers"
+    assert rec.to_dict()["config_field"] == "num_hidden_layers"  # the report's form
+    kernel_loops = [r for r in fwd.bounds.loops if "blockIdx" in r.loop]
+    assert all(r.value is None and r.status == "symbolic" for r in kernel_loops)
 
 
 def test_per_stage_weights_beside_compute_dtypes(forward):

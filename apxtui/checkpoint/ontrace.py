@@ -71,8 +71,8 @@ def loop_binder(ckpt: Checkpoint | None,
                 memo[key] = (int(given[1]), f"--bind {given[0]}") if given else None
             else:
                 rec = bind_loop(header, qual, ckpt, bind)
-                src = rec["config_field"] and f"{rec['config_field']}, {ckpt.config_file or 'config'}"
-                memo[key] = (int(rec["value"]), src or "--bind") if rec["value"] is not None else None
+                src = rec.config_field and f"{rec.config_field}, {ckpt.config_file or 'config'}"
+                memo[key] = (int(rec.value), src or "--bind") if rec.value is not None else None
         return memo[key]
 
     return bound

@@ -24,7 +24,7 @@ from apxtui.analysis.path import AnalysedPath, PathStage
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.join import JoinResult, PatternMatch
 from apxtui.checkpoint.model import Checkpoint
-from apxtui.vocab import STORAGE_TO_ANALYSIS, DtypeKind, Evidence
+from apxtui.vocab import STORAGE_TO_ANALYSIS, DtypeKind, Evidence, LoopBinding
 
 GENERIC = {"weight", "weights", "bias", "w", "b", "data", "ptr", "tensor", "model", "layers", "layer", "blocks",
            "self_attn", "mlp", "attn", "cfg", "config", "stream", "handle", "scratch", "s", "x", "input", "out",
@@ -32,6 +32,7 @@ GENERIC = {"weight", "weights", "bias", "w", "b", "data", "ptr", "tensor", "mode
 _FIELD = re.compile(r"(?:^|[.\]])\s*([A-Za-z_]\w*)\s*$")
 _LAYER_LOOP = re.compile(r"\b(layers|blocks|decoder_layers|encoder_layers|h|num_hidden_layers|num_layers|n_layers|"
                          r"n_layer|depth)\b|_layers\b")
+_IE = Evidence.INSUFFICIENT.value
 _VISION = re.compile(r"vision|visual|vit|siglip|image|patch", re.I)
 
 
@@ -237,15 +238,31 @@ def _loops(path: AnalysedPath) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class LoopBound:
+    """One symbolic loop of the path bound to the user's ``--bind`` value or the config's layer count
+    (``value`` None: left symbolic; ``reason`` says why, or how it was bound)."""
+
+    loop: str  # the loop header
+    value: int | None
+    config_field: str | None  # the config field the value was read from
+    status: str  # a :class:`apxtui.vocab.LoopBinding` value
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"loop": self.loop, "value": self.value, "config_field": self.config_field, "status": self.status,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class LoopBounds:
     """The path's symbolic loops bound to the config (or ``--bind``), and the launch totals with them."""
 
-    loops: list[dict[str, Any]]  # one per symbolic loop: {loop, value, config_field, status, reason}
+    loops: tuple[LoopBound, ...]  # one per symbolic loop
     totals: dict[str, Any]  # ``launch_totals_bound``: the static totals with the bound loops substituted
 
     def values(self) -> dict[str, int]:
         """Loop header → its bound value (bound loops only)."""
-        return {r["loop"]: r["value"] for r in self.loops if r.get("value") is not None}
+        return {r.loop: r.value for r in self.loops if r.value is not None}
 
 
 def bind_loops(path: AnalysedPath, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> LoopBounds:
@@ -253,40 +270,41 @@ def bind_loops(path: AnalysedPath, ckpt: Checkpoint, bind: dict[str, int] | None
 
     ``bind``: user values by header substring (``{"num_steps": 10}``), applied first.
     """
-    out = [bind_loop(label, qual, ckpt, bind) for label, qual in _loops(path).items()]
-    values = {r["loop"]: r["value"] for r in out if r["value"] is not None}
-    return LoopBounds(out, _bound_totals(path.summary.get("launch_totals") or {}, values))
+    loops = tuple(bind_loop(label, qual, ckpt, bind) for label, qual in _loops(path).items())
+    values = {r.loop: r.value for r in loops if r.value is not None}
+    return LoopBounds(loops, _bound_totals(path.summary.get("launch_totals") or {}, values))
 
 
-def bind_loop(label: str, qual: str, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> dict[str, Any]:
+def bind_loop(label: str, qual: str, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> LoopBound:
     """One loop (its header ``label``, ``qual`` a function under or around it) bound to the user's
-    ``--bind`` value or the config's layer count: ``{loop, value, config_field, status, reason}``."""
+    ``--bind`` value or the config's layer count."""
     dims = dims_for(ckpt.config) if ckpt.config else {}
     with_layers = {sec: d["num_hidden_layers"] for sec, d in dims.items() if "num_hidden_layers" in d}
-    rec: dict[str, Any] = {"loop": label, "value": None, "config_field": None, "status": "symbolic"}
     given = next(((k, v) for k, v in (bind or {}).items() if k in label), None)
     if given is not None:
-        rec.update(value=int(given[1]), status="given", reason=f"bound by the user (--bind {given[0]}={given[1]})")
-    elif not _LAYER_LOOP.search(label):
-        rec["reason"] = "not a loop over the model's layers/blocks: left symbolic"
-    elif not with_layers:
-        rec["reason"] = "INSUFFICIENT_EVIDENCE: the config states no layer count" if ckpt.config else \
-            "INSUFFICIENT_EVIDENCE: no config.json beside the checkpoint"
-    else:
-        want = "vision" if _VISION.search(label + " " + qual) else "text"
-        secs = [s for s in with_layers if (_VISION.search(s) is not None) == (want == "vision")]
-        sec = text_section(ckpt.config) if want == "text" and text_section(ckpt.config) in with_layers else \
-            (secs[0] if len(secs) == 1 else None)
-        if sec is None and len(with_layers) == 1:
-            sec = next(iter(with_layers))
-        if sec is None:
-            rec["reason"] = f"INSUFFICIENT_EVIDENCE: several sections state a layer count ({', '.join(with_layers)})"
-        else:
-            dim = with_layers[sec]
-            rec.update(value=dim.value, config_field=dim.source, status="heuristic",
-                       reason=f"loop over layers/blocks bound to {dim.source} = {dim.value}"
-                       + (f" ({want} section chosen by name)" if len(with_layers) > 1 else ""))
-    return rec
+        return LoopBound(label, int(given[1]), None, LoopBinding.GIVEN.value,
+                         f"bound by the user (--bind {given[0]}={given[1]})")
+    if not _LAYER_LOOP.search(label):
+        return _symbolic(label, "not a loop over the model's layers/blocks: left symbolic")
+    if not with_layers:
+        return _symbolic(label, f"{_IE}: the config states no layer count" if ckpt.config else
+                         f"{_IE}: no config.json beside the checkpoint")
+    want = "vision" if _VISION.search(label + " " + qual) else "text"
+    secs = [s for s in with_layers if (_VISION.search(s) is not None) == (want == "vision")]
+    sec = text_section(ckpt.config) if want == "text" and text_section(ckpt.config) in with_layers else \
+        (secs[0] if len(secs) == 1 else None)
+    if sec is None and len(with_layers) == 1:
+        sec = next(iter(with_layers))
+    if sec is None:
+        return _symbolic(label, f"{_IE}: several sections state a layer count ({', '.join(with_layers)})")
+    dim = with_layers[sec]
+    return LoopBound(label, dim.value, dim.source, LoopBinding.HEURISTIC.value,
+                     f"loop over layers/blocks bound to {dim.source} = {dim.value}"
+                     + (f" ({want} section chosen by name)" if len(with_layers) > 1 else ""))
+
+
+def _symbolic(label: str, reason: str) -> LoopBound:
+    return LoopBound(label, None, None, LoopBinding.SYMBOLIC.value, reason)
 
 
 def _bound_totals(launch_totals: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:

@@ -158,7 +158,7 @@ def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[st
     for i, w in facts.weights.items():
         stages[i]["weights"] = [r.to_dict() for r in w.rows]
         stages[i]["weights_compute"] = [c.to_dict() for c in w.compute]
-    doc["loop_bounds"] = facts.bounds.loops
+    doc["loop_bounds"] = [b.to_dict() for b in facts.bounds.loops]
     doc["launch_totals_bound"] = facts.bounds.totals
     ckpt = facts.checkpoint
     doc["checkpoint"] = str(ckpt.path)
