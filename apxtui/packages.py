@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
-from apxtui.inputs import MANIFEST_MAX, InputFileError, confine, parse_toml, read_limited
+from apxtui.errors import InputFileError
+from apxtui.inputs import MANIFEST_MAX, confine, parse_toml, read_limited
 
 #: Cargo's auto-discovered target folders beside ``src/`` (each file / sub-folder is a crate).
 TARGET_DIRS = {"tests": "test", "examples": "example", "benches": "bench"}
@@ -104,7 +105,7 @@ class Packages:
         self.problems: list[tuple[str, str]] = []  # (manifest path, message)
         self._unit: dict[str, Unit | None] = {}
         self._closure: dict[Unit, frozenset[str]] = {}
-        self._visible: dict[tuple, bool] = {}
+        self._visible: dict[tuple[Unit | None, Unit, bool], bool] = {}
         self._aliases: dict[Unit, dict[str, str]] = {}
         self._by_name: dict[str, str] = {}  # package name → dir
         self._dist_by_name: dict[str, str] = {}
@@ -132,7 +133,7 @@ class Packages:
         self = cls()
         self.files = set(files)
         h = hashlib.blake2b(digest_size=12)
-        cargo: dict[str, dict] = {}
+        cargo: dict[str, dict[str, Any]] = {}
         for rel in sorted(texts):
             raw = texts[rel]
             data = raw.encode() if isinstance(raw, str) else raw
@@ -174,8 +175,8 @@ class Packages:
             self._dist_by_name[_norm_dist(dist.name)] = dist.dir
         return self
 
-    def _read_deps(self, p: Package, m: dict, ws: tuple[str, dict] | None) -> None:
-        tables: list[tuple[str, dict]] = []
+    def _read_deps(self, p: Package, m: dict[str, Any], ws: tuple[str, dict[str, Any]] | None) -> None:
+        tables: list[tuple[str, dict[str, Any]]] = []
         for key, kind in (("dependencies", "normal"), ("dev-dependencies", "dev"), ("build-dependencies", "build")):
             tables.append((kind, m.get(key, {})))
             for tcfg in (m.get("target", {}) or {}).values():  # [target.'cfg(..)'.dependencies]
@@ -366,7 +367,7 @@ def _dep_applies(dep: Dep, kind: str) -> bool:
     return kind == "build"
 
 
-def _workspace_of(d: str, workspaces: dict[str, dict]) -> tuple[str, dict] | None:
+def _workspace_of(d: str, workspaces: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
     """The nearest workspace manifest at or above package dir ``d``."""
     p = PurePosixPath(d)
     while True:

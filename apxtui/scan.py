@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from apxtui.errors import ScanError
+from apxtui.errors import InputFileError, ScanError
 from apxtui.facts import Issue
-from apxtui.inputs import InputFileError, read_toml
+from apxtui.inputs import read_toml
 from apxtui.packages import TARGET_DIRS, Packages, ident, is_manifest
 
 EXTENSIONS: dict[str, str] = {

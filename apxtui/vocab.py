@@ -31,6 +31,30 @@ class Evidence(StrEnum):
     INSUFFICIENT = "INSUFFICIENT_EVIDENCE"  # a figure cannot be computed; names what is missing
 
 
+class DtypeKind(StrEnum):
+    """What a stage's dtype facts describe."""
+
+    KERNEL = "kernel"  # a kernel launch: storage, input, accumulator and output dtypes
+    LIBRARY = "library"  # a library call: operand, compute and scale dtypes
+    OPERATOR = "operator"  # the DType arm of a Rust operator's dispatch
+
+
+class LoopBinding(StrEnum):
+    """How a symbolic loop of a traced path got its iteration count (checkpoint facts)."""
+
+    GIVEN = "given"  # by the user (--bind)
+    HEURISTIC = Evidence.HEURISTIC.value  # a loop over layers/blocks bound to the config's layer count
+    SYMBOLIC = "symbolic"  # left symbolic (the reason says why)
+
+
+class FigureStatus(StrEnum):
+    """Status of a computed figure (the speed-of-light bound, estimate and KV cache)."""
+
+    OK = "ok"  # computed from evidence for every input
+    PARTIAL = "partial"  # computed over the resources and stages with evidence only; the rest named
+    INSUFFICIENT = Evidence.INSUFFICIENT.value  # not computed; names what is missing
+
+
 class NodeKind(StrEnum):
     """Graph node kinds (definition kinds plus the linker's own)."""
 

@@ -73,23 +73,26 @@ def test_float_accumulator_in_bf16_kernel_with_t_acct_template():
     a = DtypeAnalysis(idx)
     node, edge = launch_edge(idx.graph, "norm_kernel", "norm_bf16")
     r = a.kernel(node, edge)
-    assert r["template_bindings"] == {"T": "__nv_bfloat16", "AccT": "float"}
-    assert r["storage"]["value"] == ["bf16"] and r["storage"]["status"] == "exact"
-    assert r["input"]["value"] == ["bf16"] and r["output"]["value"] == ["bf16"]
-    assert r["accumulator"]["value"] == ["f32"]
-    sites = r["accumulator"]["sites"]
-    assert {s["var"] for s in sites} >= {"sum", "v"}  # kernel `sum +=` and helper `v += __shfl_xor_sync`
-    assert any(s["reduction"] and s["function"] == "warp_sum" for s in sites)
-    assert all(s["dtype"] == "f32" for s in sites)  # int loop counters are not accumulators
-    rounds = [c for c in r["conversions"] if c["kind"] == "round"]
-    assert [(c["from"], c["to"], c["where"]) for c in rounds] == [("f32", "bf16", "k/norm.cu:15")]
+    assert r.template_bindings == {"T": "__nv_bfloat16", "AccT": "float"}
+    assert r.storage.value == ["bf16"] and r.storage.status == "exact"
+    assert r.input.value == ["bf16"] and r.output.value == ["bf16"]
+    assert r.accumulator.value == ["f32"]
+    sites = r.accumulator.sites
+    assert {s.var for s in sites} >= {"sum", "v"}  # kernel `sum +=` and helper `v += __shfl_xor_sync`
+    assert any(s.reduction and s.function == "warp_sum" for s in sites)
+    assert all(s.dtype == "f32" for s in sites)  # int loop counters are not accumulators
+    rounds = [c for c in r.conversions if c.kind == "round"]
+    assert [(c.source, c.to, c.where) for c in rounds] == [("f32", "bf16", "k/norm.cu:15")]
+    doc = r.to_dict()  # the report's form
+    assert doc["kind"] == "kernel" and doc["accumulator"]["sites"][0]["var"] == sites[0].var
+    assert [c["from"] for c in doc["conversions"] if c["kind"] == "round"] == ["f32"]
 
 
 def test_same_kernel_other_binding_accumulates_in_its_own_acct():
     idx = MiniIndex({"k/norm.cu": ("", NORM_CU)})
     node, edge = launch_edge(idx.graph, "norm_kernel", "norm_f16")
     r = DtypeAnalysis(idx).kernel(node, edge)
-    by_fn = {(s["function"], s["dtype"]) for s in r["accumulator"]["sites"]}
+    by_fn = {(s.function, s.dtype) for s in r.accumulator.sites}
     # AccT = __half: the kernel accumulates in f16; the float helper still reduces in f32
     assert ("norm_kernel", "f16") in by_fn and ("warp_sum", "f32") in by_fn
     assert ("norm_kernel", "f32") not in by_fn
@@ -104,9 +107,9 @@ extern "C" void b(const void* x, void* y) { k<<<1, 1, 0, 0>>>(x, y); }
     idx = MiniIndex({"k.cu": ("", src)})
     a = DtypeAnalysis(idx)
     r = a.kernel(*launch_edge(idx.graph, "k", "a"))
-    assert r["storage"]["value"] == ["f32"] and r["storage"]["status"] == "heuristic"
+    assert r.storage.value == ["f32"] and r.storage.status == "heuristic"
     r = a.kernel(*launch_edge(idx.graph, "k", "b"))
-    assert r["storage"]["status"] == "unknown" and "T" in r["storage"]["reason"]
+    assert r.storage.status == "unknown" and "T" in r.storage.reason
 
 
 GEMM_CU = """
@@ -143,13 +146,13 @@ def test_cublaslt_types_travel_through_locals_and_layouts():
     idx = MiniIndex({"a/gemm.cu": ("", GEMM_CU)})
     a = DtypeAnalysis(idx)
     r = a.library(*_vendor(idx.graph, "cublasLtMatmul", "gemm_bf16"))
-    assert r["operands"]["value"] == {"A": "bf16", "B": "bf16", "C": "bf16", "D": "bf16"}
-    assert r["operands"]["status"] == "exact"
-    assert r["compute"]["value"] == "f32" and r["scale"]["value"] == "f32"
-    assert "a/gemm.cu:4" in r["operands"]["evidence"]  # ab_type = CUDA_R_16BF, followed through c_type too
+    assert r.operands.value == {"A": "bf16", "B": "bf16", "C": "bf16", "D": "bf16"}
+    assert r.operands.status == "exact"
+    assert r.compute.value == "f32" and r.scale.value == "f32"
+    assert "a/gemm.cu:4" in r.operands.evidence  # ab_type = CUDA_R_16BF, followed through c_type too
     r = a.library(*_vendor(idx.graph, "cublasGemmEx", "gemm_ex"))
-    assert r["operands"]["value"] == {"A": "f16", "B": "f16", "C": "f32"}
-    assert r["compute"]["value"] == "tf32"
+    assert r.operands.value == {"A": "f16", "B": "f16", "C": "f32"}
+    assert r.compute.value == "tf32"
 
 
 def test_vocabulary():
@@ -162,19 +165,19 @@ def test_vocabulary():
 def test_demo_fp8_quantize_stage(demo_index):
     a = DtypeAnalysis(demo_index)
     r = a.kernel(*launch_edge(demo_index.graph, "quantize_fp8_kernel"))
-    assert r["output"]["value"] == ["e4m3"]
-    conv = [c for c in r["conversions"] if c["kind"] == "round"]
-    assert [(c["from"], c["to"], c["call"]) for c in conv] == [("f32", "e4m3", "__nv_cvt_float_to_fp8")]
+    assert r.output.value == ["e4m3"]
+    conv = [c for c in r.conversions if c.kind == "round"]
+    assert [(c.source, c.to, c.call) for c in conv] == [("f32", "e4m3", "__nv_cvt_float_to_fp8")]
     fp8 = [a.library(u, Via.of(e)) for u, _v, e in demo_index.graph.edges(data=True)
            if e["kind"] == "vendor" and e["callee"] == "cublasLtMatmul"
            and demo_index.graph.nodes[u]["qualname"] == "apxinf_cublaslt_gemm_fp8"]
-    assert fp8[0]["operands"]["value"] == {"A": "e4m3", "B": "e4m3", "C": "bf16", "D": "bf16"}
-    assert fp8[0]["compute"]["value"] == "f32"
+    assert fp8[0].operands.value == {"A": "e4m3", "B": "e4m3", "C": "bf16", "D": "bf16"}
+    assert fp8[0].compute.value == "f32"
 
 
 def test_demo_cutlass_element_and_accumulator(demo_index):
     a = DtypeAnalysis(demo_index)
     u, e = _vendor(demo_index.graph, "run", "apxinf_cutlass_fmha_fwd")
     r = a.library(u, e)
-    assert r["operands"]["value"] == {"element": "bf16"} and r["compute"]["value"] == "f32"
-    assert r["operands"]["status"] == "heuristic"
+    assert r.operands.value == {"element": "bf16"} and r.compute.value == "f32"
+    assert r.operands.status == "heuristic"

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from apxtui.inputs import InputFileError, confine, read_limited
+from apxtui.errors import InputFileError
+from apxtui.inputs import confine, read_limited
 from apxtui.profile.space import discover
 from apxtui.scan import CrateMap, scan
 

@@ -12,6 +12,7 @@ from helpers import build_isolated
 
 from apxtui.analysis.annotate import annotate
 from apxtui.analysis.checkout import capture_report
+from apxtui.analysis.dtypefacts import LibraryDtypes
 from apxtui.checkpoint import read_checkpoint
 from apxtui.checkpoint.join import ALTERNATIVE_UNUSED, CLEAN, NOT_APPLICABLE, PARTIAL, UNMATCHED, join_index
 from apxtui.checkpoint.synth import write_safetensors
@@ -133,32 +134,32 @@ def test_capture_report_and_command(fx, capsys):
 def _libs(idx, entry):
     root, ann = _annotated(idx, entry)
     return [(st, ann.stage(st).dtypes) for _d, st, _a in walk(root)
-            if (ann.stage(st).dtypes or {}).get("kind") == "library"]
+            if isinstance(ann.stage(st).dtypes, LibraryDtypes)]
 
 
 def test_rust_ffi_gemm_dtype_chosen_by_the_callers_argument(fx):
     libs = [(st, d) for st, d in _libs(fx, "Runtime::body") if st.name == "cublasGemmEx"]
     assert {st.kind for st, _ in libs} == {"ffi_decl", "external"}
     for _st, d in libs:
-        assert d["operands"]["value"] == {"A": "bf16", "B": "bf16", "C": "bf16"}
-        assert d["compute"]["value"] == "f32" and d["algorithm"]["value"] == "default"
-        assert "`dtype` = `DType::BF16`" in d["operands"]["reason"]
-        assert "crates/fxcuda/src/cublas.rs:22" in d["operands"]["evidence"]  # the `let cuda_type = if …`
+        assert d.operands.value == {"A": "bf16", "B": "bf16", "C": "bf16"}
+        assert d.compute.value == "f32" and d.algorithm.value == "default"
+        assert "`dtype` = `DType::BF16`" in d.operands.reason
+        assert "crates/fxcuda/src/cublas.rs:22" in d.operands.evidence  # the `let cuda_type = if …`
 
 
 def test_rust_ffi_gemm_without_a_binding_shows_the_alternatives(fx):
     (_st, d), *_ = [(st, d) for st, d in _libs(fx, "CublasHandle::gemm") if st.kind == "ffi_decl"]
-    assert d["operands"]["status"] == "unknown" and d["operands"]["value"]["A"] is None
-    assert d["operands"]["alternatives"]["A"] == {"dtype == DType::F16": "f16", "not (dtype == DType::F16)": "bf16"}
+    assert d.operands.status == "unknown" and d.operands.value["A"] is None
+    assert d.operands.alternatives["A"] == {"dtype == DType::F16": "f16", "not (dtype == DType::F16)": "bf16"}
 
 
 def test_cublaslt_plan_built_in_another_function(fx):
     (_st, d), = [(st, d) for st, d in _libs(fx, "Runtime::body") if st.name == "cublasLtMatmul"]
-    assert d["operands"]["value"] == {"A": "bf16", "B": "bf16", "C": "bf16", "D": "bf16"}
-    assert d["compute"]["value"] == "f32" and d["scale"]["value"] == "f32"
-    assert "g_bf16_plans" in d["operands"]["reason"] and "bf16 = true" in d["operands"]["reason"]
-    assert "crates/fxcuda/adapters/lt.cu:37" in d["operands"]["evidence"]  # layout created in make_plan
-    assert "crates/fxcuda/adapters/lt.cu:35" in d["compute"]["evidence"]  # descriptor created in make_plan
+    assert d.operands.value == {"A": "bf16", "B": "bf16", "C": "bf16", "D": "bf16"}
+    assert d.compute.value == "f32" and d.scale.value == "f32"
+    assert "g_bf16_plans" in d.operands.reason and "bf16 = true" in d.operands.reason
+    assert "crates/fxcuda/adapters/lt.cu:37" in d.operands.evidence  # layout created in make_plan
+    assert "crates/fxcuda/adapters/lt.cu:35" in d.compute.evidence  # descriptor created in make_plan
 
 
 # -- weight join ----------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from apxtui.checkpoint.sol import IE
+from apxtui.checkpoint.solfacts import IE
 from apxtui.checkpoint.synth import write_safetensors
 from apxtui.tui.app import ApxApp
 from apxtui.tui.config import ExplorerConfig

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from apxtui.analysis.path import AnalysedPath
 from apxtui.checkpoint import read_checkpoint
-from apxtui.checkpoint.sol import IE, Device, speed_of_light
+from apxtui.checkpoint.sol import Device, speed_of_light
+from apxtui.checkpoint.solfacts import IE, Figure
 from apxtui.checkpoint.view import sol_missing_sections, sol_request, sol_sections
 from apxtui.demo import DEMO_CHECKPOINT
 from apxtui.trace import Stage
 
-DEV = Device("T", bandwidth={"value": 1000.0, "source": "test"}, peaks={"bf16": {"value": 100.0, "source": "test"}})
+DEV = Device("T", bandwidth=Figure(1000.0, "test"), peaks={"bf16": Figure(100.0, "test")})
 
 
 def test_sol_request_names_missing_and_invalid_inputs():
@@ -29,6 +30,6 @@ def test_sol_request_names_missing_and_invalid_inputs():
 def test_a_path_with_nothing_priced_is_not_a_zero_bound():
     empty = AnalysedPath(Stage("e", "rust_fn", "e", "e", "rust", "e.rs", 1), [])
     sol = speed_of_light(empty, {}, None, read_checkpoint(DEMO_CHECKPOINT), DEV, 1, 4, launch_floor_us=2.0)
-    assert sol["bound"]["status"] == IE and "seconds" not in sol["bound"]  # the engine itself says so …
+    assert sol.bound.status == IE and "seconds" not in sol.to_dict()["bound"]  # the engine itself says so …
     bound = dict(sol_sections(sol))["Conditional bound"]
     assert bound[0] == ("bound", IE) and "nothing could be priced" in bound[1][1]  # … and the panel shows it

@@ -17,6 +17,7 @@ from typing import Any
 
 from apxtui.analysis.calls import cache_miss_closure, call_rules, first_call_arm
 from apxtui.analysis.capture import CaptureAnalysis, subtree
+from apxtui.analysis.dtypefacts import DtypeFacts, KernelDtypes, LibraryDtypes, OperatorDtypes
 from apxtui.analysis.dtypes import DtypeAnalysis, is_library_gemm
 from apxtui.analysis.evidence import HEURISTIC
 from apxtui.analysis.hostops import host_op
@@ -71,7 +72,7 @@ class _Annotator:
         self.launch_info: dict[int, dict[str, Any]] = {}
         self.hazard_info: dict[int, list[dict[str, Any]]] = {}
         self._consts: dict[str, dict[str, tuple[str, str]]] = {}  # parent node → its constants, once
-        self._dt: dict[int, dict[str, Any] | None] = {}
+        self._dt: dict[int, DtypeFacts | None] = {}
 
     def consts(self, parent: Stage | None) -> dict[str, tuple[str, str]]:
         """Constants visible in ``parent``'s body, computed once per function (not per call site)."""
@@ -152,7 +153,7 @@ class _Annotator:
 
     # -- pass 2: per-stage facts ---------------------------------------------------------
 
-    def dtypes(self, st: Stage) -> dict[str, Any] | None:
+    def dtypes(self, st: Stage) -> DtypeFacts | None:
         v = st.via
         parent = self.info[id(st)].parent
         if v is not None and v.kind == EdgeKind.LAUNCH and st.kind == "kernel":
@@ -166,10 +167,10 @@ class _Annotator:
             if isinstance(it, Dispatch) and it.construct == "match":
                 arm = self.dt.operator_arm(it.subject, [(a.label, a.selected) for a in it.arms if not a.implicit])
                 if arm:
-                    return {"kind": "operator", "dtype_arm": arm, "at": f"{it.file}:{it.line}"}
+                    return OperatorDtypes(arm, f"{it.file}:{it.line}")
         return None
 
-    def _rust_ffi_gemm(self, st: Stage, parent: Stage | None) -> dict[str, Any] | None:
+    def _rust_ffi_gemm(self, st: Stage, parent: Stage | None) -> LibraryDtypes | None:
         """A library GEMM called from Rust through its ``extern`` declaration (``ffi::cublasGemmEx``).
 
         The ``ffi_decl`` stage (and the external stage under it) is read like a C vendor call made
@@ -250,7 +251,7 @@ class _Annotator:
         return StageFacts(freq, launches, self.stage_dtypes(st) or None,
                           cap if cap != CaptureFacts() else None)
 
-    def stage_dtypes(self, st: Stage) -> dict[str, Any] | None:
+    def stage_dtypes(self, st: Stage) -> DtypeFacts | None:
         if id(st) not in self._dt:
             self._dt[id(st)] = self.dtypes(st)
         return self._dt[id(st)]
@@ -262,25 +263,28 @@ class _Annotator:
         cur: str | None = None
         for st in self.order:
             d = self.stage_dtypes(st)
-            if not d or d.get("kind") not in ("kernel", "library"):
+            if not isinstance(d, KernelDtypes | LibraryDtypes):
                 continue
             info = self.info[id(st)]
             where = st.call_at
             base = {"stage": st.qualname, "at": where, "arms": list(info.arms), "alternative": info.alternative,
                     "phase": info.phase}
-            if d["kind"] == "kernel":
-                ins = [x for x in d["input"]["value"] if x not in ("u32", "i32", "i64", "u64")]
-                acc = d["accumulator"]["value"]
-                outs = d["output"]["value"]
-                rounds = [c for c in d["conversions"] if c["kind"] == "round"]
-                status = d["storage"]["status"]
+            evidence: list[str]
+            if isinstance(d, KernelDtypes):
+                ins = [x for x in d.input.value if x not in ("u32", "i32", "i64", "u64")]
+                acc: list[str] = d.accumulator.value
+                outs = d.output.value
+                rounds = [c for c in d.conversions if c.kind == "round"]
+                status = d.storage.status.value
+                evidence = list(d.accumulator.evidence)
             else:
-                ops = d["operands"]["value"] or {}
+                ops = d.operands.value or {}
                 ins = [x for x in (ops.get("A"), ops.get("B"), ops.get("element")) if x]
-                acc = [d["compute"]["value"]] if d.get("compute", {}).get("value") else []
+                acc = [d.compute.value] if d.compute is not None and d.compute.value else []
                 outs = [x for x in (ops.get("D") or ops.get("C") or ops.get("element"),) if x]
                 rounds = []
-                status = d["operands"]["status"]
+                status = d.operands.status.value
+                evidence = list(d.compute.evidence) if d.compute is not None else []
             i0 = ins[0] if ins else None
             if cur and i0 and i0 != cur and not info.alternative:
                 out.append({**base, "from": cur, "to": i0, "kind": "input differs from previous output",
@@ -288,16 +292,16 @@ class _Annotator:
             a0 = acc[0] if acc else None
             akind = "accumulate"
             if a0 is None and rounds:  # no accumulator: the math type is what the stores round from
-                a0, akind = rounds[0]["from"], "compute"
+                a0, akind = rounds[0].source, "compute"
             if i0 and a0 and a0 != i0:
                 out.append({**base, "from": i0, "to": a0, "kind": akind, "status": status,
-                            "evidence": d.get("accumulator", d.get("compute", {})).get("evidence", [])})
+                            "evidence": evidence})
             o0 = outs[0] if outs else None
             src = a0 or i0
             if src and o0 and o0 != src:
                 kind = "quantize" if o0 in ("e4m3", "e5m2", "i8", "i4") else "round"
                 out.append({**base, "from": src, "to": o0, "kind": kind, "status": status,
-                            "evidence": [c["where"] for c in rounds][:4]})
+                            "evidence": [c.where for c in rounds][:4]})
             if o0:
                 cur = o0
         return out

@@ -123,8 +123,9 @@ def kernels_report(index: Any, max_entries: int = 8) -> dict[str, Any]:
                     "vendored": bool(g.nodes[u].get("vendored")),
                     "conditions": [c.text for c in via.conditions],
                     "loops": list(via.loops),
-                    "dtypes": {x: k[x] for x in ("storage", "input", "output", "accumulator")},
-                    "conversions": k["conversions"],
+                    "dtypes": {"storage": k.storage.to_dict(), "input": k.input.to_dict(),
+                               "output": k.output.to_dict(), "accumulator": k.accumulator.to_dict()},
+                    "conversions": [c.to_dict() for c in k.conversions],
                 }
             )
         entries = _entries(g, rev, n, max_entries)

@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apxtui.analysis import types as ty
-from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, fact, identifiers, loc
+from apxtui.analysis.dtypefacts import (
+    AccumulationSite,
+    Conversion,
+    DtypeFact,
+    KernelDtypes,
+    LibraryDtypes,
+    PointerParam,
+    dfact,
+)
+from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, identifiers, loc
 from apxtui.analysis.hostops import api_name
 from apxtui.analysis.libvalues import Alt, Env, Values, summarize
 from apxtui.facts import CallSite, Definition
@@ -89,13 +98,12 @@ class DtypeAnalysis:
             return b, HEURISTIC, "template parameters deduced from casts on the launch arguments"
         return b, UNKNOWN, f"template parameter(s) {', '.join(missing)} not bound at the launch"
 
-    def kernel(self, node: str, via: Via | None) -> dict[str, Any]:
+    def kernel(self, node: str, via: Via | None) -> KernelDtypes:
         d = self.defn(node)
         site = loc(via.file, via.line) if via else loc("", 0)
         if d is None:
-            none = fact([], UNKNOWN, "no definition of the kernel in the checkout", [site])
-            return {"kind": "kernel", "template_bindings": {}, "params": [], "storage": none, "input": none,
-                    "output": none, "accumulator": none, "conversions": []}
+            none: DtypeFact[list[str]] = dfact([], UNKNOWN, "no definition of the kernel in the checkout", [site])
+            return KernelDtypes({}, (), none, none, none, none, ())
         b, bstatus, bhow = self.bindings(d, via)
         where = loc(d.file, d.line)
         params = []
@@ -103,37 +111,25 @@ class DtypeAnalysis:
             t = ty.substitute(p.type, b)
             if not ty.is_pointer(t):
                 continue
-            dt = ty.canonical(t)
-            params.append(
-                {"name": p.name, "type": t, "dtype": dt, "role": "input" if ty.is_const_pointer(t) else "output"}
-            )
-        storage = sorted({p["dtype"] for p in params if p["dtype"]})
-        ins = _uniq(p["dtype"] for p in params if p["role"] == "input" and p["dtype"])
-        outs = _uniq(p["dtype"] for p in params if p["role"] == "output" and p["dtype"])
+            params.append(PointerParam(p.name, t, ty.canonical(t), "input" if ty.is_const_pointer(t) else "output"))
+        storage = sorted({p.dtype for p in params if p.dtype})
+        ins = _uniq(p.dtype for p in params if p.role == "input" and p.dtype)
+        outs = _uniq(p.dtype for p in params if p.role == "output" and p.dtype)
         in_why = "const pointer parameters (read)"
         if not ins and outs:
             ins, in_why = outs, "no const pointer parameter: the written pointers are read in place"
-        st = bstatus if all(p["dtype"] for p in params) else UNKNOWN
+        st = bstatus if all(p.dtype for p in params) else UNKNOWN
         why = bhow if st != UNKNOWN or bstatus == UNKNOWN else "a pointer parameter's element type is not a known dtype"
-        acc = self.accumulators(node, d, b)
-        conv = self.conversions(node, d, b)
-        return {
-            "kind": "kernel",
-            "template_bindings": b,
-            "params": params,
-            "storage": fact(storage, st, why, [where, site]),
-            "input": fact(ins, st, in_why, [where]),
-            "output": fact(outs, st, "non-const pointer parameters (written)", [where]),
-            "accumulator": acc,
-            "conversions": conv,
-        }
+        return KernelDtypes(b, tuple(params), dfact(storage, st, why, [where, site]), dfact(ins, st, in_why, [where]),
+                            dfact(outs, st, "non-const pointer parameters (written)", [where]),
+                            self.accumulators(node, d, b), tuple(self.conversions(node, d, b)))
 
     def _var_type(self, d: Definition, var: str, b: dict[str, str]) -> str | None:
         t = d.locals.get(var) or next((p.type for p in d.params if p.name == var), None)
         return ty.substitute(t, b) if t else None
 
-    def accumulators(self, node: str, d: Definition, b: dict[str, str]) -> dict[str, Any]:
-        sites = []
+    def accumulators(self, node: str, d: Definition, b: dict[str, str]) -> DtypeFact[list[str]]:
+        sites: list[AccumulationSite] = []
         for n, hb in [(node, b), *self.helpers(node)]:
             hd = d if n == node else self.defn(n)
             if hd is None:
@@ -143,19 +139,18 @@ class DtypeAnalysis:
                 dt = ty.canonical(t) if t else None
                 if dt not in ty.FLOATS:
                     continue  # loop counters, index arithmetic
-                sites.append({"var": a["var"], "type": t, "dtype": dt, "op": a["op"], "value": a["value"],
-                              "function": hd.qualname, "where": loc(hd.file, a["line"]),
-                              "reduction": bool(_REDUCTION_HINT.search(a["value"]))})
-        dts = _uniq(s["dtype"] for s in sites)
+                sites.append(AccumulationSite(a["var"], t, dt, a["op"], a["value"], hd.qualname,
+                                              loc(hd.file, a["line"]), bool(_REDUCTION_HINT.search(a["value"]))))
+        dts = _uniq(s.dtype for s in sites)
         if not sites:
-            return fact(
+            return dfact(
                 [], UNKNOWN, "no floating-point accumulation (`+=`, `x = f(x)`) found in the kernel or its helpers"
             )
-        return fact(dts, EXACT, "declared types of the accumulated variables", [s["where"] for s in sites][:8],
-                    sites=sites)
+        return dfact(dts, EXACT, "declared types of the accumulated variables", [s.where for s in sites][:8],
+                     sites=tuple(sites))
 
-    def conversions(self, node: str, d: Definition, b: dict[str, str]) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def conversions(self, node: str, d: Definition, b: dict[str, str]) -> list[Conversion]:
+        out: list[Conversion] = []
         for n, hb in [(node, b), *self.helpers(node)]:
             hd = d if n == node else self.defn(n)
             if hd is None:
@@ -177,18 +172,16 @@ class DtypeAnalysis:
                 kind = "round" if ty.narrows(src, dst) else ("widen" if src and src != dst else "same")
                 if kind == "same":
                     continue
-                out.append({"from": src, "to": dst, "kind": kind, "call": c.callee, "function": hd.qualname,
-                            "where": loc(hd.file, c.line), "how": how,
-                            "status": EXACT if how == "conversion intrinsic" else (HEURISTIC if src else UNKNOWN)})
+                out.append(Conversion(src, dst, kind, c.callee, hd.qualname, loc(hd.file, c.line), how,
+                                      EXACT if how == "conversion intrinsic" else (HEURISTIC if src else UNKNOWN)))
             for s in hd.attrs.get("stores", []):  # implicit narrowing at a plain store
                 if s.get("conversion"):
                     continue
                 dst = ty.canonical(self._var_type(hd, s["base"], bb) or "")
                 src = self.expr_dtype(hd, s["value"], bb)
                 if dst and src and ty.narrows(src, dst):
-                    out.append({"from": src, "to": dst, "kind": "round", "call": "implicit store",
-                                "function": hd.qualname, "where": loc(hd.file, s["line"]), "how": "implicit conversion",
-                                "status": HEURISTIC})
+                    out.append(Conversion(src, dst, "round", "implicit store", hd.qualname, loc(hd.file, s["line"]),
+                                          "implicit conversion", HEURISTIC))
         return out
 
     def expr_dtype(self, d: Definition, expr: str, b: dict[str, str]) -> str | None:
@@ -208,7 +201,7 @@ class DtypeAnalysis:
 
     # -- library calls -------------------------------------------------------------------
 
-    def library(self, caller: str, via: Via, env: Env | None = None, env_at: str = "") -> dict[str, Any]:
+    def library(self, caller: str, via: Via, env: Env | None = None, env_at: str = "") -> LibraryDtypes:
         """A/B/C/D, compute and scale types of one library call made by ``caller``.
 
         ``env`` binds ``caller``'s parameters to the arguments of the call into it (one level),
@@ -223,8 +216,7 @@ class DtypeAnalysis:
         if lib == "cutlass" or via.attrs.get("operator_type"):
             return self._cutlass(via, site)
         if d is None:
-            return {"kind": "library", "api": api,
-                    "operands": fact({}, UNKNOWN, "the calling function has no definition in the index", [site])}
+            return LibraryDtypes(api, dfact({}, UNKNOWN, "the calling function has no definition in the index", [site]))
         args = via.args
         env = env or {}
         if api == "cublasLtMatmul" and len(args) >= 12:
@@ -239,15 +231,14 @@ class DtypeAnalysis:
             compute = self._arg(d, args[pos["compute"]], env, env_at) if "compute" in pos else _NONE
             out = self._gemm(api, ops, compute, _NONE, site, d)
             if "algo" in pos and len(args) > pos["algo"]:
-                out["algorithm"] = _algo(args[pos["algo"]], site)
+                out = replace(out, algorithm=_algo(args[pos["algo"]], site))
             return out
         fixed = _FIXED.get(api)
         if fixed:
-            return {"kind": "library", "api": api,
-                    "operands": fact({"A": fixed, "B": fixed, "C": fixed}, EXACT, f"{api} is typed by name", [site]),
-                    "compute": fact(fixed, EXACT, f"{api} is typed by name", [site])}
-        return {"kind": "library", "api": api,
-                "operands": fact({}, UNKNOWN, f"no dtype rule for {lib or 'this library'} call {api}", [site])}
+            return LibraryDtypes(api, dfact({"A": fixed, "B": fixed, "C": fixed}, EXACT, f"{api} is typed by name",
+                                            [site]),
+                                 dfact(fixed, EXACT, f"{api} is typed by name", [site]))
+        return LibraryDtypes(api, dfact({}, UNKNOWN, f"no dtype rule for {lib or 'this library'} call {api}", [site]))
 
     def resolve(self, d: Definition, arg: str, hops: int = 4) -> tuple[str | None, list[str]]:
         """dtype named by an argument: an enum constant, or a local assigned one (followed)."""
@@ -305,7 +296,7 @@ class DtypeAnalysis:
         return _Op(dt, cond, ev, how)
 
     def _gemm(self, api: str, ops: dict[str, _Op], compute: _Op, scale: _Op, site: str,
-              d: Definition) -> dict[str, Any]:
+              d: Definition) -> LibraryDtypes:
         vals = {k: v.dtype for k, v in ops.items()}
         ev = [site] + [e for v in ops.values() for e in v.evidence]
         missing = [k for k, v in vals.items() if v is None]
@@ -315,69 +306,52 @@ class DtypeAnalysis:
                + (f"; {'; '.join(hows)}" if hows else "") if not missing
                else f"operand type(s) {', '.join(missing)} not established from {d.qualname}")
         alts = {k: v.alternatives for k, v in ops.items() if v.alternatives}
-        operands = fact(vals, st, why, _uniq(ev))
         if alts:
-            operands["alternatives"] = alts
-            operands["reason"] += "; the value depends on a condition the trace does not decide (see alternatives)"
+            why += "; the value depends on a condition the trace does not decide (see alternatives)"
+        operands = dfact(vals, st, why, _uniq(ev), alternatives=alts or None)
         cst = (HEURISTIC if compute.how else EXACT) if compute.dtype else UNKNOWN
-        out: dict[str, Any] = {
-            "kind": "library",
-            "api": api,
-            "operands": operands,
-            "compute": fact(
-                compute.dtype,
-                cst,
-                ("compute type argument" + (f"; {compute.how}" if compute.how else ""))
-                if compute.dtype
-                else "compute type not established",
-                _uniq([site, *compute.evidence]),
-            ),
-        }
-        if compute.alternatives:
-            out["compute"]["alternatives"] = compute.alternatives
-        if scale.dtype:
-            out["scale"] = fact(scale.dtype, cst, "scale type argument", _uniq(scale.evidence))
-        return out
+        comp = dfact(compute.dtype, cst, ("compute type argument" + (f"; {compute.how}" if compute.how else ""))
+                     if compute.dtype else "compute type not established", _uniq([site, *compute.evidence]),
+                     alternatives=compute.alternatives or None)
+        sc = dfact(scale.dtype, cst, "scale type argument", _uniq(scale.evidence)) if scale.dtype else None
+        return LibraryDtypes(api, operands, comp, sc)
 
-    def _cutlass(self, via: Via, site: str) -> dict[str, Any]:
+    def _cutlass(self, via: Via, site: str) -> LibraryDtypes:
         op = via.attrs.get("operator_type", "")
         args = template_args(op)
         name = op.split("<", 1)[0]
         if name.split("::")[-1] in ("Gemm", "GemmUniversal", "GemmBatched", "GemmSplitKParallel") and len(args) >= 7:
             vals = {"A": ty.canonical(args[0]), "B": ty.canonical(args[2]), "C": ty.canonical(args[4])}
-            return {"kind": "library", "api": f"{name}::{via.callee}", "operator_type": op,
-                    "operands": fact(vals, EXACT, "CUTLASS device::Gemm element template arguments", [site]),
-                    "compute": fact(ty.canonical(args[6]), EXACT, "ElementAccumulator template argument", [site])}
+            return LibraryDtypes(f"{name}::{via.callee}",
+                                 dfact(vals, EXACT, "CUTLASS device::Gemm element template arguments", [site]),
+                                 dfact(ty.canonical(args[6]), EXACT, "ElementAccumulator template argument", [site]),
+                                 operator_type=op)
         floats = [(a, ty.canonical(a)) for a in args if ty.canonical(a) in ty.FLOATS]
         if not floats:
-            return {"kind": "library", "api": via.callee, "operator_type": op,
-                    "operands": fact({}, UNKNOWN, "no element type spelled in the CUTLASS operator type", [site])}
-        vals = {"element": floats[0][1]}
-        out = {"kind": "library", "api": f"{name}::{via.callee}", "operator_type": op,
-               "operands": fact(vals, HEURISTIC, "first floating-point template argument of the operator type", [site])}
-        if len(floats) > 1:
-            out["compute"] = fact(floats[1][1], HEURISTIC, "second floating-point template argument (accumulator by "
-                                  "CUTLASS convention)", [site])
-        return out
+            return LibraryDtypes(via.callee, dfact({}, UNKNOWN, "no element type spelled in the CUTLASS operator type",
+                                                   [site]), operator_type=op)
+        element: dict[str, str | None] = {"element": floats[0][1]}
+        acc = dfact(floats[1][1], HEURISTIC, "second floating-point template argument (accumulator by CUTLASS "
+                    "convention)", [site]) if len(floats) > 1 else None
+        return LibraryDtypes(f"{name}::{via.callee}", dfact(element, HEURISTIC, "first floating-point template "
+                                                            "argument of the operator type", [site]), acc,
+                             operator_type=op)
 
     # -- Rust operators ------------------------------------------------------------------
 
     @staticmethod
-    def operator_arm(dispatch_subject: str, arms: list[tuple[str, bool | None]]) -> dict[str, Any] | None:
+    def operator_arm(dispatch_subject: str, arms: list[tuple[str, bool | None]]) -> DtypeFact[list[str] | None] | None:
         """The ``DType`` arm of a ``match x.dtype()`` dispatch: the chosen arm or the alternatives."""
         if "dtype" not in dispatch_subject.lower() and not any(ty.enum_dtypes(a) for a, _ in arms):
             return None
         chosen = [a for a, s in arms if s]
         alts = [a for a, s in arms if s is None]
+        labels = tuple(a for a, _ in arms)
         if chosen:
-            return fact(
-                [x for a in chosen for x in (ty.enum_dtypes(a) or [a])],
-                EXACT,
-                f"arm selected at `match {dispatch_subject}`",
-                arms=[a for a, _ in arms],
-            )
-        return fact(None, UNKNOWN, f"no selection at `match {dispatch_subject}`: alternatives "
-                    + ", ".join(a for a in alts), arms=[a for a, _ in arms])
+            return dfact([x for a in chosen for x in (ty.enum_dtypes(a) or [a])], EXACT,
+                         f"arm selected at `match {dispatch_subject}`", arms=labels)
+        return dfact(None, UNKNOWN, f"no selection at `match {dispatch_subject}`: alternatives "
+                     + ", ".join(a for a in alts), arms=labels)
 
 
 _GEMM_ARGS = {
@@ -400,18 +374,18 @@ class _Op:
 _NONE = _Op(None)
 
 
-def _algo(arg: str, site: str) -> dict[str, Any]:
+def _algo(arg: str, site: str) -> DtypeFact[str | None]:
     """cuBLAS GEMM algorithm argument: ``-1`` / ``CUBLAS_GEMM_DEFAULT`` is the library's default choice."""
     a = arg.strip().split("::")[-1]
     if a in ("-1", "CUBLAS_GEMM_DEFAULT", "CUBLAS_GEMM_DFALT"):
-        return fact("default", EXACT, f"`{arg.strip()}` = CUBLAS_GEMM_DEFAULT: cuBLAS chooses", [site])
+        return dfact("default", EXACT, f"`{arg.strip()}` = CUBLAS_GEMM_DEFAULT: cuBLAS chooses", [site])
     if a in ("CUBLAS_GEMM_DEFAULT_TENSOR_OP", "CUBLAS_GEMM_DFALT_TENSOR_OP", "99"):
-        return fact("default (tensor op)", EXACT, f"`{arg.strip()}` = CUBLAS_GEMM_DEFAULT_TENSOR_OP", [site])
+        return dfact("default (tensor op)", EXACT, f"`{arg.strip()}` = CUBLAS_GEMM_DEFAULT_TENSOR_OP", [site])
     m = re.fullmatch(r"CUBLAS_GEMM_ALGO(\d+)(_TENSOR_OP)?|(\d+)", a)
     if m:
-        return fact(f"algorithm {m.group(1) or m.group(3)}" + (" (tensor op)" if m.group(2) else ""), EXACT,
-                    f"`{arg.strip()}`", [site])
-    return fact(None, UNKNOWN, f"algorithm argument `{arg.strip()}` not a known constant", [site])
+        return dfact(f"algorithm {m.group(1) or m.group(3)}" + (" (tensor op)" if m.group(2) else ""), EXACT,
+                     f"`{arg.strip()}`", [site])
+    return dfact(None, UNKNOWN, f"algorithm argument `{arg.strip()}` not a known constant", [site])
 _FIXED = {"cublasSgemm": "f32", "cublasHgemm": "f16", "cublasDgemm": "f64", "cublasSgemmStridedBatched": "f32",
           "cublasHgemmStridedBatched": "f16"}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from apxtui.analysis.dtypefacts import DtypeFacts
 from apxtui.analysis.launches import Count
 from apxtui.analysis.loops import LoopCount
 from apxtui.vocab import Evidence
@@ -75,13 +76,13 @@ class StageFacts:
 
     frequency: Frequency
     launches: Launches
-    dtypes: dict[str, Any] | None = None  # :class:`apxtui.analysis.dtypes.DtypeAnalysis` kernel/library facts
+    dtypes: DtypeFacts | None = None  # :class:`apxtui.analysis.dtypes.DtypeAnalysis` kernel/library/operator facts
     capture: CaptureFacts | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"frequency": self.frequency.to_dict(), "launches": self.launches.to_dict()}
-        if self.dtypes:
-            out["dtypes"] = self.dtypes
+        if self.dtypes is not None:
+            out["dtypes"] = self.dtypes.to_dict()
         if self.capture is not None:
             out["capture"] = self.capture.to_dict()
         return out

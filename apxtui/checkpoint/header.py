@@ -20,8 +20,8 @@ from typing import Any
 
 from apxtui.checkpoint.dtypes import DTYPE_BITS, tensor_bytes
 from apxtui.checkpoint.model import Problem, Shard, TensorInfo
-from apxtui.errors import HeaderError
-from apxtui.inputs import InputFileError, depth, parse_json
+from apxtui.errors import HeaderError, InputFileError
+from apxtui.inputs import depth, parse_json
 
 #: Largest header accepted (the safetensors crate uses the same cap).
 MAX_HEADER_BYTES = 100_000_000

@@ -15,6 +15,7 @@ from apxtui.analysis.path import AnalysedPath
 from apxtui.checkpoint.join import JoinResult, join_dict, join_index
 from apxtui.checkpoint.model import Checkpoint
 from apxtui.checkpoint.sol import find_device, load_devices, speed_of_light
+from apxtui.checkpoint.solfacts import SpeedOfLight
 from apxtui.checkpoint.weights import LoopBounds, StageWeights, bind_loop, bind_loops, stage_weights
 
 
@@ -27,7 +28,7 @@ class CheckpointFacts:
     join_summary: dict[str, Any]  # :func:`~apxtui.checkpoint.join.join_dict` of ``join`` (50 names per list)
     weights: dict[int, StageWeights]  # by index in the path's stages
     bounds: LoopBounds
-    sol: dict[str, Any] | None = None  # the speed of light (:func:`price_path`), when asked for
+    sol: SpeedOfLight | None = None  # the speed of light (:func:`price_path`), when asked for
 
 
 def checkpoint_facts(path: AnalysedPath, index: Any, ckpt: Checkpoint, under: list[str] | None = None,
@@ -38,7 +39,7 @@ def checkpoint_facts(path: AnalysedPath, index: Any, ckpt: Checkpoint, under: li
 
 
 def price_path(path: AnalysedPath, facts: CheckpointFacts, device: str, batch: int, seq: int,
-               context: int | None = None, launch_floor_us: float | None = None) -> dict[str, Any]:
+               context: int | None = None, launch_floor_us: float | None = None) -> SpeedOfLight:
     """The speed of light of ``path`` on ``device`` (KeyError: unknown device; ValueError: bad sizes)."""
     dev = find_device(device, load_devices())
     return speed_of_light(path, facts.weights, facts.bounds, facts.checkpoint, dev, batch, seq, context,
@@ -70,8 +71,8 @@ def loop_binder(ckpt: Checkpoint | None,
                 memo[key] = (int(given[1]), f"--bind {given[0]}") if given else None
             else:
                 rec = bind_loop(header, qual, ckpt, bind)
-                src = rec["config_field"] and f"{rec['config_field']}, {ckpt.config_file or 'config'}"
-                memo[key] = (int(rec["value"]), src or "--bind") if rec["value"] is not None else None
+                src = rec.config_field and f"{rec.config_field}, {ckpt.config_file or 'config'}"
+                memo[key] = (int(rec.value), src or "--bind") if rec.value is not None else None
         return memo[key]
 
     return bound

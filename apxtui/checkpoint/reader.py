@@ -18,12 +18,11 @@ from typing import Any
 from apxtui.checkpoint.config import split_sections
 from apxtui.checkpoint.header import read_shard
 from apxtui.checkpoint.model import Checkpoint, Problem, Shard
-from apxtui.errors import CheckpointError
+from apxtui.errors import CheckpointError, InputFileError
 from apxtui.inputs import (
     CONFIG_MAX,
     INDEX_MAX,
     JSON_DEPTH_MAX,
-    InputFileError,
     confine,
     parse_json,
     read_limited,

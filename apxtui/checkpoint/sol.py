@@ -24,20 +24,37 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apxtui.analysis.dtypefacts import KernelDtypes
 from apxtui.analysis.loops import LoopCount
 from apxtui.analysis.path import AnalysedPath, PathStage
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.dtypes import DTYPE_BITS
 from apxtui.checkpoint.model import Checkpoint
-from apxtui.checkpoint.weights import LoopBounds, StageWeights
+from apxtui.checkpoint.solfacts import (
+    IE,
+    OK,
+    PARTIAL,
+    Anchor,
+    Bound,
+    Demand,
+    Estimate,
+    Figure,
+    KvCache,
+    SolFigures,
+    SolInputs,
+    SpeedOfLight,
+    StageTime,
+    Work,
+)
+from apxtui.checkpoint.weights import ComputeBelow, KernelCompute, LibraryCompute, LoopBounds, StageWeights, WeightRow
 from apxtui.trace import Stage
-from apxtui.vocab import Evidence, dtype_bytes
+from apxtui.vocab import dtype_bytes
 
-IE = Evidence.INSUFFICIENT.value
 DEVICES_FILE = Path(__file__).with_name("devices.toml")
 ANALYSIS_BYTES = {k: b for k in ("bf16", "f16", "f32", "e4m3", "e5m2", "i8", "u8", "f64") if (b := dtype_bytes(k))}
 PEAK_KEY = {"bf16": "bf16", "f16": "f16", "e4m3": "fp8", "e5m2": "fp8", "i8": "int8", "f32": "f32", "tf32": "tf32"}
@@ -54,9 +71,9 @@ NOTE = ("Static analysis: FLOPs and bytes from the checkpoint shapes and the tra
 class Device:
     name: str
     aliases: list[str] = field(default_factory=list)
-    bandwidth: dict[str, Any] | None = None  # {value (GB/s), source}
-    peaks: dict[str, dict[str, Any]] = field(default_factory=dict)  # dtype -> {value (TFLOPS), source}
-    launch_floor: dict[str, Any] | None = None  # {value (µs), source}
+    bandwidth: Figure | None = None  # GB/s
+    peaks: dict[str, Figure] = field(default_factory=dict)  # dtype -> TFLOPS
+    launch_floor: Figure | None = None  # µs
     origin: str = ""
 
 
@@ -92,10 +109,10 @@ def load_devices(paths: list[Path] | None = None) -> dict[str, Device]:
     return out
 
 
-def _figure(v: Any, p: Path) -> dict[str, Any]:
+def _figure(v: Any, p: Path) -> Figure:
     if isinstance(v, dict):
-        return {"value": float(v["value"]), "source": v.get("source") or f"{p} (no source given)"}
-    return {"value": float(v), "source": f"{p} (no source given)"}
+        return Figure(float(v["value"]), v.get("source") or f"{p} (no source given)")
+    return Figure(float(v), f"{p} (no source given)")
 
 
 def find_device(name: str, devices: dict[str, Device]) -> Device:
@@ -139,46 +156,27 @@ def _path_multipliers(stages: list[PathStage], bounds: dict[str, int],
     return out
 
 
-def _act_dtype(comp: list[dict[str, Any]]) -> str | None:
+def _act_dtype(comp: Sequence[ComputeBelow]) -> str | None:
     for c in comp:
-        vals = c.get("input") or [(c.get("operands") or {}).get("A")]
+        vals = (c.input if isinstance(c, KernelCompute) else ()) or [
+            c.operands.get("A") if isinstance(c, LibraryCompute) else None]
         for v in vals:
             if v in ANALYSIS_BYTES:
                 return str(v)
     return None
 
 
-def _gemm_dtype(comp: list[dict[str, Any]]) -> str | None:
+def _gemm_dtype(comp: Sequence[ComputeBelow]) -> str | None:
     for c in comp:
-        if c["kind"] == "library":
-            a = (c.get("operands") or {}).get("A")
+        if isinstance(c, LibraryCompute):
+            a = c.operands.get("A")
             if a:
                 return str(a)
     for c in comp:
-        for v in c.get("input") or []:
+        for v in c.input if isinstance(c, KernelCompute) else ():
             if v in PEAK_KEY:
                 return str(v)
     return None
-
-
-@dataclass
-class Work:
-    stage: str
-    at: str
-    kind: str
-    mult: int
-    flops: float = 0.0
-    dtype: str | None = None  # compute dtype of the FLOPs
-    weight_bytes: float = 0.0
-    act_bytes: float = 0.0
-    kv_bytes: float = 0.0
-    launches: int = 0
-    weight: str = ""
-    missing: list[str] = field(default_factory=list)
-
-    @property
-    def bytes(self) -> float:
-        return self.weight_bytes + self.act_bytes + self.kv_bytes
 
 
 def _dims(ckpt: Checkpoint) -> tuple[dict[str, Any], str]:
@@ -189,7 +187,7 @@ def _dims(ckpt: Checkpoint) -> tuple[dict[str, Any], str]:
 
 def collect_work(path: AnalysedPath, weights: dict[int, StageWeights], bounds: LoopBounds | None,
                  ckpt: Checkpoint, batch: int, seq: int, context: int,
-                 bind: dict[str, int] | None = None) -> tuple[list[Work], list[str], list[dict[str, Any]]]:
+                 bind: dict[str, int] | None = None) -> tuple[list[Work], list[str], list[Anchor]]:
     """(work items, exclusions, anchors) for one call of the traced entry: ``weights`` the stored weights
     per stage (by index in ``path.stages``), ``bounds`` the loops bound to the config."""
     stages = path.stages
@@ -213,12 +211,12 @@ def collect_work(path: AnalysedPath, weights: dict[int, StageWeights], bounds: L
         mult, missing = mults[i]
         launches = (_ints(facts.launches.device) or 0) + (_ints(facts.launches.library) or 0) if facts else 0
         sw = weights.get(i)
-        rows = [r for r in sw.rows if r.get("first_at_site")] if sw else []
+        rows = [r for r in sw.rows if r.first_at_site] if sw else []
         if rows:
-            by_arg: dict[str, list[dict[str, Any]]] = {}
+            by_arg: dict[str, list[WeightRow]] = {}
             for r in rows:
-                by_arg.setdefault(r["arg"], []).append(r)
-            comp = sw.compute if sw else []
+                by_arg.setdefault(r.arg, []).append(r)
+            comp = sw.compute if sw else ()
             for arg, rs in by_arg.items():
                 if len(rs) > 1:
                     excluded.append(f"{st.qualname} at {at}: `{arg}` has {len(rs)} candidate weights; not priced")
@@ -228,31 +226,30 @@ def collect_work(path: AnalysedPath, weights: dict[int, StageWeights], bounds: L
                 w.missing += [f"unbound loop `{x}`" for x in missing]
                 work.append(w)
                 launches = 0  # the stage's launches are counted once
-                calls_per_pattern[r["pattern"]] = calls_per_pattern.get(r["pattern"], 0) + (0 if missing else mult)
-                tensors_per_pattern[r["pattern"]] = r["stored"]["tensors"]
+                calls_per_pattern[r.pattern] = calls_per_pattern.get(r.pattern, 0) + (0 if missing else mult)
+                tensors_per_pattern[r.pattern] = r.stored.tensors
             continue
         if attn_depth is None and _ATTN.search(st.name or "") and st.kind in ("rust_fn", "python_fn"):
             attn_depth = depth
             w = _attention_work(st, at, dims, sec, batch, seq, context, mult, launches, stages, i)
             w.missing += [f"unbound loop `{x}`" for x in missing]
             work.append(w)
-    anchors = [{"pattern": p, "checkpoint_tensors": tensors_per_pattern[p], "reads_on_path": n,
-                "consistent": n == tensors_per_pattern[p] or tensors_per_pattern[p] == 1 and n >= 1}
-               for p, n in calls_per_pattern.items()]
+    anchors = [Anchor(p, t, n, n == t or t == 1 and n >= 1)
+               for p, n in calls_per_pattern.items() for t in (tensors_per_pattern[p],)]
     return work, excluded, anchors
 
 
-def _weight_work(st: Stage, at: str, r: dict[str, Any], comp: list[dict[str, Any]], tokens: int,
+def _weight_work(st: Stage, at: str, r: WeightRow, comp: Sequence[ComputeBelow], tokens: int,
                  mult: int, launches: int) -> Work:
-    s = r["stored"]
-    shape = s["shape"][0] if s["shape"] else []
-    w = Work(st.qualname, at, "weight", mult, weight=r["pattern"], launches=launches)
-    per = s["bytes_per_tensor"]
-    if not s.get("uniform", True):
-        w.missing.append(f"`{r['pattern']}` tensors differ in dtype/shape")
+    s = r.stored
+    shape = s.shape[0] if s.shape else ()
+    w = Work(st.qualname, at, "weight", mult, weight=r.pattern, launches=launches)
+    per = s.bytes_per_tensor
+    if not s.uniform:
+        w.missing.append(f"`{r.pattern}` tensors differ in dtype/shape")
     act = _act_dtype(comp)
     ab = ANALYSIS_BYTES.get(act or "")
-    name = (st.name or "") + " " + r["field"]
+    name = (st.name or "") + " " + r.field
     if len(shape) == 2 and _EMBED.search(name):
         w.kind = "embedding"
         rows, cols = shape
@@ -265,9 +262,9 @@ def _weight_work(st: Stage, at: str, r: dict[str, Any], comp: list[dict[str, Any
     elif len(shape) == 2:
         w.kind = "gemm"
         n_out, k_in = shape
-        elt_bits = DTYPE_BITS.get((s["dtype"] or ["?"])[0])
+        elt_bits = DTYPE_BITS.get((s.dtype or ("?",))[0])
         if elt_bits and per * 8 != n_out * k_in * elt_bits:
-            w.missing.append(f"`{r['pattern']}` is packed ({s['dtype']}): logical GEMM shape not established")
+            w.missing.append(f"`{r.pattern}` is packed ({list(s.dtype)}): logical GEMM shape not established")
         w.weight_bytes = per
         w.flops = 2.0 * tokens * n_out * k_in
         w.dtype = _gemm_dtype(comp)
@@ -300,9 +297,9 @@ def _attention_work(st: Stage, at: str, dims: dict[str, Any], sec: str, batch: i
     for s2 in stages[i + 1:]:
         if s2.depth <= depth:
             break
-        d = (s2.facts.dtypes if s2.facts else None) or {}
-        if d.get("kind") == "kernel":
-            dt = next((x for x in d["input"]["value"] if x in ANALYSIS_BYTES), None)
+        d = s2.facts.dtypes if s2.facts else None
+        if isinstance(d, KernelDtypes):
+            dt = next((x for x in d.input.value if x in ANALYSIS_BYTES), None)
             if dt:
                 break
     if dt is None:
@@ -328,24 +325,32 @@ def _attention_work(st: Stage, at: str, dims: dict[str, Any], sec: str, batch: i
 # -- pricing ------------------------------------------------------------------------------------
 
 
-def kv_cache(ckpt: Checkpoint, dtype_bytes: int | None, batch: int, context: int) -> dict[str, Any]:
+def kv_cache(ckpt: Checkpoint, dtype_bytes: int | None, batch: int, context: int) -> KvCache:
     dims, sec = _dims(ckpt)
     need = ("num_hidden_layers", "num_key_value_heads", "head_dim")
     miss = [f"config {sec}.{k}" for k in need if k not in dims]
     if dtype_bytes is None:
         miss.append("KV dtype (attention kernel input dtype not established)")
     if miss:
-        return {"status": IE, "missing": miss}
+        return KvCache(IE, tuple(miss))
     lay, kvh, hd = (dims[k].value for k in need)
     per_tok = 2 * lay * kvh * hd * dtype_bytes
-    return {"status": "ok", "bytes_per_token": per_tok, "bytes_at_context": per_tok * context * batch,
-            "formula": "2 (K,V) × layers × kv_heads × head_dim × dtype bytes",
-            "fields": {k: dims[k].source for k in need}, "context": context, "batch": batch}
+    return KvCache(OK, bytes_per_token=per_tok, bytes_at_context=per_tok * context * batch,
+                   formula="2 (K,V) × layers × kv_heads × head_dim × dtype bytes",
+                   fields={k: dims[k].source for k in need}, context=context, batch=batch)
+
+
+BOUND_MEANING = ("no run of this path on this device at these sizes can be faster, if the counts are irreducible "
+                 "and the device runs at the datasheet peaks")
+ESTIMATE_MEANING = ("serial sum of per-stage maxima with no overlap; may flag a faster run, never reject it; "
+                    "kernels without modelled traffic enter by their launch floor only; a library call "
+                    "counts as one launch")
+NOTHING_PRICED = "no stage of this path has modelled traffic or FLOPs (nothing could be priced)"
 
 
 def speed_of_light(path: AnalysedPath, weights: dict[int, StageWeights], bounds: LoopBounds | None,
                    ckpt: Checkpoint, device: Device, batch: int, seq: int, context: int | None = None,
-                   launch_floor_us: float | None = None, bind: dict[str, int] | None = None) -> dict[str, Any]:
+                   launch_floor_us: float | None = None, bind: dict[str, int] | None = None) -> SpeedOfLight:
     """Bound and estimate for one call of the traced entry (pure; see the module docstring): ``weights``
     the stored weights per stage of ``path``, ``bounds`` its loops bound to the config (None: unbound)."""
     if batch < 1 or seq < 1:
@@ -354,7 +359,7 @@ def speed_of_light(path: AnalysedPath, weights: dict[int, StageWeights], bounds:
     if ctx < seq:
         raise ValueError("context must be at least seq")
     work, excluded, anchors = collect_work(path, weights, bounds, ckpt, batch, seq, ctx, bind)
-    floor = ({"value": launch_floor_us, "source": "user (--launch-floor-us)"} if launch_floor_us is not None
+    floor = (Figure(launch_floor_us, "user (--launch-floor-us)") if launch_floor_us is not None
              else device.launch_floor)
     bw = device.bandwidth
     missing_inputs = sorted({m for w in work for m in w.missing})
@@ -363,19 +368,15 @@ def speed_of_light(path: AnalysedPath, weights: dict[int, StageWeights], bounds:
     for w in priced:
         if w.flops:
             flops_by[w.dtype or "?"] = flops_by.get(w.dtype or "?", 0.0) + w.flops * w.mult
-    demand: dict[str, Any] = {
-        "weight_bytes": sum(w.weight_bytes * w.mult for w in priced),
-        "activation_bytes": sum(w.act_bytes * w.mult for w in priced),
-        "kv_bytes": sum(w.kv_bytes * w.mult for w in priced),
-        "flops_by_dtype": flops_by,
-    }
-    total_bytes = demand["weight_bytes"] + demand["activation_bytes"] + demand["kv_bytes"]
-    terms: dict[str, Any] = {}
+    demand = Demand(sum(w.weight_bytes * w.mult for w in priced), sum(w.act_bytes * w.mult for w in priced),
+                    sum(w.kv_bytes * w.mult for w in priced), flops_by)
+    total_bytes = demand.weight_bytes + demand.activation_bytes + demand.kv_bytes
+    terms: dict[str, float] = {}
     missing_figs: list[str] = []
     if bw is None:
         missing_figs.append(f"{device.name}: memory bandwidth")
     else:
-        terms["memory"] = total_bytes / (bw["value"] * 1e9)
+        terms["memory"] = total_bytes / (bw.value * 1e9)
     comp_t, comp_ok = 0.0, True
     for dt, f in flops_by.items():
         pk = device.peaks.get(PEAK_KEY.get(dt, dt))
@@ -383,46 +384,35 @@ def speed_of_light(path: AnalysedPath, weights: dict[int, StageWeights], bounds:
             missing_figs.append(f"{device.name}: peak for {PEAK_KEY.get(dt, dt)} (stage compute dtype {dt})")
             comp_ok = False
         else:
-            comp_t += f / (pk["value"] * 1e12)
+            comp_t += f / (pk.value * 1e12)
     if flops_by and comp_ok:
         terms["compute"] = comp_t
-    bound: dict[str, Any]
+    bound: Bound
     if not priced:
         # no stage of the path could be priced: a zero bound would be a default dressed up as a fact
-        bound = {"status": IE, "missing": missing_figs + missing_inputs
-                 + ["no stage of this path has modelled traffic or FLOPs (nothing could be priced)"]}
+        bound = Bound(IE, tuple(missing_figs + missing_inputs + [NOTHING_PRICED]))
     elif not terms:
-        bound = {"status": IE, "missing": missing_figs + missing_inputs}
+        bound = Bound(IE, tuple(missing_figs + missing_inputs))
     else:
         lim = max(terms, key=lambda k: terms[k])
         partial = bool(missing_figs or missing_inputs or excluded)
-        bound = {"status": "partial" if partial else "ok", "seconds": terms[lim], "limiter": lim, "terms": terms,
-                 "missing": missing_figs + missing_inputs,
-                 "meaning": "no run of this path on this device at these sizes can be faster, if the counts are "
-                            "irreducible and the device runs at the datasheet peaks"
-                            + ("; partial: computed over the resources and stages with evidence only" if partial
-                               else "")}
+        bound = Bound(PARTIAL if partial else OK, tuple(missing_figs + missing_inputs), terms[lim], lim, terms,
+                      BOUND_MEANING + ("; partial: computed over the resources and stages with evidence only"
+                                       if partial else ""))
     estimate = _estimate(work, device, bw, floor, bounds.totals if bounds else {}, missing_figs, missing_inputs)
     act = next((w.dtype for w in priced if w.kind == "attention"), None)
-    return {
-        "device": device.name, "device_table": device.origin,
-        "inputs": {"batch": batch, "seq": seq, "context": ctx, "tokens": batch * seq,
-                   "context_note": "context = seq (no --context given)" if context is None else "given",
-                   "bind": bind or {}},
-        "figures": {"memory_bandwidth_GBps": bw, "peaks_tflops": {k: device.peaks.get(PEAK_KEY.get(k, k))
-                                                                  for k in flops_by},
-                    "launch_floor_us": floor},
-        "anchors": anchors, "demand": demand, "bound": bound, "estimate": estimate,
-        "kv_cache": kv_cache(ckpt, ANALYSIS_BYTES.get(act or ""), batch, ctx),
-        "stages": [{"stage": w.stage, "at": w.at, "kind": w.kind, "weight": w.weight, "mult": w.mult,
-                    "flops": w.flops, "dtype": w.dtype, "bytes": w.bytes, "launches": w.launches,
-                    "missing": w.missing} for w in work],
-        "excluded": excluded, "static_analysis": NOTE,
-    }
+    return SpeedOfLight(
+        device=device.name, device_table=device.origin,
+        inputs=SolInputs(batch, seq, ctx, batch * seq,
+                         "context = seq (no --context given)" if context is None else "given", bind or {}),
+        figures=SolFigures(bw, {k: device.peaks.get(PEAK_KEY.get(k, k)) for k in flops_by}, floor),
+        anchors=tuple(anchors), demand=demand, bound=bound, estimate=estimate,
+        kv_cache=kv_cache(ckpt, ANALYSIS_BYTES.get(act or ""), batch, ctx),
+        stages=tuple(work), excluded=tuple(excluded), static_analysis=NOTE)
 
 
-def _estimate(work: list[Work], device: Device, bw: dict[str, Any] | None, floor: dict[str, Any] | None,
-              totals_bound: dict[str, Any], missing_figs: list[str], missing_inputs: list[str]) -> dict[str, Any]:
+def _estimate(work: list[Work], device: Device, bw: Figure | None, floor: Figure | None,
+              totals_bound: dict[str, Any], missing_figs: list[str], missing_inputs: list[str]) -> Estimate:
     miss = list(missing_figs) + list(missing_inputs)
     if floor is None:
         miss.append(f"{device.name}: launch floor (no datasheet figure; add launch_floor_us or pass "
@@ -431,26 +421,22 @@ def _estimate(work: list[Work], device: Device, bw: dict[str, Any] | None, floor
     if other is None:
         miss.append("total launch count of the path is symbolic (bind the loop, e.g. --bind num_steps=N)")
     if not [w for w in work if not w.missing]:
-        miss.append("no stage of this path has modelled traffic or FLOPs (nothing could be priced)")
+        miss.append(NOTHING_PRICED)
     if miss:
-        return {"status": IE, "missing": miss}
+        return Estimate(IE, tuple(miss))
+    assert bw is not None and floor is not None and other is not None  # else named missing above
     total = 0.0
-    per: list[dict[str, Any]] = []
+    per: list[StageTime] = []
     for w in work:
-        c = w.flops / (device.peaks[PEAK_KEY.get(w.dtype or "", w.dtype or "")]["value"] * 1e12) if w.flops else 0.0
-        m = w.bytes / (bw["value"] * 1e9)  # type: ignore[index]
-        lt = w.launches * floor["value"] * 1e-6  # type: ignore[index]
+        c = w.flops / (device.peaks[PEAK_KEY.get(w.dtype or "", w.dtype or "")].value * 1e12) if w.flops else 0.0
+        m = w.bytes / (bw.value * 1e9)
+        lt = w.launches * floor.value * 1e-6
         t = max(c, m, lt)
         total += t * w.mult
-        per.append({"stage": w.stage, "at": w.at, "compute_s": c, "memory_s": m, "launch_s": lt,
-                    "limiter": ("compute", "memory", "launch")[[c, m, lt].index(t)], "mult": w.mult})
-    o = other * floor["value"] * 1e-6  # type: ignore[index]
+        per.append(StageTime(w.stage, w.at, c, m, lt, ("compute", "memory", "launch")[[c, m, lt].index(t)], w.mult))
+    o = other * floor.value * 1e-6
     total += o
-    return {"status": "ok", "seconds": total, "per_stage": per,
-            "other_launches": other, "other_launches_s": o,
-            "meaning": "serial sum of per-stage maxima with no overlap; may flag a faster run, never reject it; "
-                       "kernels without modelled traffic enter by their launch floor only; a library call "
-                       "counts as one launch"}
+    return Estimate(OK, (), total, tuple(per), other, o, ESTIMATE_MEANING)
 
 
 def _other_launches(totals_bound: dict[str, Any], work: list[Work]) -> int | None:

@@ -12,12 +12,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from apxtui.checkpoint.join import JoinResult, PatternMatch
 from apxtui.checkpoint.model import Checkpoint
-from apxtui.checkpoint.sol import IE
+from apxtui.checkpoint.solfacts import IE, OK, Bound, Estimate, Figure, SpeedOfLight
+from apxtui.checkpoint.weights import ComputeBelow, KernelCompute, WeightRow
 
 MATCHED, UNCLAIMED, MULTI = "matched", "unclaimed", "claimed twice"
 
@@ -136,88 +138,93 @@ def _bytes(n: float) -> str:
 Row = tuple[str, str]
 
 
-def _result(r: dict[str, Any], what: str) -> list[Row]:
+def _result(r: Bound | Estimate, what: str) -> list[Row]:
     rows: list[Row] = []
-    if r.get("status") == IE:
+    if r.status == IE or r.seconds is None:
         rows.append((what, IE))
     else:
-        rows.append((what, f"{_seconds(r['seconds'])}  [{r['status']}]"))
-    for m in r.get("missing", []):
+        rows.append((what, f"{_seconds(r.seconds)}  [{r.status}]"))
+    for m in r.missing:
         rows.append(("missing", m))
     return rows
 
 
-def sol_sections(sol: dict[str, Any]) -> list[tuple[str, list[Row]]]:
+def _figure(f: Figure | None, unit: str, absent: str) -> str:
+    return f"{f.value:g} {unit} — {f.source}" if f else absent
+
+
+def sol_sections(sol: SpeedOfLight) -> list[tuple[str, list[Row]]]:
     """The bound, then the estimate, then demand, KV cache, anchors and figure sources."""
-    inp = sol["inputs"]
-    head: list[Row] = [("device", sol["device"]),
-                       ("inputs", f"batch {inp['batch']} × seq {inp['seq']} = {inp['tokens']} tokens; context "
-                                  f"{inp['context']}" + (" (= seq)" if inp.get("context_note", "").startswith(
-                                      "context = seq") else ""))]
-    if inp.get("bind"):
-        head.append(("bound loops", ", ".join(f"{k}={v}" for k, v in inp["bind"].items())))
-    b = sol["bound"]
-    d = sol["demand"]
+    inp = sol.inputs
+    head: list[Row] = [("device", sol.device),
+                       ("inputs", f"batch {inp.batch} × seq {inp.seq} = {inp.tokens} tokens; context "
+                                  f"{inp.context}" + (" (= seq)" if inp.context_note.startswith("context = seq")
+                                                      else ""))]
+    if inp.bind:
+        head.append(("bound loops", ", ".join(f"{k}={v}" for k, v in inp.bind.items())))
+    b = sol.bound
+    d = sol.demand
     bound = _result(b, "bound")
-    if b.get("terms"):
-        bound[1:1] = [("limiter", b["limiter"]), *((f"  {k}", _seconds(v)) for k, v in b["terms"].items())]
-    e = sol["estimate"]
+    if b.terms:
+        bound[1:1] = [("limiter", b.limiter or ""), *((f"  {k}", _seconds(v)) for k, v in b.terms.items())]
+    e = sol.estimate
     est = _result(e, "estimate")
-    if e.get("status") == "ok":
-        est.insert(1, ("other launches", f"{e['other_launches']} × floor = {_seconds(e['other_launches_s'])}"))
-    demand: list[Row] = [("weights", _bytes(d["weight_bytes"])), ("activations", _bytes(d["activation_bytes"])),
-                         ("KV", _bytes(d["kv_bytes"]))]
-    demand += [(f"FLOPs {k}", f"{v:,.0f}") for k, v in d["flops_by_dtype"].items()]
-    kv = sol["kv_cache"]
-    kv_rows: list[Row] = ([("per token", _bytes(kv["bytes_per_token"])),
-                           ("at context", f"{_bytes(kv['bytes_at_context'])} (batch {kv['batch']} × "
-                                          f"{kv['context']} tokens)"),
-                           ("fields", ", ".join(kv["fields"].values()))] if kv["status"] == "ok" else
-                          [("KV cache", IE), *(("missing", m) for m in kv["missing"])])
-    anchors: list[Row] = [(a["pattern"], f"{a['reads_on_path']} reads on the path, {a['checkpoint_tensors']} "
-                                         f"tensor(s): " + ("consistent" if a["consistent"] else "differ"))
-                          for a in sol["anchors"]]
-    figs = sol["figures"]
+    if e.status == OK:
+        est.insert(1, ("other launches", f"{e.other_launches} × floor = {_seconds(e.other_launches_s)}"))
+    demand: list[Row] = [("weights", _bytes(d.weight_bytes)), ("activations", _bytes(d.activation_bytes)),
+                         ("KV", _bytes(d.kv_bytes))]
+    demand += [(f"FLOPs {k}", f"{v:,.0f}") for k, v in d.flops_by_dtype.items()]
+    kv = sol.kv_cache
+    kv_rows: list[Row] = ([("per token", _bytes(kv.bytes_per_token)),
+                           ("at context", f"{_bytes(kv.bytes_at_context)} (batch {kv.batch} × "
+                                          f"{kv.context} tokens)"),
+                           ("fields", ", ".join(kv.fields.values()))] if kv.status == OK else
+                          [("KV cache", IE), *(("missing", m) for m in kv.missing)])
+    anchors: list[Row] = [(a.pattern, f"{a.reads_on_path} reads on the path, {a.checkpoint_tensors} "
+                                      f"tensor(s): " + ("consistent" if a.consistent else "differ"))
+                          for a in sol.anchors]
+    figs = sol.figures
     fig_rows: list[Row] = []
-    if figs["memory_bandwidth_GBps"]:
-        f = figs["memory_bandwidth_GBps"]
-        fig_rows.append(("bandwidth", f"{f['value']:g} GB/s — {f['source']}"))
-    for k, f in figs["peaks_tflops"].items():
-        fig_rows.append((f"peak {k}", f"{f['value']:g} TFLOPS — {f['source']}" if f else "not in the device table"))
-    f = figs["launch_floor_us"]
-    fig_rows.append(("launch floor", f"{f['value']:g} µs — {f['source']}" if f else "not given"))
+    if figs.memory_bandwidth_GBps:
+        fig_rows.append(("bandwidth", _figure(figs.memory_bandwidth_GBps, "GB/s", "")))
+    for k, f in figs.peaks_tflops.items():
+        fig_rows.append((f"peak {k}", _figure(f, "TFLOPS", "not in the device table")))
+    fig_rows.append(("launch floor", _figure(figs.launch_floor_us, "µs", "not given")))
     out = [("Conditional bound", bound), ("Serial estimate (separate figure)", est), ("Inputs", head),
            ("Demand on the path", demand), ("KV cache", kv_rows)]
     if anchors:
         out.append(("Anchors: weight reads vs checkpoint tensors", anchors))
-    if sol.get("excluded"):
-        out.append(("Not priced", [("", x) for x in sol["excluded"]]))
+    if sol.excluded:
+        out.append(("Not priced", [("", x) for x in sol.excluded]))
     out.append(("Figures", fig_rows))
-    meaning = [(k, r["meaning"]) for k, r in (("bound", b), ("estimate", e)) if r.get("meaning")]
-    out.append(("What the figures mean", [*meaning, ("", sol["static_analysis"])]))
+    meaning = [(k, r.meaning) for k, r in (("bound", b), ("estimate", e)) if r.meaning]
+    out.append(("What the figures mean", [*meaning, ("", sol.static_analysis)]))
     return out
 
 
 def stage_weight_rows(ann: dict[str, Any]) -> list[Row]:
-    """A stage's stored weights (from the checkpoint) and, separately, the compute dtypes below it."""
+    """A stage's stored weights (from the checkpoint) and, separately, the compute dtypes below it
+    (``ann["weights"]``: :class:`~apxtui.checkpoint.weights.WeightRow` records, ``ann["weights_compute"]``
+    the calls below)."""
     rows: list[Row] = []
-    for w in ann.get("weights") or []:
-        s = w["stored"]
-        shape = " | ".join("×".join(map(str, x)) for x in s["shape"]) or "scalar"
-        rows.append((f"weight {w['field']}", f"{w['pattern']}  ({w['status']}: {w['how']})"))
-        rows.append(("  stored (ckpt)", f"{','.join(s['dtype'])} {shape}, {_bytes(s['bytes_per_tensor'])} per tensor, "
-                                 f"{s['tensors']} tensor(s), {_bytes(s['bytes_all_tensors'])} in all"))
-        rows.append(("  loaded at", ", ".join(w["sources"][:2]) or "?"))
-        if w.get("stored_vs_compute"):
-            rows.append(("  vs compute", w["stored_vs_compute"]))
-    for c in ann.get("weights_compute") or []:
-        if c["kind"] == "kernel":
-            txt = f"in {','.join(c['input']) or '?'} acc {','.join(c['accumulator']) or '?'} out " \
-                  f"{','.join(c['output']) or '?'}"
+    weights: Sequence[WeightRow] = ann.get("weights") or ()
+    for w in weights:
+        s = w.stored
+        shape = " | ".join("×".join(map(str, x)) for x in s.shape) or "scalar"
+        rows.append((f"weight {w.field}", f"{w.pattern}  ({w.status}: {w.how})"))
+        rows.append(("  stored (ckpt)", f"{','.join(s.dtype)} {shape}, {_bytes(s.bytes_per_tensor)} per tensor, "
+                                 f"{s.tensors} tensor(s), {_bytes(s.bytes_all_tensors)} in all"))
+        rows.append(("  loaded at", ", ".join(w.sources[:2]) or "?"))
+        if w.stored_vs_compute:
+            rows.append(("  vs compute", w.stored_vs_compute))
+    compute: Sequence[ComputeBelow] = ann.get("weights_compute") or ()
+    for c in compute:
+        if isinstance(c, KernelCompute):
+            txt = f"in {','.join(c.input) or '?'} acc {','.join(c.accumulator) or '?'} out " \
+                  f"{','.join(c.output) or '?'}"
         else:
-            txt = ", ".join(f"{k}={v}" for k, v in (c.get("operands") or {}).items()) + (
-                f"; compute {c['compute']}" if c.get("compute") else "")
-        rows.append(("compute (analysis)", f"{c['stage'].rsplit('::', 1)[-1]}: {txt} ({c['status']})"))
+            txt = ", ".join(f"{k}={v}" for k, v in c.operands.items()) + (f"; compute {c.compute}" if c.compute else "")
+        rows.append(("compute (analysis)", f"{c.stage.rsplit('::', 1)[-1]}: {txt} ({c.status})"))
     return rows
 
 

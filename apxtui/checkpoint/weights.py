@@ -19,11 +19,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from apxtui.analysis.dtypefacts import KernelDtypes, LibraryDtypes
 from apxtui.analysis.path import AnalysedPath, PathStage
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.join import JoinResult, PatternMatch
 from apxtui.checkpoint.model import Checkpoint
-from apxtui.vocab import STORAGE_TO_ANALYSIS
+from apxtui.vocab import STORAGE_TO_ANALYSIS, DtypeKind, Evidence, LoopBinding
 
 GENERIC = {"weight", "weights", "bias", "w", "b", "data", "ptr", "tensor", "model", "layers", "layer", "blocks",
            "self_attn", "mlp", "attn", "cfg", "config", "stream", "handle", "scratch", "s", "x", "input", "out",
@@ -31,6 +32,7 @@ GENERIC = {"weight", "weights", "bias", "w", "b", "data", "ptr", "tensor", "mode
 _FIELD = re.compile(r"(?:^|[.\]])\s*([A-Za-z_]\w*)\s*$")
 _LAYER_LOOP = re.compile(r"\b(layers|blocks|decoder_layers|encoder_layers|h|num_hidden_layers|num_layers|n_layers|"
                          r"n_layer|depth)\b|_layers\b")
+_IE = Evidence.INSUFFICIENT.value
 _VISION = re.compile(r"vision|visual|vit|siglip|image|patch", re.I)
 
 
@@ -63,45 +65,122 @@ def weight_for_field(name: str, join: JoinResult) -> tuple[list[PatternMatch], s
     return [], ""
 
 
-def _compute_below(stages: Sequence[PathStage], i: int) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class KernelCompute:
+    """A kernel launched below a weight-reading stage, with the dtypes the analysis found at it."""
+
+    stage: str  # qualname of the launching stage
+    input: tuple[str, ...]
+    accumulator: tuple[str, ...]
+    output: tuple[str, ...]
+    status: str  # an :class:`apxtui.vocab.Evidence` value (of the input dtypes)
+
+    def reads(self) -> list[str | None]:
+        """The dtypes the call reads (its inputs)."""
+        return list(self.input)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stage": self.stage, "kind": DtypeKind.KERNEL.value, "input": list(self.input),
+                "accumulator": list(self.accumulator), "output": list(self.output), "status": self.status}
+
+
+@dataclass(frozen=True)
+class LibraryCompute:
+    """A library call (GEMM …) below a weight-reading stage, with its operand and compute dtypes."""
+
+    stage: str
+    operands: dict[str, str | None]  # operand (A, B, C, D, element) -> dtype
+    compute: str | None
+    status: str  # an :class:`apxtui.vocab.Evidence` value (of the operands)
+
+    def reads(self) -> list[str | None]:
+        """The dtypes the call reads (its operands)."""
+        return list(self.operands.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stage": self.stage, "kind": DtypeKind.LIBRARY.value, "operands": dict(self.operands),
+                "compute": self.compute, "status": self.status}
+
+
+ComputeBelow = KernelCompute | LibraryCompute
+
+
+def _compute_below(stages: Sequence[PathStage], i: int) -> tuple[ComputeBelow, ...]:
     depth = stages[i].depth
-    out: list[dict[str, Any]] = []
+    out: list[ComputeBelow] = []
     for ps in stages[i + 1:]:
         if ps.depth <= depth:
             break
-        d = (ps.facts.dtypes if ps.facts else None) or {}
-        if d.get("kind") == "kernel":
-            out.append({"stage": ps.stage.qualname, "kind": "kernel", "input": d["input"]["value"],
-                        "accumulator": d["accumulator"]["value"], "output": d["output"]["value"],
-                        "status": d["input"]["status"]})
-        elif d.get("kind") == "library":
-            ops = d["operands"]["value"] or {}
-            out.append({"stage": ps.stage.qualname, "kind": "library", "operands": ops,
-                        "compute": (d.get("compute") or {}).get("value"), "status": d["operands"]["status"]})
+        d = ps.facts.dtypes if ps.facts else None
+        if isinstance(d, KernelDtypes):
+            out.append(KernelCompute(ps.stage.qualname, tuple(d.input.value), tuple(d.accumulator.value),
+                                     tuple(d.output.value), d.input.status.value))
+        elif isinstance(d, LibraryDtypes):
+            out.append(LibraryCompute(ps.stage.qualname, dict(d.operands.value or {}),
+                                      d.compute.value if d.compute is not None else None, d.operands.status.value))
         if len(out) >= 3:
             break
-    return out
+    return tuple(out)
 
 
-def _weight_row(arg: str, name: str, m: PatternMatch, how: str, n_cands: int) -> dict[str, Any]:
-    ts = m.tensors
-    shapes = sorted({t.shape for t in ts})
-    return {
-        "arg": arg, "field": name, "pattern": m.pattern.text,
-        "sources": [s.at for s in m.pattern.sources],
-        "stored": {"dtype": sorted({t.dtype for t in ts}), "shape": [list(s) for s in shapes[:3]],
-                   "bytes_per_tensor": (m.nbytes // len(ts)) if ts else 0, "tensors": len(ts),
-                   "bytes_all_tensors": m.nbytes, "uniform": len(shapes) == 1 and len({t.dtype for t in ts}) == 1},
-        "status": "heuristic", "how": how + (f" (one of {n_cands} candidates)" if n_cands > 1 else ""),
-    }
+@dataclass(frozen=True)
+class StoredWeight:
+    """What the checkpoint stores for one loader pattern (all its tensors)."""
+
+    dtype: tuple[str, ...]  # safetensors dtypes, sorted
+    shape: tuple[tuple[int, ...], ...]  # the first three distinct shapes, sorted
+    bytes_per_tensor: int
+    tensors: int
+    bytes_all_tensors: int
+    uniform: bool  # one dtype and one shape over the tensors
+
+    @classmethod
+    def of(cls, m: PatternMatch) -> StoredWeight:
+        ts = m.tensors
+        shapes = sorted({tuple(t.shape) for t in ts})
+        dtypes = sorted({t.dtype for t in ts})
+        return cls(tuple(dtypes), tuple(shapes[:3]), (m.nbytes // len(ts)) if ts else 0, len(ts), m.nbytes,
+                   len(shapes) == 1 and len(dtypes) == 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dtype": list(self.dtype), "shape": [list(s) for s in self.shape],
+                "bytes_per_tensor": self.bytes_per_tensor, "tensors": self.tensors,
+                "bytes_all_tensors": self.bytes_all_tensors, "uniform": self.uniform}
+
+
+@dataclass(frozen=True)
+class WeightRow:
+    """One weight a stage's call reads: the argument, the field it names, the loader pattern matched
+    (always heuristic) and what the checkpoint stores for it."""
+
+    arg: str
+    field: str
+    pattern: str
+    sources: tuple[str, ...]  # path:line of the loader lines naming the pattern
+    stored: StoredWeight
+    how: str  # the matching rule (and "one of N candidates")
+    first_at_site: bool  # False for the same weight read again at one call site (alternative arms)
+    stored_vs_compute: str  # "same" / "differs" / "compute dtype not established"
+    status: str = Evidence.HEURISTIC.value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"arg": self.arg, "field": self.field, "pattern": self.pattern, "sources": list(self.sources),
+                "stored": self.stored.to_dict(), "status": self.status, "how": self.how,
+                "first_at_site": self.first_at_site, "stored_vs_compute": self.stored_vs_compute}
+
+
+def _stored_vs_compute(stored: StoredWeight, comp: Sequence[ComputeBelow]) -> str:
+    have = {STORAGE_TO_ANALYSIS.get(d, d.lower()) for d in stored.dtype}
+    ins = {x for c in comp for x in c.reads()}
+    return "same" if have and have <= ins else "differs" if ins else "compute dtype not established"
 
 
 @dataclass(frozen=True)
 class StageWeights:
     """The weights one stage's call reads (stored, from the checkpoint) and the compute dtypes below it."""
 
-    rows: list[dict[str, Any]]  # one per matched pattern: arg, field, pattern, stored, how, first_at_site …
-    compute: list[dict[str, Any]]  # the first kernels / library calls below the stage with their dtypes
+    rows: tuple[WeightRow, ...]  # one per matched pattern
+    compute: tuple[ComputeBelow, ...]  # the first kernels / library calls below the stage with their dtypes
 
 
 def stage_weights(stages: Sequence[PathStage], join: JoinResult) -> dict[int, StageWeights]:
@@ -115,7 +194,7 @@ def stage_weights(stages: Sequence[PathStage], join: JoinResult) -> dict[int, St
         del stack[depth:]
         parent = stack[-1] if stack else -1
         stack.append(i)
-        rows = []
+        found: list[tuple[str, str, PatternMatch, str, bool]] = []  # arg, field, match, how, first at its site
         for arg in via.args if via else ():
             name = _field(arg)
             if not name:
@@ -125,20 +204,18 @@ def stage_weights(stages: Sequence[PathStage], join: JoinResult) -> dict[int, St
                 continue
             assert via is not None  # an argument comes from the call site
             key = (parent, via.file, via.line, name)
-            first = key not in seen
+            first = key not in seen  # alternatives at one call site read the same weight
             seen.add(key)
-            for m in cands:
-                row = _weight_row(arg, name, m, how, len(cands))
-                row["first_at_site"] = first  # alternatives at one call site read the same weight
-                rows.append(row)
-        if rows:
+            how_n = how + (f" (one of {len(cands)} candidates)" if len(cands) > 1 else "")
+            found += [(arg, name, m, how_n, first) for m in cands]
+        if found:
             comp = _compute_below(stages, i)
-            for r in rows:
-                stored = {STORAGE_TO_ANALYSIS.get(d, d.lower()) for d in r["stored"]["dtype"]}
-                ins = {x for c in comp for x in (c.get("input") or list((c.get("operands") or {}).values()))}
-                r["stored_vs_compute"] = ("same" if stored and stored <= ins else "differs" if ins else
-                                          "compute dtype not established")
-            out[i] = StageWeights(rows, comp)
+            rows = []
+            for arg, name, m, how_n, first in found:
+                stored = StoredWeight.of(m)
+                rows.append(WeightRow(arg, name, m.pattern.text, tuple(s.at for s in m.pattern.sources), stored,
+                                      how_n, first, _stored_vs_compute(stored, comp)))
+            out[i] = StageWeights(tuple(rows), comp)
     return out
 
 
@@ -161,15 +238,31 @@ def _loops(path: AnalysedPath) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class LoopBound:
+    """One symbolic loop of the path bound to the user's ``--bind`` value or the config's layer count
+    (``value`` None: left symbolic; ``reason`` says why, or how it was bound)."""
+
+    loop: str  # the loop header
+    value: int | None
+    config_field: str | None  # the config field the value was read from
+    status: str  # a :class:`apxtui.vocab.LoopBinding` value
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"loop": self.loop, "value": self.value, "config_field": self.config_field, "status": self.status,
+                "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class LoopBounds:
     """The path's symbolic loops bound to the config (or ``--bind``), and the launch totals with them."""
 
-    loops: list[dict[str, Any]]  # one per symbolic loop: {loop, value, config_field, status, reason}
+    loops: tuple[LoopBound, ...]  # one per symbolic loop
     totals: dict[str, Any]  # ``launch_totals_bound``: the static totals with the bound loops substituted
 
     def values(self) -> dict[str, int]:
         """Loop header → its bound value (bound loops only)."""
-        return {r["loop"]: r["value"] for r in self.loops if r.get("value") is not None}
+        return {r.loop: r.value for r in self.loops if r.value is not None}
 
 
 def bind_loops(path: AnalysedPath, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> LoopBounds:
@@ -177,40 +270,41 @@ def bind_loops(path: AnalysedPath, ckpt: Checkpoint, bind: dict[str, int] | None
 
     ``bind``: user values by header substring (``{"num_steps": 10}``), applied first.
     """
-    out = [bind_loop(label, qual, ckpt, bind) for label, qual in _loops(path).items()]
-    values = {r["loop"]: r["value"] for r in out if r["value"] is not None}
-    return LoopBounds(out, _bound_totals(path.summary.get("launch_totals") or {}, values))
+    loops = tuple(bind_loop(label, qual, ckpt, bind) for label, qual in _loops(path).items())
+    values = {r.loop: r.value for r in loops if r.value is not None}
+    return LoopBounds(loops, _bound_totals(path.summary.get("launch_totals") or {}, values))
 
 
-def bind_loop(label: str, qual: str, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> dict[str, Any]:
+def bind_loop(label: str, qual: str, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> LoopBound:
     """One loop (its header ``label``, ``qual`` a function under or around it) bound to the user's
-    ``--bind`` value or the config's layer count: ``{loop, value, config_field, status, reason}``."""
+    ``--bind`` value or the config's layer count."""
     dims = dims_for(ckpt.config) if ckpt.config else {}
     with_layers = {sec: d["num_hidden_layers"] for sec, d in dims.items() if "num_hidden_layers" in d}
-    rec: dict[str, Any] = {"loop": label, "value": None, "config_field": None, "status": "symbolic"}
     given = next(((k, v) for k, v in (bind or {}).items() if k in label), None)
     if given is not None:
-        rec.update(value=int(given[1]), status="given", reason=f"bound by the user (--bind {given[0]}={given[1]})")
-    elif not _LAYER_LOOP.search(label):
-        rec["reason"] = "not a loop over the model's layers/blocks: left symbolic"
-    elif not with_layers:
-        rec["reason"] = "INSUFFICIENT_EVIDENCE: the config states no layer count" if ckpt.config else \
-            "INSUFFICIENT_EVIDENCE: no config.json beside the checkpoint"
-    else:
-        want = "vision" if _VISION.search(label + " " + qual) else "text"
-        secs = [s for s in with_layers if (_VISION.search(s) is not None) == (want == "vision")]
-        sec = text_section(ckpt.config) if want == "text" and text_section(ckpt.config) in with_layers else \
-            (secs[0] if len(secs) == 1 else None)
-        if sec is None and len(with_layers) == 1:
-            sec = next(iter(with_layers))
-        if sec is None:
-            rec["reason"] = f"INSUFFICIENT_EVIDENCE: several sections state a layer count ({', '.join(with_layers)})"
-        else:
-            dim = with_layers[sec]
-            rec.update(value=dim.value, config_field=dim.source, status="heuristic",
-                       reason=f"loop over layers/blocks bound to {dim.source} = {dim.value}"
-                       + (f" ({want} section chosen by name)" if len(with_layers) > 1 else ""))
-    return rec
+        return LoopBound(label, int(given[1]), None, LoopBinding.GIVEN.value,
+                         f"bound by the user (--bind {given[0]}={given[1]})")
+    if not _LAYER_LOOP.search(label):
+        return _symbolic(label, "not a loop over the model's layers/blocks: left symbolic")
+    if not with_layers:
+        return _symbolic(label, f"{_IE}: the config states no layer count" if ckpt.config else
+                         f"{_IE}: no config.json beside the checkpoint")
+    want = "vision" if _VISION.search(label + " " + qual) else "text"
+    secs = [s for s in with_layers if (_VISION.search(s) is not None) == (want == "vision")]
+    sec = text_section(ckpt.config) if want == "text" and text_section(ckpt.config) in with_layers else \
+        (secs[0] if len(secs) == 1 else None)
+    if sec is None and len(with_layers) == 1:
+        sec = next(iter(with_layers))
+    if sec is None:
+        return _symbolic(label, f"{_IE}: several sections state a layer count ({', '.join(with_layers)})")
+    dim = with_layers[sec]
+    return LoopBound(label, dim.value, dim.source, LoopBinding.HEURISTIC.value,
+                     f"loop over layers/blocks bound to {dim.source} = {dim.value}"
+                     + (f" ({want} section chosen by name)" if len(with_layers) > 1 else ""))
+
+
+def _symbolic(label: str, reason: str) -> LoopBound:
+    return LoopBound(label, None, None, LoopBinding.SYMBOLIC.value, reason)
 
 
 def _bound_totals(launch_totals: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:

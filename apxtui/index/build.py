@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from apxtui.errors import InputFileError
 from apxtui.facts import Definition, FileFacts, Issue
 from apxtui.index.db import CacheUnavailable, Database, db_path, stamp
 from apxtui.index.factstore import Job, Record, fact_key, load_facts, load_iface, load_iface_flagged, parse_jobs
@@ -40,7 +41,7 @@ from apxtui.index.generation import write_generation
 from apxtui.index.store import StoredGraph, summary_of, unpack
 from apxtui.index.stored_tables import StoredTables
 from apxtui.index.tables import Tables, node_id
-from apxtui.inputs import InputFileError, read_limited
+from apxtui.inputs import read_limited
 from apxtui.parse import content_hash
 from apxtui.scan import DEFAULT_VENDORED, MAX_BYTES, ScanResult, SourceFile, scan
 

@@ -19,8 +19,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from apxtui.errors import InputFileError
 from apxtui.facts import FileFacts
-from apxtui.inputs import InputFileError, confine, read_limited
+from apxtui.inputs import confine, read_limited
 from apxtui.parse import plain
 from apxtui.parse.util import one_line, same
 from apxtui.profile import cfgexpr

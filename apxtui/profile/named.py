@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from apxtui.errors import ProfileError
-from apxtui.inputs import MANIFEST_MAX, InputFileError, confine, parse_toml, read_limited
+from apxtui.errors import InputFileError, ProfileError
+from apxtui.inputs import MANIFEST_MAX, confine, parse_toml, read_limited
 from apxtui.profile.buildscript import arch_number
 from apxtui.profile.model import Profile
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from apxtui.errors import InputFileError
 from apxtui.facts import FileFacts
-from apxtui.inputs import InputFileError, confine, read_toml
+from apxtui.inputs import confine, read_toml
 from apxtui.profile import cfgexpr
 from apxtui.profile.buildscript import ARCH_STR, BuildScript
 from apxtui.profile.ppexpr import identifiers

@@ -156,9 +156,9 @@ def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[st
     ``checkpoint``, ``checkpoint_join`` and, when priced, ``speed_of_light``."""
     stages = doc["stages"]
     for i, w in facts.weights.items():
-        stages[i]["weights"] = w.rows
-        stages[i]["weights_compute"] = w.compute
-    doc["loop_bounds"] = facts.bounds.loops
+        stages[i]["weights"] = [r.to_dict() for r in w.rows]
+        stages[i]["weights_compute"] = [c.to_dict() for c in w.compute]
+    doc["loop_bounds"] = [b.to_dict() for b in facts.bounds.loops]
     doc["launch_totals_bound"] = facts.bounds.totals
     ckpt = facts.checkpoint
     doc["checkpoint"] = str(ckpt.path)
@@ -170,7 +170,7 @@ def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[st
                         "tensor name; stored dtype (checkpoint) and compute dtypes (analysis) are separate facts",
     }
     if facts.sol is not None:
-        doc["speed_of_light"] = facts.sol
+        doc["speed_of_light"] = facts.sol.to_dict()
     return doc
 
 
