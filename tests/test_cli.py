@@ -52,6 +52,34 @@ def test_index_json(capsys):
     assert s["vendored_files"]["indexed_lazily"], "the demo's vendored trees are reached lazily"
     assert s["profile"] == "no profile: all configurations"
     assert set(s["seconds"]) >= {"scan", "total"}
+    dropped = s["dropped_calls"]  # counts per category and a few calls with path:line; no reason list by default
+    assert "by_reason" not in dropped and dropped["total"] == sum(c["calls"] for c in dropped["by_category"].values())
+    assert set(dropped["sample"]) == set(dropped["by_category"])
+    from apxtui.demo import DEMO_CHECKOUT
+    from apxtui.index.dropped import category
+    for cat, calls in dropped["sample"].items():
+        assert 1 <= len(calls) <= 3 and all(category(c["reason"]) == cat for c in calls)
+        assert len({c["file"] for c in calls}) == len(calls)  # one per file, in file order
+        for c in calls:
+            assert 1 <= c["line"] <= len((DEMO_CHECKOUT / c["file"]).read_text().splitlines())
+    code, out, _ = run(capsys, "index", "--demo", "--json", "--all-dropped")
+    by_reason = json.loads(out)["dropped_calls"]["by_reason"]
+    assert sum(by_reason.values()) == dropped["total"] and len(by_reason) >= len(dropped["by_category"])
+
+
+def test_dropped_call_categories():
+    from apxtui.index.dropped import by_category, category
+
+    assert category("std method; `x.iter()`: Vec<X:usize>") == category("std method; `y`: ?")
+    assert category("Tensor has no method foo in the checkout") \
+        == category("Vec<X, Y> has no method bar in the checkout")
+    assert category("`self.p`: dyn Pipeline (trait object): no impl of the method in the checkout") \
+        == category("`q`: dyn Any, parameter `q: impl Any` (trait object): no impl of the method in the checkout")
+    assert category("std/prelude") == "std/prelude"  # a fixed reason is its own category
+    assert category("a `x` b") == "a `…` b"  # unknown shapes: the quoted code left out
+    assert by_category({"std": 2, "std method; `a`: T": 1, "std method; `b`: U": 4}) == {
+        "std method on a receiver typed outside the checkout": {"calls": 5, "reasons": 2},
+        "std": {"calls": 2, "reasons": 1}}
 
 
 def test_symbols_filter(capsys):

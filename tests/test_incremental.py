@@ -77,6 +77,7 @@ def test_body_edit_is_relinked_incrementally_and_matches_a_full_link(tmp_path, i
     full = _full(root)
     assert _shape(inc.graph) == _shape(full.graph)
     assert inc.summary() == full.summary()  # the counts `index` prints, updated in place
+    assert inc.dropped_sample() == full.dropped_sample() and inc.dropped_sample()
     # and the snapshot written by the incremental run is itself a valid warm start
     warm = build_index(root, workers=1)
     assert "snapshot" in warm.timings and _shape(warm.graph) == _shape(inc.graph)
@@ -108,7 +109,8 @@ def test_interface_change_relinks_what_it_can_reach_and_matches_a_full_link(tmp_
     p.write_text(edit(text))
     idx = build_index(root, workers=1)
     assert idx.parsed == [rel]
-    assert _shape(idx.graph) == _shape(_full(root).graph)
+    full = _full(root)
+    assert _shape(idx.graph) == _shape(full.graph) and idx.dropped_sample() == full.dropped_sample()
     assert _shape(build_index(root, workers=1).graph) == _shape(idx.graph)  # and it is a valid warm start
 
 

@@ -23,12 +23,15 @@ def add_parser(sub: Subparsers) -> None:
                                    "symbols by kind, edges by kind and resolution, revision, seconds.")
     add_checkout(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--all-dropped", action="store_true",
+                   help="with --json: also every reason a call was not drawn, with its count (thousands of keys)")
     add_profile_args(p)
     p.set_defaults(func=run)
 
 
-def summary(idx: Index, profile: Resolved | None = None) -> dict[str, Any]:
+def summary(idx: Index, profile: Resolved | None = None, all_dropped: bool = False) -> dict[str, Any]:
     """What ``index`` prints; the counts come from the stored summary (no graph is read)."""
+    from apxtui.index.dropped import by_category  # lazy: start-up
     from apxtui.report.header import header  # lazy: start-up (not the report model: map, trace, analyses)
 
     files = Counter(sf.lang for sf in idx.scan.files if not sf.vendored)
@@ -44,7 +47,9 @@ def summary(idx: Index, profile: Resolved | None = None) -> dict[str, Any]:
         "parse_errors": _parse_errors(idx.issues),
         "symbols": dict(counts["symbols"]),
         "edges": {k: dict(v) for k, v in counts["edges"].items()},
-        "dropped_calls": dict(counts["dropped"]),
+        "dropped_calls": {"total": sum(counts["dropped"].values()), "by_category": by_category(counts["dropped"]),
+                          "sample": idx.dropped_sample(),
+                          **({"by_reason": dict(counts["dropped"])} if all_dropped else {})},
         "parsed_this_run": len(idx.parsed),
         "seconds": {k: round(v, 3) for k, v in idx.timings.items()},
     }
@@ -83,7 +88,7 @@ def _one_line_per_file(issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     idx = load_index(args)
-    s = summary(idx, resolve_from_args(args, idx))
+    s = summary(idx, resolve_from_args(args, idx), all_dropped=args.all_dropped)
     if args.json:
         write_output(json.dumps(s, indent=2), None)
         return 0
@@ -100,8 +105,14 @@ def run(args: argparse.Namespace) -> int:
     lines.append("edges")
     for k, v in sorted(s["edges"].items()):
         lines.append(f"  {k:<8} " + ", ".join(f"{r} {n}" for r, n in sorted(v.items())))
-    dropped = sum(s["dropped_calls"].values())
-    lines.append(f"not drawn {dropped} calls to std/prelude/builtins or unknown-method names (counted per caller)")
+    dropped = s["dropped_calls"]
+    lines.append(f"not drawn {dropped['total']} calls to std/prelude/builtins or unknown-method names "
+                 "(counted per caller)")
+    for cat, n in list(dropped["by_category"].items())[:8]:
+        at = next(iter(dropped["sample"].get(cat, [])), None)
+        lines.append(f"  {n['calls']:>7}  {cat}" + (f"  (e.g. {at['file']}:{at['line']})" if at else ""))
+    if len(dropped["by_category"]) > 8:
+        lines.append(f"  … {len(dropped['by_category']) - 8} more categories (--json lists all)")
     nfiles = len({i["file"] for i in s["skipped"]})
     lines.append(f"issues    {len(s['skipped'])} in {nfiles} files skipped or parsed with recovery")
     pe = s["parse_errors"]

@@ -113,6 +113,15 @@ class Index:
             return self.graph.counts()
         return summary_of(self.graph)
 
+    def dropped_sample(self) -> dict[str, list[dict[str, Any]]]:
+        """Category → a few dropped calls with ``file``/``line``/``reason`` (stored index only)."""
+        if self.db is None:
+            return {}
+        from apxtui.index.dropped import sample  # lazy: only `index` shows it
+
+        with self.db.lock:
+            return sample(self.db.conn)
+
     def full_graph(self) -> nx.MultiDiGraph[str]:
         """The whole graph as a networkx ``MultiDiGraph`` (loads every row of a stored one)."""
         return self.graph.to_networkx() if isinstance(self.graph, StoredGraph) else self.graph

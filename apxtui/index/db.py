@@ -29,7 +29,7 @@ from typing import Any
 
 from apxtui import __version__
 
-SCHEMA = 6  # bump when a table or a stored record changes shape
+SCHEMA = 7  # bump when a table or a stored record changes shape
 
 TABLES = {
     "meta": "CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB)",
@@ -43,6 +43,8 @@ TABLES = {
     "rev": "CREATE TABLE rev (dst TEXT, src TEXT, PRIMARY KEY (dst, src)) WITHOUT ROWID",
     "tabs": "CREATE TABLE tabs (tab TEXT, key TEXT, rank INTEGER, value BLOB, PRIMARY KEY (tab, key, rank)) "
             "WITHOUT ROWID",
+    "drops": "CREATE TABLE drops (cat TEXT, rank INTEGER, rel TEXT, line INTEGER, how TEXT, "
+             "PRIMARY KEY (cat, rank)) WITHOUT ROWID",
     "blobs": "CREATE TABLE blobs (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
 }
 INDEXES = {
@@ -50,6 +52,7 @@ INDEXES = {
     "nodes_seq": "CREATE INDEX nodes_seq ON nodes (seq)",
     "nodes_last": "CREATE INDEX nodes_last ON nodes (last)",
     "tabs_rank": "CREATE INDEX tabs_rank ON tabs (rank)",
+    "drops_rank": "CREATE INDEX drops_rank ON drops (rank)",
 }
 #: Code whose change changes what is stored: facts, links, node ids.
 FINGERPRINTED = ("facts.py", "scan.py", "vocab.py", "parse", "index")

@@ -13,6 +13,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
+from apxtui.index.dropped import drop_rows
 from apxtui.index.factstore import Record, contribution_rows_of
 from apxtui.index.store import SHARED, add_counts, last_segment, pack, unpack
 
@@ -45,7 +46,7 @@ def write_generation(b: _Build, order: list[str], recs: dict[str, Record], links
                    for nid, (r, j, sa) in shared.items() if nid not in owned_rows]
     now = int(time.time())
     with b.db.write() as c:
-        for table in ("nodes", "rev", "tabs", "files"):
+        for table in ("nodes", "rev", "tabs", "files", "drops"):
             c.execute(f"DELETE FROM {table}")
         c.executemany("INSERT OR IGNORE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?)",
                       [(*recs[rel], now) for rel in order])
@@ -58,6 +59,8 @@ def write_generation(b: _Build, order: list[str], recs: dict[str, Record], links
         c.executemany("INSERT INTO tabs VALUES (?, ?, ?, ?)",
                       ((tab, key, rank[rel], value) for rel in order
                        for tab, key, value in contribution_rows_of(recs[rel])))
+        c.executemany("INSERT INTO drops VALUES (?, ?, ?, ?, ?)",
+                      (row for rel in order for row in drop_rows(rank[rel], rel, links[rel].info)))
         c.executemany("INSERT OR REPLACE INTO stat VALUES (?, ?, ?, ?, ?, ?)", b.stat_rows)
         c.execute("DELETE FROM facts WHERE added < ? AND NOT EXISTS (SELECT 1 FROM files WHERE files.rel = facts.rel "
                   "AND (files.key = facts.key OR files.key LIKE facts.key || '+%'))",  # expanded: keep the parse too

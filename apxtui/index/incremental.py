@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from apxtui.facts import FileFacts
+from apxtui.index.dropped import drop_rows
 from apxtui.index.expanded import base_key, expand_records
 from apxtui.index.factstore import Record, contribution_rows_of, load_facts, load_iface, load_iface_flagged
 from apxtui.index.generation import FACTS_KEEP_S, set_meta, sorted_counts
@@ -456,6 +457,8 @@ def _write(b: _Build, w: sqlite3.Connection, rank: dict[str, int], links: dict[s
         fl = links[rel]
         key = recs[rel][1] if rel in recs else None
         shared = marshal.dumps({n: fl.shared[n] for n in fl.shared})
+        w.execute("DELETE FROM drops WHERE rank=?", (rank[rel],))
+        w.executemany("INSERT INTO drops VALUES (?, ?, ?, ?, ?)", drop_rows(rank[rel], rel, fl.info))
         if key is not None:
             w.execute("UPDATE files SET key=?, link=?, shared=? WHERE rel=?", (key, pack(fl.info), shared, rel))
         else:

@@ -162,6 +162,7 @@ class Linker:
         self.indexed = indexed if indexed is not None else set(facts)  # files with facts (an include target)
         self.pending_includes: set[str] = set()  # vendored files included but not parsed
         self.dropped: dict[str, Counter[str]] = defaultdict(Counter)  # file → reason → count
+        self.dropped_lines: dict[str, list[tuple[int, str]]] = defaultdict(list)  # file → (line, reason)
 
     def _has(self, node: str) -> bool:
         return node in self.g or (self.known is not None and node in self.known)
@@ -329,6 +330,7 @@ class Linker:
             for call in f.calls:
                 if call.attrs.get("file_level"):  # a file-level macro invocation: its expansion's defs are nodes
                     self.dropped[f.file]["file-level macro invocation"] += 1
+                    self.dropped_lines[f.file].append((call.line, "file-level macro invocation"))
                     continue
                 src = self._caller(f, call, index)
                 caller = self._defs.get(src)
@@ -397,6 +399,7 @@ class Linker:
                     res = Resolved(drop=True, how="vendored code: only exact links are kept")
                 if res.drop:
                     self.dropped[f.file][res.how] += 1
+                    self.dropped_lines[f.file].append((call.line, res.how))
                     self.g.nodes[src]["dropped"] = self.g.nodes[src].get("dropped", 0) + 1
                     continue
                 self._add_call_edges(src, call, res)

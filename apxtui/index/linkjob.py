@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apxtui.facts import FileFacts
+from apxtui.index.dropped import first_per_category
 from apxtui.index.factstore import load_facts
 from apxtui.index.link import Linker
 from apxtui.index.scratch import ScratchGraph
@@ -105,6 +106,7 @@ def link_file(f: FileFacts, ctx: LinkContext) -> FileLink:
         out.rev += sorted({(candidates_key(node_file(c)), n) for c in d.get("candidates", ())})
     out.info = {
         "dropped": dict(linker.dropped.get(f.file, {})),
+        "dropped_at": first_per_category(linker.dropped_lines.get(f.file, [])),
         "issues": [(i.file, i.kind, i.message, i.line, i.end_line) for i in f.issues],
         "names": sorted(names),
         "nodes": kinds,
