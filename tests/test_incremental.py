@@ -356,7 +356,7 @@ def test_python_calls_to_torch_ops_stay_linked_across_files_after_a_relink(tmp_p
 
 
 def test_a_full_relink_reads_the_stored_expansion_when_the_closure_is_unchanged(tmp_path, monkeypatch):
-    from apxtui.index import expanded
+    from apxtui.index import macros
 
     root = _paged_checkout(tmp_path)
     build_index(root, workers=1)
@@ -365,6 +365,6 @@ def test_a_full_relink_reads_the_stored_expansion_when_the_closure_is_unchanged(
     def refuse(*a, **k):
         raise AssertionError("expanded again although its include closure's definitions are unchanged")
 
-    monkeypatch.setattr(expanded, "expand_encoded", refuse)
+    monkeypatch.setattr(macros, "expand_encoded", refuse)  # (expanded.py imports it when it expands)
     idx = build_index(root, workers=1)
     assert "incremental" not in idx.timings and _launcher_sizes(idx.graph) == ["16", "8"]

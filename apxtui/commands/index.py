@@ -31,7 +31,6 @@ def add_parser(sub: Subparsers) -> None:
 
 def summary(idx: Index, profile: Resolved | None = None, all_dropped: bool = False) -> dict[str, Any]:
     """What ``index`` prints; the counts come from the stored summary (no graph is read)."""
-    from apxtui.index.dropped import by_category  # lazy: start-up
     from apxtui.report.header import header  # lazy: start-up (not the report model: map, trace, analyses)
 
     files = Counter(sf.lang for sf in idx.scan.files if not sf.vendored)
@@ -47,9 +46,9 @@ def summary(idx: Index, profile: Resolved | None = None, all_dropped: bool = Fal
         "parse_errors": _parse_errors(idx.issues),
         "symbols": dict(counts["symbols"]),
         "edges": {k: dict(v) for k, v in counts["edges"].items()},
-        "dropped_calls": {"total": sum(counts["dropped"].values()), "by_category": by_category(counts["dropped"]),
+        "dropped_calls": {"total": sum(counts["dropped"].values()), "by_category": dict(counts["dropped"]),
                           "sample": idx.dropped_sample(),
-                          **({"by_reason": dict(counts["dropped"])} if all_dropped else {})},
+                          **({"by_reason": dict(sorted(idx.graph.graph["dropped"].items()))} if all_dropped else {})},
         "parsed_this_run": len(idx.parsed),
         "seconds": {k: round(v, 3) for k, v in idx.timings.items()},
     }
@@ -110,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
                  "(counted per caller)")
     for cat, n in list(dropped["by_category"].items())[:8]:
         at = next(iter(dropped["sample"].get(cat, [])), None)
-        lines.append(f"  {n['calls']:>7}  {cat}" + (f"  (e.g. {at['file']}:{at['line']})" if at else ""))
+        lines.append(f"  {n:>7}  {cat}" + (f"  (e.g. {at['file']}:{at['line']})" if at else ""))
     if len(dropped["by_category"]) > 8:
         lines.append(f"  … {len(dropped['by_category']) - 8} more categories (--json lists all)")
     nfiles = len({i["file"] for i in s["skipped"]})

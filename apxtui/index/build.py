@@ -108,7 +108,7 @@ class Index:
         return by.get((d.get("qualname"), d.get("line")))
 
     def summary(self) -> dict[str, Any]:
-        """Counts: ``symbols`` by kind, ``edges`` by kind and resolution, ``dropped`` calls by reason."""
+        """Counts: ``symbols`` by kind, ``edges`` by kind and resolution, ``dropped`` calls by category of reason."""
         if isinstance(self.graph, StoredGraph):
             return self.graph.counts()
         return summary_of(self.graph)

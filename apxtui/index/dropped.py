@@ -2,8 +2,9 @@
 
 A dropped call's reason (``how``) names the receiver text and its type (``std method;
 `x.iter()`: Vec<…>``), so a big checkout has thousands of distinct reasons.  ``index``
-shows the counts per :func:`category` and a bounded sample with ``path:line``; the full
-reason → count map stays in the stored summary (``index --json --all-dropped``).
+shows the counts per :func:`category` (kept in the stored summary) and a bounded sample with
+``path:line``; the full reason → count map is summed from the files' link records on request
+(``index --json --all-dropped``).
 
 The sample is stored per file (its first dropped call of each category: the ``drops``
 table), so a re-link rewrites only the re-linked files' rows.
@@ -43,14 +44,18 @@ def category(how: str) -> str:
     return how
 
 
-def by_category(dropped: Mapping[str, int]) -> dict[str, dict[str, int]]:
-    """Reason → count folded into category → {calls, reasons}, most calls first."""
-    out: dict[str, dict[str, int]] = {}
+def by_category(dropped: Mapping[str, int]) -> dict[str, int]:
+    """Reason → count folded into category → count, most calls first."""
+    out: dict[str, int] = {}
     for how, n in dropped.items():
-        c = out.setdefault(category(how), {"calls": 0, "reasons": 0})
-        c["calls"] += n
-        c["reasons"] += 1
-    return dict(sorted(out.items(), key=lambda kv: (-kv[1]["calls"], kv[0])))
+        c = category(how)
+        out[c] = out.get(c, 0) + n
+    return sorted_categories(out)
+
+
+def sorted_categories(counts: Mapping[str, int]) -> dict[str, int]:
+    """Category → count, most calls first, zeros left out."""
+    return dict(sorted(((c, n) for c, n in counts.items() if n), key=lambda kv: (-kv[1], kv[0])))
 
 
 def first_per_category(drops: list[tuple[int, str]]) -> list[tuple[str, int, str]]:
@@ -79,4 +84,5 @@ def sample(conn: sqlite3.Connection, per_category: int = SAMPLE_PER_CATEGORY) ->
     return out
 
 
-__all__ = ["category", "by_category", "first_per_category", "drop_rows", "sample", "SAMPLE_PER_CATEGORY"]
+__all__ = ["category", "by_category", "sorted_categories", "first_per_category", "drop_rows", "sample",
+           "SAMPLE_PER_CATEGORY"]

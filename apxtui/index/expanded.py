@@ -16,11 +16,14 @@ from __future__ import annotations
 import hashlib
 from collections import ChainMap
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from apxtui.facts import FileFacts
 from apxtui.index.factstore import Record, load_facts, macro_names_of, make_record
-from apxtui.index.macros import Visible, expand_encoded
 from apxtui.index.tables import MacroRule
+
+if TYPE_CHECKING:
+    from apxtui.index.macros import Visible
 
 
 def base_key(key: str) -> str:
@@ -58,6 +61,8 @@ def expand_records(db_conn: object, recs: Mapping[str, Record], todo: list[str],
     cache when stored under the same expanded key, else expanded now.  ``ifaces``: every indexed
     file's interface (what expansion reads of the other files; read on demand); ``rust_table``:
     the checkout's ``macro_rules!`` (``Tables.macro_rules``; else gathered from ``ifaces``)."""
+    from apxtui.index.macros import Visible, expand_encoded  # lazy: start-up (a re-link of a file without macros)
+
     vis = Visible(ifaces, all_files, rust_table)
     keys = {rel: expanded_key(rel, recs[rel][1], ifaces[rel].lang, vis,
                               macro_names_of(recs[rel]) if ifaces[rel].lang == "rust" else None) for rel in todo}

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
-from apxtui.index.dropped import drop_rows
+from apxtui.index.dropped import by_category, drop_rows
 from apxtui.index.factstore import Record, contribution_rows_of
 from apxtui.index.store import SHARED, add_counts, last_segment, pack, unpack
 
@@ -105,7 +105,7 @@ def recount(w: sqlite3.Connection) -> dict[str, Any]:
     symbols = dict(w.execute("SELECT kind, count(*) FROM nodes GROUP BY kind ORDER BY kind"))
     old = w.execute("SELECT value FROM meta WHERE key='summary'").fetchone()
     vendored_indexed = unpack(old[0]).get("vendored_indexed", []) if old else []
-    return {"symbols": symbols, "edges": sorted_counts(edges), "dropped": dict(sorted(dropped.items())),
+    return {"symbols": symbols, "edges": sorted_counts(edges), "dropped": by_category(dropped),
             "nodes": w.execute("SELECT count(*) FROM nodes").fetchone()[0],
             "edge_count": sum(n for by in edges.values() for n in by.values()), "file_issues": issues,
             "vendored_indexed": vendored_indexed}

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from apxtui.facts import FileFacts
-from apxtui.index.dropped import drop_rows
+from apxtui.index.dropped import by_category, drop_rows, sorted_categories
 from apxtui.index.expanded import base_key, expand_records
 from apxtui.index.factstore import Record, contribution_rows_of, load_facts, load_iface, load_iface_flagged
 from apxtui.index.generation import FACTS_KEEP_S, set_meta, sorted_counts
@@ -519,13 +519,13 @@ def recount_after(w: sqlite3.Connection, rank: dict[str, int], old_link: dict[st
         old = old_link[rel][0]
         add_counts(edges, {k: {r: -n for r, n in by.items()} for k, by in old["edges"].items()})
         add_counts(edges, fl.info["edges"])
-        for k, n in old["dropped"].items():
+        for k, n in by_category(old["dropped"]).items():
             dropped[k] = dropped.get(k, 0) - n
-        for k, n in fl.info["dropped"].items():
+        for k, n in by_category(fl.info["dropped"]).items():
             dropped[k] = dropped.get(k, 0) + n
     summary["edges"] = sorted_counts({k: {r: n for r, n in by.items() if n} for k, by in edges.items()
                                        if any(by.values())})
-    summary["dropped"] = dict(sorted((k, n) for k, n in dropped.items() if n))
+    summary["dropped"] = sorted_categories(dropped)
     issues = [tuple(i) for i in summary["file_issues"] if i[0] not in links]
     issues += [tuple(i) for fl in links.values() for i in fl.info["issues"]]
     summary["file_issues"] = sorted(issues, key=lambda i: rank.get(i[0], 1 << 30))

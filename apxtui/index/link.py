@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from apxtui.facts import Binding, CallSite, Context, Definition, FileFacts
 from apxtui.index.includes import files_by_base, resolve_include
-from apxtui.index.macros import expand_macros
 from apxtui.index.resolve import AMBIGUOUS, UNRESOLVED, Resolved
 from apxtui.index.resolve_cuda import CudaResolver
 from apxtui.index.resolve_fnptr import FnPointers, arm_call, arm_resolved
@@ -138,6 +137,8 @@ class Linker:
                  includes: Mapping[str, set[str]] | None = None, by_base: dict[str, list[str]] | None = None,
                  indexed: set[str] | None = None, packages: Packages | None = None, expand: bool = True):
         if expand:  # macro invocations need every file's #defines: expanded here, before the tables
+            from apxtui.index.macros import expand_macros  # lazy: start-up (a build expands beforehand)
+
             facts = expand_macros(facts, all_files, vendored, only)
         self.facts = facts
         self.only = only

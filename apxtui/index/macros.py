@@ -28,10 +28,8 @@ Invocations the preprocessor cannot expand stay as they were and are reported as
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -344,6 +342,9 @@ def _expand_parallel(facts: Mapping[str, FileFacts], all_files: set[str], work: 
         chunks[i % len(chunks)].append(r)
     _SHARED = (facts, all_files, encode, rust_table)
     out: dict[str, T] = {}
+    import multiprocessing  # lazy: start-up (a re-link expands in-process)
+    from concurrent.futures import ProcessPoolExecutor
+
     try:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from apxtui.index.db import Database
+from apxtui.index.dropped import by_category
 from apxtui.vocab import node_file
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def summary_of(graph: nx.MultiDiGraph[str]) -> dict[str, Any]:
     return {
         "symbols": dict(Counter(d.get("kind") for _, d in graph.nodes(data=True))),
         "edges": count_edges(d for _, _, d in graph.edges(data=True)),
-        "dropped": dict(graph.graph.get("dropped", {})),
+        "dropped": by_category(graph.graph.get("dropped", {})),
         "nodes": graph.number_of_nodes(),
         "edge_count": graph.number_of_edges(),
     }
