@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -102,6 +100,8 @@ class Database:
         self.stamp = stamp
         self._tmpdir: str | None = None
         if temporary:
+            import tempfile  # lazy: start-up (a cached index needs no temporary database)
+
             self._tmpdir = tempfile.mkdtemp(prefix="apxtui-")
             path = Path(self._tmpdir) / "index.sqlite"
         assert path is not None
@@ -247,6 +247,8 @@ class Database:
         except sqlite3.Error:
             pass
         if self._tmpdir:
+            import shutil  # lazy: start-up
+
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
 
@@ -254,6 +256,8 @@ class Database:
         """A temporary database is only read from now on: remove its file (the open
         connection keeps reading it), so nothing is left behind however the process ends."""
         if self._tmpdir:
+            import shutil  # lazy: start-up
+
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
 
