@@ -44,6 +44,7 @@ from apxtui.index.rust_types import (
     MAPS,
     PRIMITIVES,
     STD_TYPES,
+    WRAPPERS,
     Scope,
     dyn_bounds,
     element,
@@ -202,6 +203,10 @@ def _peel_tail(expr: str) -> str:
     return e
 
 
+#: std types generic over their content: what their associated functions return may be a checkout type.
+_STD_GENERIC = WRAPPERS | CONTAINERS | {"Vec", "Option", "Result", "Box", "PhantomData", "Cow"}
+#: Of their associated functions, those handing out (a reference to) their one argument's content.
+_CONTENT_FNS = frozenset({"get_mut", "make_mut", "clone", "as_ref", "as_mut", "into_inner", "unwrap_or_clone"})
 #: Arithmetic operators → (the `std::ops` trait, its method).
 _OPERATORS = {"+": ("Add", "add"), "-": ("Sub", "sub"), "*": ("Mul", "mul"), "/": ("Div", "div"), "%": ("Rem", "rem")}
 _PREFIX_WORDS = frozenset({"mut", "as", "const", "dyn", "impl", "move", "ref", "return", "in", "unsafe"})
@@ -372,6 +377,45 @@ def _opaque(ref: str) -> str:
     return f"X:{path.split('::')[0]}::?" if "::" in path else "X:?"
 
 
+def _external_path(ref: str) -> bool:
+    """Is ``ref`` a type an import or path places in another crate (not std, not a bare name no import
+    explains, which may be a glob-imported variant of the checkout)?"""
+    r = strip_marks(ref)[0]
+    return r.startswith("X:") and "::" in r and "<" not in r and not _is_opaque(r) and not _is_std(r)
+
+
+def _is_opaque(ref: str) -> bool:
+    """Is ``ref`` an external value whose exact type is not known (``X:c::?``, ``X:T…``)?"""
+    return strip_marks(ref)[0].endswith(("?", "…"))
+
+
+def join_branches(tys: Iterable[str]) -> str:
+    """The type of a value that is one of several branch values (``if``/``match`` arms, array elements): Rust
+    gives them one type, so the types known must agree.  External values whose exact type is not known
+    (``X:c::?``) agree with any external type: the one known exactly, else an unknown external type
+    (``X:?``).  Unknown when a branch is untyped, a checkout type is one of several, or a mark differs."""
+    got = set(tys)
+    if len(got) == 1:
+        return got.pop()
+    if "" in got or not all(t.startswith("X:") for t in got):
+        return ""
+    exact = {t for t in got if not _is_opaque(t)}
+    return exact.pop() if len(exact) == 1 else "X:?" if not exact else ""
+
+
+_TURBOFISH_ARGS_RE = re.compile(r"::\s*<(.*)>\s*$", re.S)
+
+
+def _local_turbofish(text: str) -> bool:
+    """Does the outermost call of ``text`` (``f::<A>(..)``, ``x.m::<A>(..)``) name a type argument other than
+    a primitive or ``_`` (a generic function of another crate may then return a checkout type)?"""
+    head = _call_head(text) if text.endswith(")") else None
+    if head is None:
+        return False
+    m = _TURBOFISH_ARGS_RE.search(text[: len(text) - len(head[2]) - 2])
+    return m is not None and any(peel_refs(a) not in PRIMITIVES and a != "_" for a in split_top(m.group(1)))
+
+
 def _scope_module(d: Definition) -> str:
     """The module a definition's own text (signature, fields, body) is written in."""
     q = d.qualname
@@ -464,6 +508,8 @@ class RustResolver:
         self._lookup_memo: dict[tuple[str, int, str], tuple[list[str], str]] = {}
         self._type_at_memo: dict[tuple[str, int, str], str] = {}
         self._tuples: frozenset[str] | None = None
+        self._ext_impls: dict[str, list[str]] | None = None
+        self._scope_traits: dict[tuple[str, str, str], tuple[frozenset[str], tuple[str, ...]]] = {}
         shared = getattr(t, "_rust_indexes", None)
         if shared is not None and shared[0] is packages:
             for name, value in zip(_SHARED_INDEXES, shared[1], strict=True):
@@ -1115,9 +1161,71 @@ class RustResolver:
                 return Resolved.of(ids, f"local trait impl for {r[2:]} ({what})")
             if name in STD_METHODS or _is_std(r):
                 return Resolved(drop=True, how=f"std method; {bare}")  # as `std::` paths: counted, not drawn
+            if _is_opaque(r) and not path:
+                ids = [i for i in self.visible(self._external_impls(name), call, caller)
+                       if self._trait_in_scope_at(self._impl_trait(i), call, caller)]
+                if ids:  # of some external type: a checkout trait impl for one may be the method
+                    return Resolved(sorted(ids), AMBIGUOUS, f"by method name among checkout impls for external "
+                                    f"types whose trait is in scope ({what}, exact type unknown)", name_only=True)
             return Resolved(status=UNRESOLVED, how=f"{what} is a type outside the checkout",
                             external=f"{_display(r)}::{name}", external_kind="external")
         return Resolved(drop=True, how=f"unknown type {bare}")
+
+    def _external_impls(self, name: str) -> list[str]:
+        """Methods ``name`` of checkout impls that may be an external type's: impls for an external type, and
+        blanket impls (``impl<T: Bound> Tr for T``) unless a bound is a checkout trait with no impl for an
+        external type (no external type can meet it)."""
+        if self._ext_impls is None:
+            self._ext_impls = defaultdict(list)
+            for (ty, m), ids in self.impl_methods.items():
+                if ty.startswith("X:"):
+                    self._ext_impls[m] += ids
+                elif ty == "G:*":
+                    self._ext_impls[m] += [i for i in ids if self._blanket_fits_external(self.t.defs[i])]
+        return self._ext_impls.get(name, [])
+
+    def _impl_trait(self, i: str) -> str:
+        """The trait reference (``T:<qual>``) of trait impl method ``i``; "" for an inherent method."""
+        d = self.t.defs[i]
+        if not d.trait:
+            return ""
+        sc = self.scope_of(d)._replace(fn_qual="")
+        return strip_marks(self.type_ref(d.attrs.get("trait_path") or d.trait, sc))[0]
+
+    def _trait_in_scope_at(self, tr: str, call: CallSite, caller: Definition | None) -> bool:
+        """May trait ``tr``'s methods be called with method syntax at ``call`` (on a receiver that is not a
+        trait object or a bounded generic): is the trait defined in the caller's module, or imported into
+        it (by name, ``as _``, a glob)?"""
+        if not tr.startswith("T:"):
+            return False
+        sc = self._scope(caller, call)
+        key = (sc.module, sc.fn_qual, call.file)
+        got = self._scope_traits.get(key)
+        if got is None:
+            refs: set[str] = set()
+            globs: list[str] = []
+            for scope in (sc.fn_qual, sc.module) if sc.fn_qual else (sc.module,):
+                for imps in self.t.uses.get(scope, {}).values():
+                    for imp in imps:
+                        if imp.file == call.file:
+                            refs.update(m for p in self.imp_paths(imp) for m in members(self._type_at(p, 0, call.file)))
+                globs += [self.imp_path(g).removesuffix("*").removesuffix("::") for g in self.t.globs.get(scope, [])
+                          if g.file == call.file]
+            got = self._scope_traits[key] = (frozenset(refs), tuple(globs))
+        refs_in, globs_in = got
+        mod, _, name = tr[2:].rpartition("::")
+        return tr in refs_in or mod == sc.module or any(
+            b == mod or self._type_at(f"{b}::{name}", 0, call.file) == tr for b in globs_in)
+
+    def _blanket_fits_external(self, d: Definition) -> bool:
+        """Can the blanket impl of method ``d`` (``impl<T: Bound> Tr for T``) be an external type's?"""
+        sc = self.scope_of(d)
+        param = peel(d.attrs.get("type_path") or d.container)
+        for b in d.generic_bounds.get(param, []):
+            tr = strip_marks(self.type_ref(b, sc))[0] if not _FN_BOUND_RE.match(b) else ""
+            if tr.startswith("T:") and not any(ty.startswith("X:") for ty in self.trait_impls.get(tr, ())):
+                return False
+        return True
 
     def _trait_in_scope(self, ids: list[str], call: CallSite) -> list[str]:
         """Impls of a private trait are callable only where the trait is: prefer the caller's module's."""
@@ -1202,6 +1310,8 @@ class RustResolver:
         if "::" in r and _PATH_RE.fullmatch(r) and r.rsplit("::", 1)[-1][:1].isupper():  # `DType::F16`
             enum = strip_marks(self.type_ref(r.rsplit("::", 1)[0], sc))[0]
             d = self.type_defs.get(enum[2:]) if enum.startswith("T:") else None
+            if _external_path(enum):
+                return _opaque(enum)  # a variant or constant of another crate's type: of that crate
             return enum if d is not None and d.attrs.get("kind") == "enum" else ""
         m = _STRUCT_LIT_RE.match(r)
         if m and r.endswith("}") and _split_chain(r) == [r]:  # `Error::Shape { .. }.bt()`
@@ -1327,8 +1437,8 @@ class RustResolver:
                         ats = [replace(a, contexts=[*a.contexts, *(Context(k, t, a.line, f"tail:{line}:{col}",
                                                                            subject=subj) for k, t, subj in arm)])
                                if arm else a for a, arm in zip(ats, arms, strict=True)]
-                    tys = {self._branch_type(v, slot, caller, a, depth) for v, a in zip(values, ats, strict=True)}
-                    ty = tys.pop() if len(tys) == 1 else ""
+                    ty = join_branches(self._branch_type(v, slot, caller, a, depth)
+                                       for v, a in zip(values, ats, strict=True))
                 self._let_memo[mkey] = ty
             if ty:
                 self._why = f"let `{r} = {_clip(value.split(chr(0))[0])}` ({base}:{line})" if not pattern else \
@@ -1484,7 +1594,7 @@ class RustResolver:
         coll = _RANGE_INDEX_RE.sub("", coll)  # `&xs[1..]`: a slice of the same elements
         if coll.startswith("[") and coll.endswith("]") and ";" not in coll and depth < 4:  # `[a, b, c]`
             tys = {self._expr_or_receiver(x, caller, call, depth + 1) for x in split_top(coll[1:-1])}
-            return tys.pop() if len(tys) == 1 else ""
+            return join_branches(tys)
         if coll.startswith("self.") and coll.count(".") == 1:
             owner = strip_marks(sc.self_ty)[0]
             d = self.type_def(owner[2:], caller.file, coll[5:]) if owner.startswith("T:") else None
@@ -1525,7 +1635,7 @@ class RustResolver:
             return ""
         if e.startswith("[") and e.endswith("]") and ";" not in e:  # `[a, b, c]`
             tys = {self._expr_or_receiver(x, caller, call, depth + 1) for x in split_top(e[1:-1])}
-            return tys.pop() if len(tys) == 1 else ""
+            return join_branches(tys)
         head = _call_head(e) if e.endswith(")") else None
         recv, name, args = head if head is not None else (None, "", "")
         if recv is not None:
@@ -1670,6 +1780,8 @@ class RustResolver:
         if r.startswith("U:"):
             return union([self._method_result(m, mname, text, caller, call, depth) for m in members(r)])
         if r.startswith("X:"):
+            if _local_turbofish(text):
+                return ""  # `v.extract::<Config>()`: a generic method may hand out a checkout type
             if mname in _ELEM_METHODS and self._index(r):
                 return self._index(r)
             if mname in _SAME_ELEMS and self._index(r):
@@ -1795,7 +1907,7 @@ class RustResolver:
                 ctx = Context("match_arm", pat.strip(), line, f"closure:{line}:{col}", subject=subject)
                 tys.add(self._expr_type(_block_tail(val) if val.startswith("{") else val, caller,
                                         replace(at, contexts=[*at.contexts, ctx]), depth + 1))
-            ty = tys.pop() if len(tys) == 1 else ""
+            ty = join_branches(tys)
         else:
             ty = self._expr_type(body, caller, at, depth + 1) if depth < 4 else ""
         self._let_memo[key] = ty
@@ -1815,6 +1927,8 @@ class RustResolver:
         m = _MACRO_VALUE_RE.match(e)
         if m:
             return self._macro_value(m, caller, call, depth + 1)
+        if e.startswith("unsafe") and e.endswith("}") and e[6:].lstrip().startswith("{"):  # `unsafe { dev.alloc(n)? }`
+            e = e[6:].strip()
         if e.startswith("{") and e.endswith("}"):
             tail = _block_tail(e)
             return self._expr_type(tail, caller, call, depth + 1) if tail else ""
@@ -1826,6 +1940,8 @@ class RustResolver:
                 return self._literal_type(m.group(1), self.scope_of(caller))
             if _FIELDS_RE.fullmatch(e):
                 return self.receiver_type(_DOT_WS_RE.sub(".", e), caller, call, depth + 1)
+            if "::" in e and _PATH_RE.fullmatch(e):  # `State::Idle` (a unit variant or constant)
+                return self.receiver_type(e, caller, call, depth + 1)
             return ""
         head = _call_head(e)
         if head is None:
@@ -1848,6 +1964,8 @@ class RustResolver:
             whole = strip_marks(self.type_ref(name, sc))[0]
             if whole.startswith("T:"):
                 return whole
+            if _external_path(whole):  # `Json(body)`: another crate's tuple struct
+                return _opaque(whole)  # (its payload may be a checkout type: only its crate is known)
             enum = strip_marks(self.type_ref("::".join(segs[:-1]), sc))[0] if len(segs) >= 2 else ""
             d = self.type_defs.get(enum[2:]) if enum.startswith("T:") else None
             return enum if d is not None and d.attrs.get("kind") == "enum" else ""
@@ -1859,6 +1977,12 @@ class RustResolver:
                 if ids:
                     got = self._returns(ids, caller, call, e, depth)
                     return got or (owner if segs[-1] in ("new", "from", "default") else "")
+                if r.startswith("X:") and _local_turbofish(e):
+                    return ""
+                if r.startswith("X:") and r[2:].split("<")[0] in _STD_GENERIC:  # `Arc::get_mut(&mut a)`: a's content
+                    one = split_top(head[2])
+                    return self._expr_or_receiver(one[0], caller, call, depth + 1) \
+                        if segs[-1] in _CONTENT_FNS and len(one) == 1 else ""
                 if r.startswith("X:"):
                     return owner if segs[-1] in ("new", "from", "default") or segs[-1].startswith(
                         ("from_", "new_", "with_", "zeros", "ones")) else _opaque(r)
@@ -1870,7 +1994,7 @@ class RustResolver:
             if ids:
                 return self._returns(ids, caller, call, e, depth)
         first = self.expand(segs, sc.module, sc.fn_qual, call.file)
-        if first and self.external_crate(first[0].split("::")[0], call.file) and (
+        if first and self.external_crate(first[0].split("::")[0], call.file) and not _local_turbofish(e) and (
                 segs[0] not in PRELUDE or len(segs) > 2 and segs[0] in STD_CRATES and segs[1] in _STD_OPAQUE_MODULES):
             return f"X:{first[0].split('::')[0]}::?"  # what a function of another crate returns stays there
         return ""

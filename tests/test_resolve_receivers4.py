@@ -1,0 +1,107 @@
+"""Receiver typing rules of the Rust resolver (issue 10, fourth round): values of other crates (constructors,
+variants, `unsafe` blocks, branches that agree), generic calls that may hand out a checkout type, checkout trait
+impls for external types (only those whose trait is in scope).  Tiny in-memory sources."""
+
+from __future__ import annotations
+
+from helpers import edges_from, graph_of
+
+from apxtui.index.resolve_rust import _local_turbofish, join_branches
+
+
+MANIFEST = '[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\naxum = "0.7"\nserde_json = "1"\n'
+
+
+def calls(src: str, caller: str, callee: str | None = None) -> list[tuple[int, str, str, str]]:
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)}, {"m/Cargo.toml": MANIFEST})
+    return sorted((e["line"], t.get("qualname", t.get("name", "")), e["resolution"], e["how"])
+                  for t, e in edges_from(g, caller, "call") if callee is None or e["callee"] == callee)
+
+
+def test_branches_agree_on_one_type_and_unknown_external_values_take_the_known_one():
+    assert join_branches(["T:m::A", "T:m::A"]) == "T:m::A"
+    assert join_branches(["X:c::Tensor", "X:c::?"]) == "X:c::Tensor"  # Rust gives both branches one type
+    assert join_branches(["X:c::?", "X:d::T…"]) == "X:?"  # external, which one not known
+    assert join_branches(["T:m::A", "X:c::?"]) == ""  # (not valid Rust): no guess
+    assert join_branches(["X:c::Tensor", ""]) == ""  # an untyped branch may be a trait object the other coerces to
+    assert join_branches(["T:m::A", "T:m::B"]) == ""
+
+
+def test_a_turbofish_naming_a_type_may_hand_out_a_checkout_type():
+    assert _local_turbofish("serde_json::from_str::<Config>(&s)")
+    assert _local_turbofish("v.extract::<Vec<Layer>>()")
+    assert not _local_turbofish("t.to_scalar::<f32>()")
+    assert not _local_turbofish("v.collect::<_>()")
+    assert not _local_turbofish("t.reshape((a, b))")
+
+
+EXTERNAL = """
+use candle_core::{DType, Tensor};
+use axum::Json;
+pub struct Local;
+impl Local { pub fn device(&self) {} pub fn into_response(self) {} pub fn leftshift(&self) {} }
+pub fn run(x: &Tensor, s: &str) {
+    let kind = DType::F16;
+    kind.device();
+    Json(Local).into_response();
+    let buf = unsafe { candle_core::alloc(4)? };
+    buf.device();
+    let y = if s.is_empty() { Tensor::cat(&[x], 0)? } else { x.clone() };
+    y.device();
+    let c = serde_json::from_str::<Local>(s)?;
+    c.device();
+}
+"""
+
+
+def test_values_of_another_crate_are_external_never_a_checkout_types_method():
+    got = calls(EXTERNAL, "m::run")
+    by_line = {}
+    for line, _, res, how in got:
+        by_line.setdefault(line, set()).add(res)
+    # a variant of an external enum, an external tuple struct, an `unsafe { .. }` value, agreeing branches
+    assert by_line[8] == by_line[9] == by_line[11] == by_line[13] == {"unresolved"}
+    # `from_str::<Local>` hands out the checkout type named in the turbofish: not claimed external
+    assert by_line[15] == {"ambiguous"}
+
+
+EXT_IMPLS = """
+pub mod ops {
+    use candle_core::Tensor;
+    pub trait ShiftOp { fn leftshift(&self) -> u32; }
+    impl ShiftOp for Tensor { fn leftshift(&self) -> u32 { 0 } }
+}
+pub struct Local;
+impl Local { pub fn leftshift(&self) -> u32 { 1 } }
+pub fn with_trait(x: &candle_core::Tensor) {
+    use crate::ops::ShiftOp;
+    x.narrow(0, 0, 1)?.leftshift();
+}
+pub fn without_trait(x: &candle_core::Tensor) {
+    x.narrow(0, 0, 1)?.leftshift();
+}
+"""
+
+
+def test_an_external_value_of_unknown_type_links_only_checkout_impls_for_external_types_in_scope():
+    got = calls(EXT_IMPLS, "m::with_trait", "leftshift")
+    assert [(q, r) for _, q, r, _ in got] == [("m::ops::Tensor::leftshift", "ambiguous")]  # never `Local`'s
+    assert "checkout impls for external types whose trait is in scope" in got[0][3]
+    assert [r for _, _, r, _ in calls(EXT_IMPLS, "m::without_trait", "leftshift")] == ["unresolved"]
+
+
+ARC = """
+use std::sync::Arc;
+pub struct Layer;
+impl Layer { pub fn merge(&mut self) {} }
+pub struct Other;
+impl Other { pub fn merge(&mut self) {} }
+pub struct Model { pub proj: Arc<Layer> }
+pub fn run(m: &mut Model) {
+    Arc::get_mut(&mut m.proj).unwrap().merge();
+}
+"""
+
+
+def test_a_std_generic_function_hands_out_its_arguments_content():
+    assert [(q, r) for _, q, r, _ in calls(ARC, "m::run", "merge")] == [("m::Layer::merge", "exact")]
