@@ -105,3 +105,46 @@ pub fn run(m: &mut Model) {
 
 def test_a_std_generic_function_hands_out_its_arguments_content():
     assert [(q, r) for _, q, r, _ in calls(ARC, "m::run", "merge")] == [("m::Layer::merge", "exact")]
+
+
+MACRO_BODY = """
+pub struct Layer;
+impl Layer { pub fn forward(&self) {} }
+pub struct Other;
+impl Other { pub fn forward(&self) {} }
+macro_rules! op {
+    ($name:ident) => {
+        pub fn $name(&self) {
+            let l = Layer;
+            l.forward();
+        }
+    };
+}
+pub struct M;
+impl M {
+    op!(run);
+}
+"""
+
+
+def test_a_macro_bodys_lets_type_its_calls_where_they_are_written():
+    got = calls(MACRO_BODY, "m::M::run", "forward")
+    assert [(line, q, r) for line, q, r, _ in got] == [(16, "m::Layer::forward", "exact")]  # at the invocation
+    assert "let `l = Layer` (lib.rs:9)" in got[0][3]  # the binding where the macro's body has it
+
+
+def test_macro_definitions_are_all_kept_alike_ones_expanded_once():
+    from apxtui.index.rust_macros import RustMacros, expand_rust_file
+    from apxtui.parse import extract_file
+
+    one = "macro_rules! op { ($n:ident) => { pub fn $n(&self) -> u32 { 1 } }; }\n"
+    two = "macro_rules! op { ($n:ident) => { pub fn $n(&self) -> u32 { 2 } }; }\n"
+    use = "pub struct M;\nimpl M {\n    op!(run);\n}\n"
+    for second, runs in ((one, 1), (two, 2)):
+        facts = {rel: extract_file(rel, src.encode(), "rust", "m") for rel, src in
+                 (("m/src/a.rs", one), ("m/src/b.rs", second), ("m/src/lib.rs", use))}
+        out = expand_rust_file(facts["m/src/lib.rs"], RustMacros(facts))
+        defs = [d for d in out.defs if d.name == "run"]
+        assert len(defs) == runs  # cfg alternatives that differ: each expanded, none picked silently
+        assert sorted(w for d in defs for w in d.attrs["macro_defs"]) == (
+            ["m/src/a.rs:1", "m/src/b.rs:1"])

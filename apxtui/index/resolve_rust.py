@@ -58,7 +58,7 @@ from apxtui.index.rust_types import (
     strip_marks,
     union,
 )
-from apxtui.index.tables import Tables
+from apxtui.index.tables import Tables, macro_candidates
 from apxtui.packages import STD_CRATES, Packages
 from apxtui.vocab import node_file
 
@@ -1027,9 +1027,23 @@ class RustResolver:
     # -- calls -------------------------------------------------------------------------------
 
     def resolve(self, call: CallSite, caller: Definition | None) -> Resolved:
+        pos = call.attrs.get("macro_pos")
+        if pos and caller is not None and caller.attrs.get("macro"):
+            return self._in_macro_body(replace(call, line=pos[0], col=pos[1]), caller)
         if call.kind == "method":
             return self._method(call, caller)
         return self._path(call, caller)
+
+    def _in_macro_body(self, call: CallSite, caller: Definition) -> Resolved:
+        """A call of a function a ``macro_rules!`` invocation defines, typed where it is in the macro's body
+        (``call`` placed there: its ``let``s and arms are read from the body); binding notes name the
+        definition's file."""
+        res = self._method(call, caller) if call.kind == "method" else self._path(call, caller)
+        mfile = caller.attrs.get("macro_defs", [""])[0].rsplit(":", 1)[0]
+        base, mbase = call.file.rsplit("/", 1)[-1], mfile.rsplit("/", 1)[-1]
+        if mbase and mbase != base and f"({base}:" in res.how:
+            res = replace(res, how=res.how.replace(f"({base}:", f"({mbase}:"))
+        return res
 
     def _scope(self, caller: Definition | None, call: CallSite) -> Scope:
         if caller is not None:
@@ -1355,13 +1369,10 @@ class RustResolver:
     def _macro_rows(self, name: str, file: str) -> list[tuple[str, str, int, str]]:
         """The ``macro_rules!`` a macro name written in ``file`` may be: the file's own, else its crate's, else
         those ``file`` can see (every candidate kept: the caller requires all of them to agree)."""
-        rows = list(self.t.macro_rules.get(name, ()))
-        crate = self.pk.unit_of(file)
-        same = [r for r in rows if r[0] == file]
-        if same:
-            return same
-        near = [r for r in rows if crate is not None and self.pk.unit_of(r[0]) == crate]
-        return near or [r for r in rows if self.pk.visible(file, r[0])]
+        unit = self.pk.unit_of(file)
+        return macro_candidates(self.t.macro_rules.get(name, ()), file,
+                                lambda r: unit is not None and self.pk.unit_of(r[0]) == unit,
+                                lambda r: self.pk.visible(file, r[0]))
 
     def _lock_guard_macro(self, name: str, file: str) -> bool:
         key = (name, file)
@@ -1477,8 +1488,9 @@ class RustResolver:
         calls = self._calls_by_caller.get(key)
         if calls is None:
             f = self.files.get(caller.file) or self.t.file_of.get(caller.file)
-            calls = self._calls_by_caller[key] = [c for c in (f.calls if f else ()) if c.caller == caller.qualname
-                                                  and c.kind in ("method", "call")]
+            calls = self._calls_by_caller[key] = [
+                replace(c, line=c.attrs["macro_pos"][0], col=c.attrs["macro_pos"][1]) if "macro_pos" in c.attrs else c
+                for c in (f.calls if f else ()) if c.caller == caller.qualname and c.kind in ("method", "call")]
         head = ctx.text.strip()
         okey = (key, id(ctx))
         if okey in self._owner_memo:

@@ -8,7 +8,10 @@ substituted and read as Rust inside the invocation's ``impl`` header, and the fu
 defines (with the calls in their bodies) are added to the file's facts at the invocation's
 line (``macro``, ``macro_at``, ``macro_defs`` in their attributes).  Rules with repetitions
 (``$( … )*``) or literal tokens in the matcher are not expanded.  The macro is looked up by
-name in the invocation's file, then its crate, then the checkout.
+name in the invocation's file, then its crate, then the checkout, keeping every definition at that
+level (:func:`macro_candidates`): definitions that expand alike are expanded once (``macro_defs``
+lists them all), others each.  The body is extracted with its lines as in its definition
+(``let`` positions, arms), its calls placed at the invocation (``macro_pos``: where in the body).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from apxtui.facts import CallSite, Definition, FileFacts, Issue
-from apxtui.index.tables import MacroRule, module_macro_rules
+from apxtui.index.tables import MacroRule, macro_candidates, module_macro_rules
 from apxtui.parse import extract_file, languages
 
 _BINDING = re.compile(r"^\$(\w+)\s*:\s*\w+$")
@@ -48,13 +51,10 @@ class RustMacros:
             self._by_name = t
         return self._by_name
 
-    def lookup(self, name: str, file: str, crate: str) -> tuple[str, int, str] | None:
-        cands = self._table().get(name, [])
-        for pick in ([c for c in cands if c[0] == file], [c for c in cands if c[1] == crate], cands):
-            if pick:
-                f, _, line, text = pick[-1]
-                return f, line, text
-        return None
+    def lookup(self, name: str, file: str, crate: str) -> list[MacroRule]:
+        """Every ``macro_rules! name`` an invocation in ``file`` (of crate ``crate``) may be (see
+        :func:`macro_candidates`)."""
+        return macro_candidates(self._table().get(name, ()), file, lambda r: r[1] == crate)
 
 
 def path_templates(text: str) -> list[tuple[str, int]]:
@@ -132,6 +132,21 @@ def _args(text: str) -> list[str]:
     return out
 
 
+def _substitute(text: str, args: list[str]) -> tuple[str, int] | None:
+    """The transcriber of the first rule of ``macro_rules!`` ``text`` taking ``len(args)`` plain arguments
+    and defining a ``fn``, with the arguments substituted, and the line (from 0) in ``text`` it starts on;
+    None when no rule fits."""
+    for names, transcriber in rules(text):
+        if names is not None and len(names) == len(args) and re.search(r"\bfn\b", transcriber):
+            body = transcriber
+            for n, a in sorted(zip(names, args, strict=True), key=lambda x: -len(x[0])):
+                a = " ".join(a.split()) if "\n" in a else a  # (one line: the body's lines stay the definition's)
+                body = re.sub(rf"\${re.escape(n)}\b", a.replace("\\", "\\\\"), body)
+            at = text.find(transcriber)
+            return body, text.count("\n", 0, at) if at >= 0 else 0
+    return None
+
+
 def expand_rust_file(f: FileFacts, macros: RustMacros) -> FileFacts:
     """``f`` with the functions its item-level ``macro_rules!`` invocations define added."""
     invs = [c for c in f.calls if c.kind == "macro" and c.attrs.get("item_level") and "macro_text" in c.attrs
@@ -145,32 +160,28 @@ def expand_rust_file(f: FileFacts, macros: RustMacros) -> FileFacts:
     for k, c in enumerate(invs):
         name = c.callee.split("::")[-1].rstrip("!")
         module = c.attrs.get("module", f.module)
-        found = macros.lookup(name, f.file, module.split("::")[0])
-        if found is None:
-            continue
-        mfile, mline, text = found
         args = _args(c.attrs["macro_text"])
-        body = None
-        for names, transcriber in rules(text):
-            if names is not None and len(names) == len(args) and re.search(r"\bfn\b", transcriber):
-                body = transcriber
-                for n, a in sorted(zip(names, args, strict=True), key=lambda x: -len(x[0])):
-                    body = re.sub(rf"\${re.escape(n)}\b", a.replace("\\", "\\\\"), body)
-                break
-        if body is None:
-            continue
-        header = c.attrs.get("impl_header", "")
-        snippet = f"{header} {{\n{body}\n}}\n" if header else body + "\n"
-        got = extract_file(f.file, snippet.encode("utf-8", "replace"), "rust", module)
-        where = f"{mfile}:{mline}"
-        attrs = {"macro": f"{name}!", "macro_at": f"{f.file}:{c.line}", "macro_defs": [where], "macro_args": args}
-        for d in got.defs:
-            if d.kind == "rust_fn":
-                defs.append(replace(d, line=c.line, end_line=c.line, attrs={**d.attrs, **attrs}))
-        for i, cs in enumerate(got.calls):
-            calls.append(replace(cs, line=c.line, col=c.col, attrs={**cs.attrs, **attrs, "macro_site": f"r{k}.{i}"},
-                                 contexts=list(cs.contexts)))
-        done.add(id(c))
+        bodies: dict[str, list[tuple[str, int, int]]] = {}  # expanded body → its definitions (file, line, body line)
+        for mfile, _, mline, text in macros.lookup(name, f.file, module.split("::")[0]):
+            got_body = _substitute(text, args)
+            if got_body is not None:
+                bodies.setdefault(got_body[0], []).append((mfile, mline, mline + got_body[1]))
+        for j, (body, where) in enumerate(bodies.items()):  # alike definitions expand once; others each
+            header = c.attrs.get("impl_header", "")
+            # the body's lines as in its definition (its `let`s and arms are placed where they are written)
+            pad = "\n" * max(0, where[0][2] - (2 if header else 1))
+            snippet = pad + (f"{header} {{\n{body}\n}}\n" if header else body + "\n")
+            got = extract_file(f.file, snippet.encode("utf-8", "replace"), "rust", module)
+            attrs = {"macro": f"{name}!", "macro_at": f"{f.file}:{c.line}",
+                     "macro_defs": [f"{mf}:{ml}" for mf, ml, _ in where], "macro_args": args}
+            for d in got.defs:
+                if d.kind == "rust_fn":
+                    defs.append(replace(d, line=c.line, end_line=c.line, attrs={**d.attrs, **attrs}))
+            for i, cs in enumerate(got.calls):
+                site = f"r{k}.{i}" if j == 0 else f"r{k}.{j}.{i}"
+                calls.append(replace(cs, line=c.line, col=c.col, contexts=list(cs.contexts),
+                                     attrs={**cs.attrs, **attrs, "macro_site": site, "macro_pos": [cs.line, cs.col]}))
+            done.add(id(c))
     if not done:
         return f
     kept = [replace(c, attrs={**c.attrs, "macro_expanded": True}) if id(c) in done else c for c in f.calls]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -142,6 +143,19 @@ class Tables:
         """Drop declaration-only entries when a real definition exists."""
         real = [i for i in ids if not self.defs[i].attrs.get("decl_only")]
         return real or ids
+
+
+def macro_candidates(rows: Iterable[MacroRule], file: str, same_crate: Callable[[MacroRule], bool],
+                     visible: Callable[[MacroRule], bool] = lambda r: True) -> list[MacroRule]:
+    """The ``macro_rules!`` a macro name written in ``file`` may be: the file's own, else its crate's, else
+    those ``file`` can see — all of them at that level, in table order (cfg alternatives, several
+    definitions alike): never one picked silently."""
+    rows = list(rows)
+    for pick in ([r for r in rows if r[0] == file], [r for r in rows if same_crate(r)],
+                 [r for r in rows if visible(r)]):
+        if pick:
+            return pick
+    return []
 
 
 def module_macro_rules(f: FileFacts) -> list[tuple[str, MacroRule]]:
