@@ -148,3 +148,25 @@ def test_macro_definitions_are_all_kept_alike_ones_expanded_once():
         assert len(defs) == runs  # cfg alternatives that differ: each expanded, none picked silently
         assert sorted(w for d in defs for w in d.attrs["macro_defs"]) == (
             ["m/src/a.rs:1", "m/src/b.rs:1"])
+
+
+def test_a_long_builder_chain_with_comments_is_typed_link_by_link():
+    links = "".join(f"\n        .with_value(v{i}) // step {i}" for i in range(30))
+    src = f"""
+pub struct Builder;
+impl Builder {{
+    pub fn new() -> Self {{ Builder }}
+    pub fn with_value(self, v: u32) -> Self {{ self }}
+    pub fn build(self) {{}}
+}}
+pub struct Other;
+impl Other {{ pub fn build(self) {{}} }}
+pub fn run() {{
+    let b = Builder::new(){links};
+    b.build();
+    Builder::new(){links}
+        .build();
+}}
+"""
+    got = calls(src, "m::run", "build")
+    assert [(q, r) for _, q, r, _ in got] == [("m::Builder::build", "exact")] * 2

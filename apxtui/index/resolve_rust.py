@@ -136,8 +136,8 @@ _ELEM_METHODS = {"first", "last", "get", "get_mut", "first_mut", "last_mut", "po
 
 def _split_chain(expr: str) -> list[str]:
     """``a.b(x.y).c[i]`` → ``["a", "b(x.y)", "c[i]"]`` (dots inside brackets kept)."""
-    if len(expr) > 400:
-        return []  # a long builder chain: not worth typing
+    if len(expr) > 1000:
+        return []  # (the extractor writes a long builder chain link by link, arguments elided, in fewer)
     if "(" not in expr and "[" not in expr and "{" not in expr and "<" not in expr:
         return [p.strip().rstrip("?") for p in expr.split(".") if p.strip()]
     parts, depth, last = [], 0, 0

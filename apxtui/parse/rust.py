@@ -30,6 +30,7 @@ from apxtui.parse.util import SourceText, line, one_line, text
 
 ARG_LIMIT = 120
 RECEIVER_LIMIT = 400  # a builder chain's receiver is typed link by link (the resolver reads up to 400)
+CHAIN_LIMIT = 1000  # … written link by link, arguments elided (see _Extractor.chain_text), up to this
 TEXT_LIMIT = 200
 _ITEM_PREFIX = ("attribute_item", "line_comment", "block_comment")
 _LOOPS = ("for_expression", "while_expression", "loop_expression")
@@ -946,7 +947,7 @@ class _Extractor:
         if d is None:
             return
         if value is not None:  # `let x = v;` value text (analyses follow per-request scalars)
-            entry = {"var": var, "value": self.tl(value)[:200], "line": let.start_point[0] + 1,
+            entry = {"var": var, "value": self.chain_text(value, 200), "line": let.start_point[0] + 1,
                      **_let_span(let)}
             written = let.child_by_field_name("type")
             if written is not None:
@@ -1128,6 +1129,52 @@ class _Extractor:
 
     # -- calls and contexts ------------------------------------------------------------------
 
+    def chain_text(self, n: ts.Node, limit: int) -> str:
+        """A value's one-line text (at most ``limit`` characters); a method chain longer than that, or holding a
+        comment, written link by link without comments, arguments elided unless short
+        (``B::new().with_a(…).with_b(1)?``, at most :data:`CHAIN_LIMIT`): all its type needs."""
+        s = self.tl(n, limit)
+        if not s.endswith("…") and "//" not in s and "/*" not in s:
+            return s
+        links: list[str] = []
+        cur: ts.Node | None = n
+        while cur is not None and len(links) < 200:
+            kids = [c for c in cur.named_children if c.type not in ("line_comment", "block_comment")]
+            if cur.type in ("try_expression", "await_expression") and kids:
+                links.append("?" if cur.type == "try_expression" else ".await")
+                cur = kids[0]
+            elif cur.type == "field_expression":
+                links.append(f".{self.t(cur.child_by_field_name('field'))}")
+                cur = cur.child_by_field_name("value")
+            elif cur.type == "call_expression":
+                fn = cur.child_by_field_name("function")
+                targs = ""
+                if fn is not None and fn.type == "generic_function":
+                    targs = "::" + self.tl(fn.child_by_field_name("type_arguments"), 100)
+                    fn = fn.child_by_field_name("function")
+                args = self._short_args(cur.child_by_field_name("arguments"))
+                if fn is None or fn.type != "field_expression":
+                    head = self.tl(fn, 200)
+                    if fn is None or fn.type not in ("identifier", "scoped_identifier") or head.endswith("…"):
+                        return s
+                    return self._chain_of(f"{head}{targs}({args})", links, s)
+                links.append(f".{self.t(fn.child_by_field_name('field'))}{targs}({args})")
+                cur = fn.child_by_field_name("value")
+            else:
+                head = self.tl(cur, 200)
+                return s if head.endswith("…") or "//" in head or "/*" in head else self._chain_of(head, links, s)
+        return s
+
+    @staticmethod
+    def _chain_of(head: str, links: list[str], whole: str) -> str:
+        out = head + "".join(reversed(links))
+        return out if len(out) <= CHAIN_LIMIT and links else whole
+
+    def _short_args(self, args: ts.Node | None) -> str:
+        """A call's arguments on one line when short and free of comments, else ``…``."""
+        got = self.tl(args, 42) if args is not None else "()"
+        return "…" if got.endswith("…") or "//" in got or "/*" in got else got[1:-1]
+
     def _call(self, key: str, caps: dict[str, list[ts.Node]]) -> None:
         node = caps[key][0]
         callee_node = caps["callee"][0]
@@ -1169,7 +1216,7 @@ class _Extractor:
                 cs.kind = "method"
                 cs.callee = self.t(callee_node)
                 cs.path = [cs.callee]
-                cs.receiver = self.tl(caps["receiver"][0], RECEIVER_LIMIT)
+                cs.receiver = self.chain_text(caps["receiver"][0], RECEIVER_LIMIT)
             elif key == "reference.indirect":
                 cs.callee = self.tl(callee_node, ARG_LIMIT)
                 cs.path = [cs.callee]
