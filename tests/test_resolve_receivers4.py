@@ -170,3 +170,34 @@ pub fn run() {{
 """
     got = calls(src, "m::run", "build")
     assert [(q, r) for _, q, r, _ in got] == [("m::Builder::build", "exact")] * 2
+
+
+GUARD_FIELDS = """
+use std::sync::{Mutex, MutexGuard};
+pub struct Hybrid;
+impl Hybrid { pub fn layers(&self) -> usize { 0 } }
+pub struct Other;
+impl Other { pub fn layers(&self) -> usize { 1 } }
+pub struct Meta;
+impl Meta { pub fn layers(&self) -> usize { 2 } }
+pub struct Cache { pub inner: Mutex<Hybrid> }
+impl Cache { pub fn hybrid(&self) -> MutexGuard<'_, Hybrid> { self.inner.lock().unwrap() } }
+pub struct Layer { pub cache: Cache }
+pub struct Model { pub layers: Vec<Layer>, pub meta: Option<Meta> }
+impl Model {
+    pub fn run(&self, i: usize) {
+        let h = self.layers[i].cache.hybrid();
+        h.layers();
+        let c = &self.layers[i].cache;
+        c.hybrid().layers();
+        let m = self.meta.as_ref().cloned();
+        m.unwrap().layers();
+    }
+}
+"""
+
+
+def test_a_guard_with_a_lifetime_an_indexed_field_path_and_a_cloned_option_are_typed():
+    got = calls(GUARD_FIELDS, "m::Model::run", "layers")
+    assert [(line, q, r) for line, q, r, _ in got] == [
+        (16, "m::Hybrid::layers", "exact"), (18, "m::Hybrid::layers", "exact"), (20, "m::Meta::layers", "exact")]

@@ -113,7 +113,7 @@ _OPTION_PAT_RE = re.compile(r"^(?:let\s+)?(Some|Ok)\s*\(\s*(?:ref\s+)?(?:mut\s+)
 _LOOP_RE = re.compile(r"^for\s+(?:\(?\s*(?:\w+\s*,\s*)?)?(?:mut\s+)?(\w+)\)?\s+in\s+(.+)$")
 _CLOSURE_RE = re.compile(r"^(?:move\s+)?\|[^|]*\|\s*(?:->\s*[^{]+)?(.*)$", re.S)
 _FN_BOUND_RE = re.compile(r"^(?:impl\s+|dyn\s+)?Fn(?:Once|Mut)?\s*\(.*\)\s*->\s*(.+)$")
-_FIELDS_RE = re.compile(r"\w+(\s*\.\s*\w+)*(\[[^\[\]]*\])?")
+_FIELDS_RE = re.compile(r"\w+(\s*\.\s*\w+|\[[^\[\]]*\])*")
 _DOT_WS_RE = re.compile(r"\s*\.\s*")
 _PARENS_RE = re.compile(r"[()]")
 _CHAIN_TOKENS = re.compile(r"[.()\[\]{}<>]")
@@ -1786,6 +1786,13 @@ class RustResolver:
                 ty = self._index(ty)
         return ty
 
+    def _option_content(self, ty: str) -> bool:
+        """Is ``ty`` a checkout type a ``.cloned()`` / ``.copied()`` of can only be ``Option``'s (the type has no
+        such method and is no iterator, so the value is an ``Option<&T>``, typed as its ``T``)?"""
+        r = strip_marks(ty)[0]
+        return r.startswith("T:") and not self.methods_of(r, "cloned") and not self.methods_of(r, "copied") \
+            and not self.methods_of(r, "next")
+
     def _method_result(self, ty: str, mname: str, text: str, caller: Definition, call: CallSite, depth: int) -> str:
         """Type of ``<ty>.mname(..)``: the declared return type of the method it resolves to."""
         r = strip_marks(ty)[0]
@@ -1813,6 +1820,8 @@ class RustResolver:
                 trait = self.type_ref(bounds[0], self.scope_of(caller)) if bounds else ""
             _, decl = self.trait_impls_of(trait, mname) if trait else ([], [])
             return self._returns(decl, caller, call, text, depth, self_ty=r)
+        if mname in ("cloned", "copied") and self._option_content(r):
+            return ty  # `Option<&T>::cloned()`: a T
         return self._returns(self.methods_of(r, mname), caller, call, text, depth)
 
     def _returns(self, ids: list[str], caller: Definition, call: CallSite, text: str, depth: int,

@@ -99,6 +99,7 @@ def peel(text: str) -> str:
     t = peel_refs(text)
     for _ in range(8):
         base, args = generic_args(t)
+        args = [a for a in args if a and not a.startswith("'")]  # `MutexGuard<'_, T>`: lifetimes are no content
         if args and base.rsplit("::", 1)[-1] in WRAPPERS:
             t = peel_refs(args[0])
             continue
@@ -112,6 +113,7 @@ def element(text: str) -> str:
     if t.startswith("[") and t.endswith("]"):
         return split_top(t[1:-1], ";")[0]
     base, args = generic_args(t)
+    args = [a for a in args if a and not a.startswith("'")]
     name = base.rsplit("::", 1)[-1]
     if args and name in CONTAINERS:
         return args[1] if name in MAPS and len(args) > 1 else args[0]
