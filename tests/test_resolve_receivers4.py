@@ -201,3 +201,25 @@ def test_a_guard_with_a_lifetime_an_indexed_field_path_and_a_cloned_option_are_t
     got = calls(GUARD_FIELDS, "m::Model::run", "layers")
     assert [(line, q, r) for line, q, r, _ in got] == [
         (16, "m::Hybrid::layers", "exact"), (18, "m::Hybrid::layers", "exact"), (20, "m::Meta::layers", "exact")]
+
+
+DEV_DEP = """
+pub struct Local;
+impl Local { pub fn path(&self) {} }
+#[cfg(test)]
+mod tests {
+    use tempfile::tempdir;
+    #[test]
+    fn t() {
+        let dir = tempdir().unwrap();
+        dir.path();
+        let other = tempfile::tempdir().unwrap();
+        other.path();
+    }
+}
+"""
+
+
+def test_a_dev_dependencys_function_result_is_external_in_test_code():
+    got = calls(DEV_DEP, "m::tests::t", "path")
+    assert [r for _, _, r, _ in got] == ["unresolved", "unresolved"]
