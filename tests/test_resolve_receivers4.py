@@ -9,7 +9,7 @@ from helpers import edges_from, graph_of
 from apxtui.index.resolve_rust import _local_turbofish, join_branches
 
 
-MANIFEST = '[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\naxum = "0.7"\nserde_json = "1"\n'
+MANIFEST = '[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\naxum = "0.7"\nserde_json = "1"\ntokio = "1"\n'
 
 
 def calls(src: str, caller: str, callee: str | None = None) -> list[tuple[int, str, str, str]]:
@@ -223,3 +223,20 @@ mod tests {
 def test_a_dev_dependencys_function_result_is_external_in_test_code():
     got = calls(DEV_DEP, "m::tests::t", "path")
     assert [r for _, _, r, _ in got] == ["unresolved", "unresolved"]
+
+
+GENERIC_EXTERNAL = """
+pub struct Msg;
+impl Msg { pub fn run(&self) {} }
+pub fn run(rx: tokio::sync::Pipe<Msg>, bytes: tokio::sync::Pipe<u8>) {
+    rx.try_recv().unwrap().run();
+    bytes.try_recv().unwrap().run();
+}
+"""
+
+
+def test_another_crates_generic_over_a_checkout_type_may_hand_it_out():
+    got = calls(GENERIC_EXTERNAL, "m::run")
+    assert {(line, q, r) for line, q, r, _ in got if line == 5} == {
+        (5, "Pipe::try_recv", "unresolved"), (5, "m::Msg::run", "ambiguous")}  # not claimed external
+    assert {r for line, _, r, _ in got if line == 6} == {"unresolved"}  # over u8: external throughout

@@ -900,6 +900,11 @@ class RustResolver:
         if found is not None and found.startswith("A:"):  # an alias handing out one of its arguments
             k = int(found[2:])
             return self.type_ref(args[k], sc, depth + 1) if k < len(args) else ""
+        if found is not None and found.startswith("X:") and "<" not in found and any(
+                not a.startswith("'") and not strip_marks(self.type_ref(a, sc, depth + 1))[0].startswith("X:")
+                for a in args):
+            return f"{found}<>"  # `Receiver<Msg>`: another crate's generic over a checkout type (what it hands out
+            # may be one: not assumed external)
         if found is not None:
             return found
         name = segs[-1]
@@ -1170,7 +1175,8 @@ class RustResolver:
                 return Resolved.of(ids, how, status)
             return Resolved(drop=True, how=f"{short(r)} has no method {name} in the checkout")
         if r.startswith("X:"):
-            ids = self.visible(self.impl_methods.get((r, name), []), call, caller)
+            ids = self.visible(self.impl_methods.get((r, name), []) or self.impl_methods.get((r[:-2], name), [])
+                               if r.endswith("<>") else self.impl_methods.get((r, name), []), call, caller)
             if ids:
                 return Resolved.of(ids, f"local trait impl for {r[2:]} ({what})")
             if name in STD_METHODS or _is_std(r):
