@@ -9,7 +9,7 @@ from helpers import edges_from, graph_of
 from apxtui.index.resolve_rust import _local_turbofish, join_branches
 
 
-MANIFEST = '[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\naxum = "0.7"\nserde_json = "1"\ntokio = "1"\n'
+MANIFEST = '[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\ncandle-nn = "0.8"\naxum = "0.7"\nserde_json = "1"\ntokio = "1"\n'
 
 
 def calls(src: str, caller: str, callee: str | None = None) -> list[tuple[int, str, str, str]]:
@@ -240,3 +240,21 @@ def test_another_crates_generic_over_a_checkout_type_may_hand_it_out():
     assert {(line, q, r) for line, q, r, _ in got if line == 5} == {
         (5, "Pipe::try_recv", "unresolved"), (5, "m::Msg::run", "ambiguous")}  # not claimed external
     assert {r for line, _, r, _ in got if line == 6} == {"unresolved"}  # over u8: external throughout
+
+
+CLOSURE_OVER_EXTERNAL = """
+use candle_nn::Linear;
+pub struct Local;
+impl Local { pub fn to_dtype(&self) {} }
+pub fn run(lin: &Linear, layers: &candle_nn::Layers) {
+    lin.bias().map(|x| x.to_dtype());
+    for l in layers.iter() {
+        l.to_dtype();
+    }
+}
+"""
+
+
+def test_an_element_of_a_non_generic_external_types_method_result_is_external():
+    got = calls(CLOSURE_OVER_EXTERNAL, "m::run", "to_dtype")
+    assert [r for _, _, r, _ in got] == ["unresolved", "unresolved"]  # never `Local::to_dtype`

@@ -1523,7 +1523,7 @@ class RustResolver:
         if owner.callee in _CONTENT_CLOSURE:  # `Option`/`Result` only (no iterator has them): the content
             return ty if r.startswith(("T:", "D:", "U:", "X:")) else ""
         if r.startswith("X:"):
-            return self._index(r)
+            return self._element(r)
         return ty if r.startswith(("T:", "D:", "U:")) else ""  # an `Option<T>` receiver is typed as its T
 
     def _fn_bound_param(self, owner: CallSite, head: str, slot: int, caller: Definition, ctx: Context,
@@ -1565,6 +1565,14 @@ class RustResolver:
             elem = element(text)
             return self.type_ref(elem, sc) if elem else ""
         return self.type_ref(text, sc)
+
+    @classmethod
+    def _element(cls, ref: str) -> str:
+        """The element of a container reference (see :meth:`_index`); of a non-generic external type (or over
+        external types only), or of a value one's method handed out (``X:T…``, e.g. ``linear.bias()``), an
+        external value (``X:?``): that crate cannot name a checkout type."""
+        r = strip_marks(ref)[0]
+        return cls._index(r) or ("X:?" if r.startswith("X:") and (r.endswith("…") or _external_path(r)) else "")
 
     @staticmethod
     def _index(ref: str) -> str:
@@ -1675,7 +1683,7 @@ class RustResolver:
         ty = strip_marks(self._expr_or_receiver(e, caller, call, depth + 1))[0]
         if ty.startswith("X:") and ty[2:].split("<", 1)[0] in MAPS:
             return ("", self._index(ty))  # a map yields (key, value)
-        return self._index(ty)
+        return self._element(ty)
 
     def _pattern_binding(self, pattern: str, subject: str, var: str, caller: Definition, call: CallSite,
                          sc: Scope, depth: int) -> str:
