@@ -13,7 +13,8 @@ and prints:
   (exact, heuristic or ambiguous), overall and per language;
 * **vendor defined locally**: names labelled as a vendor library call that the project
   defines (a non-vendored function, kernel or ABI definition of that name);
-* **ambiguous buckets**: ambiguous sites per cause (language and rule: name-only, trait
+* **ambiguous buckets**: ambiguous sites per cause (language and rule: name-only, an external
+  receiver of unknown exact type among checkout impls for external types, trait
   object, generic bound, several C/C++ definitions …), and the share without the trait-object
   and generic-bound fan-outs (genuine runtime dispatch);
 * with ``--sample N``: N random exact and N random heuristic edges (caller path:line, the
@@ -59,7 +60,8 @@ def _targets(g: nx.MultiDiGraph, v: str) -> list[str]:
 
 
 #: Ambiguity causes, by the rule text (``how``) of the edge: (bucket, substring), first match wins.
-BUCKETS = (("name-only", "by method name only"), ("external-receiver", "checkout impls for external types"), ("trait-object", "(trait object)"), ("generic-bound", "generic "),
+BUCKETS = (("name-only", "by method name only"), ("external-receiver", "checkout impls for external types"),
+           ("trait-object", "(trait object)"), ("generic-bound", "generic "),
            ("c-include", "several definitions visible through #include"),
            ("c-by-name", "several definitions by name"), ("path-alternatives", "path "),
            ("type-alternatives", "method of "), ("ffi-symbol", "C symbol"), ("local-trait-impl", "local trait impl"))

@@ -8,8 +8,8 @@ from helpers import edges_from, graph_of
 
 from apxtui.index.resolve_rust import _local_turbofish, join_branches
 
-
-MANIFEST = '[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\ncandle-nn = "0.8"\naxum = "0.7"\nserde_json = "1"\ntokio = "1"\n'
+MANIFEST = ('[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\ncandle-nn = "0.8"\naxum = "0.7"\n'
+            'serde_json = "1"\ntokio = "1"\n')
 
 
 def calls(src: str, caller: str, callee: str | None = None) -> list[tuple[int, str, str, str]]:
@@ -57,7 +57,7 @@ pub fn run(x: &Tensor, s: &str) {
 def test_values_of_another_crate_are_external_never_a_checkout_types_method():
     got = calls(EXTERNAL, "m::run")
     by_line = {}
-    for line, _, res, how in got:
+    for line, _, res, _ in got:
         by_line.setdefault(line, set()).add(res)
     # a variant of an external enum, an external tuple struct, an `unsafe { .. }` value, agreeing branches
     assert by_line[8] == by_line[9] == by_line[11] == by_line[13] == {"unresolved"}
@@ -258,3 +258,19 @@ pub fn run(lin: &Linear, layers: &candle_nn::Layers) {
 def test_an_element_of_a_non_generic_external_types_method_result_is_external():
     got = calls(CLOSURE_OVER_EXTERNAL, "m::run", "to_dtype")
     assert [r for _, _, r, _ in got] == ["unresolved", "unresolved"]  # never `Local::to_dtype`
+
+
+TUPLE_OF_EXTERNAL = """
+use candle_core::Tensor;
+pub struct Local;
+impl Local { pub fn device(&self) {} }
+pub fn run(t: &Tensor) {
+    let (s, l) = t.storage_and_layout();
+    s.device();
+    l.device();
+}
+"""
+
+
+def test_the_parts_of_a_tuple_a_non_generic_external_types_method_hands_out_are_external():
+    assert [r for _, _, r, _ in calls(TUPLE_OF_EXTERNAL, "m::run", "device")] == ["unresolved", "unresolved"]

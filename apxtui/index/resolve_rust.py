@@ -1480,6 +1480,8 @@ class RustResolver:
             if len(elems) >= 2:
                 return self._expr_type(elems[slot], caller, at, depth) if slot < len(elems) else ""
         ty = self._expr_type(v, caller, at, depth)
+        if slot >= 0 and strip_marks(ty)[0].startswith("X:") and strip_marks(ty)[0].endswith("…"):
+            return "X:?"  # `let (s, l) = t.storage_and_layout()` on a non-generic external type: external parts
         if slot >= 0:
             parts = strip_marks(ty)[0][2:].split(";") if ty.startswith("P:") else []
             ty = parts[slot] if slot < len(parts) else ""
