@@ -274,3 +274,25 @@ pub fn run(t: &Tensor) {
 
 def test_the_parts_of_a_tuple_a_non_generic_external_types_method_hands_out_are_external():
     assert [r for _, _, r, _ in calls(TUPLE_OF_EXTERNAL, "m::run", "device")] == ["unresolved", "unresolved"]
+
+
+TRAIT_RETURNS = """
+use std::sync::{Arc, Mutex};
+pub trait Pipeline { fn metadata(&self) -> u32; }
+pub trait Loader {
+    fn load(&self) -> Arc<Mutex<dyn Pipeline>>;
+    fn metadata(&self) -> u32;
+}
+pub struct P;
+impl Pipeline for P { fn metadata(&self) -> u32 { 0 } }
+pub struct L;
+impl Loader for L { fn load(&self) -> Arc<Mutex<dyn Pipeline>> { todo!() } fn metadata(&self) -> u32 { 1 } }
+pub fn run(loader: Box<dyn Loader>) {
+    let pipeline = loader.load();
+    pipeline.lock().unwrap().metadata();
+}
+"""
+
+
+def test_a_trait_method_returning_another_trait_object_is_not_the_receivers_type():
+    assert [(q, r) for _, q, r, _ in calls(TRAIT_RETURNS, "m::run", "metadata")] == [("m::P::metadata", "exact")]

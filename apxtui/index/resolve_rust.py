@@ -1848,7 +1848,8 @@ class RustResolver:
             ty = self._return_type(d, caller, call, text, depth)
             if ty == "" and d.return_type:
                 return ""
-            types.add(self_ty if self_ty and ty.startswith("D:") and d.attrs.get("trait_decl") else ty)
+            own = d.attrs.get("trait_decl") and strip_marks(ty)[0] == strip_marks(self.scope_of(d).self_ty)[0]
+            types.add(self_ty if self_ty and own else ty)  # a trait's `-> Self` is the receiver's type (not any dyn)
         types.discard("")
         return types.pop() if len(types) == 1 else ""
 
