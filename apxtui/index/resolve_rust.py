@@ -901,8 +901,8 @@ class RustResolver:
             k = int(found[2:])
             return self.type_ref(args[k], sc, depth + 1) if k < len(args) else ""
         if found is not None and found.startswith("X:") and "<" not in found and any(
-                not a.startswith("'") and not strip_marks(self.type_ref(a, sc, depth + 1))[0].startswith("X:")
-                for a in args):
+                a and not a.startswith("'") and not strip_marks(self.type_ref(a, sc, depth + 1))[0].startswith("X:")
+                for a in args):  # (a lifetime, `'_` or stripped to "", is no type argument)
             return f"{found}<>"  # `Receiver<Msg>`: another crate's generic over a checkout type (what it hands out
             # may be one: not assumed external)
         if found is not None:
