@@ -487,6 +487,10 @@ class RustResolver:
         self.files = files if files is not None else {}
         self._ty_memo: dict[tuple[Any, ...], str] = {}
         self._imp_memo: dict[int, tuple[str, ...]] = {}
+        # Memos keyed by id() hold their key objects here: an id is unique only while its object lives, and
+        # short-lived call sites and contexts (made while typing receivers) would otherwise hand their ids, and
+        # their memo entries, to later objects — links then depended on the allocator (builds differed).
+        self._pinned: dict[int, object] = {}
         self._recv_cache: dict[tuple[Any, ...], str] = {}
         self._recv_why: dict[tuple[Any, ...], str] = {}  # the binding rule that typed a receiver (for `how`)
         self._why = ""  # set by the rule that typed the receiver being evaluated
@@ -616,9 +620,15 @@ class RustResolver:
 
     # -- scopes and visibility -------------------------------------------------------------
 
+    def _pin(self, obj: object) -> int:
+        """``id(obj)`` as a memo key, ``obj`` kept alive with the resolver (one file's link) so the id stays its own."""
+        key = id(obj)
+        self._pinned.setdefault(key, obj)
+        return key
+
     def scope_of(self, d: Definition) -> Scope:
         """Where ``d``'s text is written: module, file, generic names in scope, ``Self``."""
-        hit = self._scope_memo.get(id(d))
+        hit = self._scope_memo.get(self._pin(d))
         if hit is not None:
             return hit
         module = _scope_module(d)
@@ -631,7 +641,7 @@ class RustResolver:
             sc = sc._replace(self_ty=self._self_type(d, sc))
         elif d.kind == "rust_type":
             sc = sc._replace(self_ty=f"T:{d.qualname}")
-        self._scope_memo[id(d)] = sc
+        self._scope_memo[self._pin(d)] = sc
         return sc
 
     def _self_type(self, d: Definition, sc: Scope) -> str:
@@ -692,9 +702,9 @@ class RustResolver:
         """An import's absolute path(s): the first segment mapped through the importing crate's dependency
         names, or through the importing module's own aliases (``pub use cuda::X`` where ``cuda`` is
         ``cuda_backend`` or, under another cfg, ``dummy_cuda_backend``: both)."""
-        hit = self._imp_memo.get(id(imp))
+        hit = self._imp_memo.get(self._pin(imp))
         if hit is None:
-            self._imp_memo[id(imp)] = (imp.path,)  # a cycle of aliases ends here
+            self._imp_memo[self._pin(imp)] = (imp.path,)  # a cycle of aliases ends here
             first, sep, rest = imp.path.partition("::")
             f = self.t.file_of.get(imp.file)
             scope = f.module if f else ""
@@ -711,7 +721,7 @@ class RustResolver:
                 hit = tuple(dict.fromkeys(f"{p}{sep}{rest}" for p in got)) or (imp.path,)
             else:
                 hit = (imp.path,)
-            self._imp_memo[id(imp)] = hit
+            self._imp_memo[self._pin(imp)] = hit
         return hit
 
     def imp_path(self, imp: Import) -> str:
@@ -1294,7 +1304,8 @@ class RustResolver:
         """Type reference of a method receiver expression, or '' when unknown (memoised per position)."""
         # the innermost context decides bindings (two closures or arms on one line bind apart), the
         # column which `let`s are in scope (`let x = x.f(); x.g()`)
-        key = (id(caller), recv, call.line, call.col, id(call.contexts[-1]) if call.contexts else 0, depth)
+        inner = self._pin(call.contexts[-1]) if call.contexts else 0
+        key = (self._pin(caller), recv, call.line, call.col, inner, depth)
         hit = self._recv_cache.get(key)
         if hit is None:
             self._why = ""
@@ -1305,8 +1316,8 @@ class RustResolver:
 
     def _note(self, recv: str, caller: Definition, call: CallSite) -> str:
         """The binding rule that typed receiver ``recv`` of ``call`` (after :meth:`receiver_type`), or ""."""
-        return self._recv_why.get((id(caller), recv, call.line, call.col,
-                                   id(call.contexts[-1]) if call.contexts else 0, 0), "")
+        return self._recv_why.get((self._pin(caller), recv, call.line, call.col,
+                                   self._pin(call.contexts[-1]) if call.contexts else 0, 0), "")
 
     def _receiver_type(self, recv: str, caller: Definition, call: CallSite, depth: int = 0) -> str:
         r = recv.strip()
@@ -1397,7 +1408,7 @@ class RustResolver:
                 return self._text_type(p.type, sc, indexed)
         for ctx in reversed(call.contexts):  # the innermost binding wins
             if ctx.kind == "loop":
-                lkey = (id(ctx), r, id(caller), depth)  # (the same for every call in the loop's body)
+                lkey = (self._pin(ctx), r, self._pin(caller), depth)  # (the same for every call in the loop's body)
                 hit = self._binding_memo.get(lkey)
                 if hit is None:
                     hit = self._binding_memo[lkey] = self._loop_binding(ctx, r, caller, call, sc, depth)
@@ -1406,7 +1417,7 @@ class RustResolver:
                     return hit[0]
                 continue
             elif ctx.kind in ("match_arm", "if"):
-                pkey = (id(ctx), r, id(caller))
+                pkey = (self._pin(ctx), r, self._pin(caller))
                 ty = self._pattern_memo.get(pkey)
                 if ty is None:
                     ty = self._pattern_memo[pkey] = self._pattern_binding(ctx.text, ctx.subject, r, caller, call, sc,
@@ -1424,7 +1435,7 @@ class RustResolver:
                     if annotated and not paths[slot]:
                         self._why = f"closure parameter `{r}: {_clip(annotated)}` ({base}:{ctx.line})"
                         return self._text_type(annotated, sc, indexed)
-                    ckey = (id(ctx), r, id(caller), depth)
+                    ckey = (self._pin(ctx), r, self._pin(caller), depth)
                     hit = self._binding_memo.get(ckey)
                     if hit is None:
                         self._why = ""
@@ -1439,7 +1450,7 @@ class RustResolver:
             return self._text_type(written, sc, indexed)
         if value and depth < 4:
             # the value is evaluated where its own `let` starts (shadowing: `let xs = xs.f()`)
-            mkey = (id(caller), r, line, col, depth)
+            mkey = (self._pin(caller), r, line, col, depth)
             ty = self._let_memo.get(mkey)
             if ty is None:
                 at = CallSite(call.kind, call.callee, call.path, call.caller, call.file, line, col,
@@ -1500,7 +1511,7 @@ class RustResolver:
                 replace(c, line=c.attrs["macro_pos"][0], col=c.attrs["macro_pos"][1]) if "macro_pos" in c.attrs else c
                 for c in (f.calls if f else ()) if c.caller == caller.qualname and c.kind in ("method", "call")]
         head = ctx.text.strip()
-        okey = (key, id(ctx))
+        okey = (key, self._pin(ctx))
         if okey in self._owner_memo:
             owner = self._owner_memo[okey]
         else:
@@ -1534,11 +1545,11 @@ class RustResolver:
         type its parameter's ``Fn(A, ..)`` (a generic bound, ``impl Fn``, ``Box<dyn Fn>``) gives that slot."""
         if depth > 3 or id(owner) in self._owners_open:
             return ""
-        res = self._owner_res.get(id(owner))
+        res = self._owner_res.get(self._pin(owner))
         if res is None:
             self._owners_open.add(id(owner))  # (typing the owner's receiver cannot come back to its closure)
             try:
-                res = self._owner_res[id(owner)] = self._method(owner, caller) if owner.kind == "method" \
+                res = self._owner_res[self._pin(owner)] = self._method(owner, caller) if owner.kind == "method" \
                     else self._path(owner, caller)
             finally:
                 self._owners_open.discard(id(owner))
@@ -1747,9 +1758,9 @@ class RustResolver:
         `if`, is out of scope).  Without positions (``col`` unknown), a `let` on ``line`` counts
         unless its value holds the call ``inside``.  A value with branches (`if`/`match`) is
         their tails joined by NUL, each written at its position."""
-        by_var = self._assigns.get(id(caller))
+        by_var = self._assigns.get(self._pin(caller))
         if by_var is None:
-            by_var = self._assigns[id(caller)] = {}
+            by_var = self._assigns[self._pin(caller)] = {}
             for a in caller.attrs.get("assigns", ()):
                 by_var.setdefault(a.get("var", ""), []).append(_let_entry(a, -1))
             for a in caller.attrs.get("tuple_assigns", ()):
@@ -1925,7 +1936,7 @@ class RustResolver:
         m = _CLOSURE_HEAD_RE.match(value) if value and slot < 0 and not pattern and not written else None
         if m is None:
             return None
-        key = (id(caller), name, line, col)
+        key = (self._pin(caller), name, line, col)
         hit = self._let_memo.get(key)
         if hit is not None:
             return hit
