@@ -296,3 +296,22 @@ pub fn run(loader: Box<dyn Loader>) {
 
 def test_a_trait_method_returning_another_trait_object_is_not_the_receivers_type():
     assert [(q, r) for _, q, r, _ in calls(TRAIT_RETURNS, "m::run", "metadata")] == [("m::P::metadata", "exact")]
+
+
+def test_memo_keys_keep_their_objects_alive():
+    """A memo keyed by ``id()`` holds its key object: a short-lived call site or context must not hand its id,
+    and its memo entries, to a later object (links then depended on the allocator; builds differed)."""
+    import gc
+    import weakref
+
+    from apxtui.facts import Context
+    from apxtui.index.resolve_rust import RustResolver
+    from apxtui.index.tables import Tables
+
+    r = RustResolver(Tables({}))
+    ctx = Context("match_arm", "Some(x)", 3, "3:4")
+    gone = weakref.ref(ctx)
+    key = r._pin(ctx)
+    del ctx
+    gc.collect()
+    assert gone() is not None and id(gone()) == key
