@@ -26,6 +26,7 @@ from textual.widgets.text_area import Selection
 from apxtui.textsafe import neutralise, one_line
 from apxtui.tui.highlight import CUDA_HIGHLIGHTS, cuda_language, language_for
 from apxtui.tui.text import label
+from apxtui.tui.widgets.quiet import QuietSize
 
 MAX_HIGHLIGHT_LINES = 10_000
 MAX_HIGHLIGHT_BYTES = 1_000_000
@@ -52,8 +53,10 @@ class _Doc:
     size: Size | None = None
 
 
-class SourceView(TextArea):
-    """Shows ``file`` around ``line``; text is neutralised (no escapes reach the terminal)."""
+class SourceView(QuietSize, TextArea):
+    """Shows ``file`` around ``line``; text is neutralised (no escapes reach the terminal).  A new file's size
+    re-lays-out the screen only when a scrollbar comes or goes (:class:`QuietSize`)."""
+
 
     _QUERIES: ClassVar[dict[str, Any]] = {}  # language → compiled highlight query
 
