@@ -4,6 +4,7 @@ Textual's ``virtual_size`` is a layout reactive, so a tree that opens a row or a
 that shows new text re-lays-out (and re-renders) every widget on the screen.  A view in a
 fixed-size slot only needs itself and its scrollbars repainted — unless a scrollbar appears
 or disappears (``overflow: auto``), which does change its content region; then the layout runs as usual.
+Their scrollbars repaint only when the bar they draw changes (:mod:`.scrollbars`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
+
+from apxtui.tui.widgets.scrollbars import ThumbScrollBar
 
 if TYPE_CHECKING:
     _Base = ScrollView
@@ -44,6 +48,25 @@ class QuietSize(_Base):
                     self.horizontal_scrollbar.window_virtual_size = new.width
                 layout = False
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    # Widget's two properties, with scrollbars that repaint only when the bar they draw changes.
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        if self._vertical_scrollbar is None:
+            self._vertical_scrollbar = bar = ThumbScrollBar(vertical=True, name="vertical",
+                                                            thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
+
+    @property
+    def horizontal_scrollbar(self) -> ScrollBar:
+        if self._horizontal_scrollbar is None:
+            self._horizontal_scrollbar = bar = ThumbScrollBar(vertical=False, name="horizontal",
+                                                              thickness=self.scrollbar_size_horizontal)
+            bar.display = False
+            self.app._start_widget(self, bar)
+        return self._horizontal_scrollbar
 
 
 class QuietVirtualSize(QuietSize, ScrollView):
