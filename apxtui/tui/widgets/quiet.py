@@ -53,20 +53,21 @@ class QuietSize(_Base):
     @property
     def vertical_scrollbar(self) -> ScrollBar:
         if self._vertical_scrollbar is None:
-            self._vertical_scrollbar = bar = ThumbScrollBar(vertical=True, name="vertical",
-                                                            thickness=self.scrollbar_size_vertical)
-            bar.display = False
-            self.app._start_widget(self, bar)
+            self._vertical_scrollbar = self._thumb_bar(vertical=True)
         return self._vertical_scrollbar
 
     @property
     def horizontal_scrollbar(self) -> ScrollBar:
         if self._horizontal_scrollbar is None:
-            self._horizontal_scrollbar = bar = ThumbScrollBar(vertical=False, name="horizontal",
-                                                              thickness=self.scrollbar_size_horizontal)
-            bar.display = False
-            self.app._start_widget(self, bar)
+            self._horizontal_scrollbar = self._thumb_bar(vertical=False)
         return self._horizontal_scrollbar
+
+    def _thumb_bar(self, vertical: bool) -> ScrollBar:
+        bar = ThumbScrollBar(vertical=vertical, name="vertical" if vertical else "horizontal",
+                             thickness=self.scrollbar_size_vertical if vertical else self.scrollbar_size_horizontal)
+        bar.display = False
+        self.app._start_widget(self, bar)
+        return bar
 
 
 class QuietVirtualSize(QuietSize, ScrollView):
