@@ -145,7 +145,6 @@ class ExplorerScreen(ApxScreen):
         self._map_first: asyncio.Future[ExecutionMap] | None = None  # … which arrives here
 
     def compose(self) -> ComposeResult:
-        yield Breadcrumb(id="crumb")
         yield ProfileBar(id="profile-bar")
         with Vertical(id="loading"):
             yield Label("indexing: scanning the checkout…", id="progress-label", markup=False)
@@ -157,7 +156,8 @@ class ExplorerScreen(ApxScreen):
                 yield EntryList(id="entries")
                 yield CallTree(id="tree")
                 yield MapView(id="map")
-            with Vertical(id="right"):
+            with Vertical(id="right"):  # the breadcrumb here, not across the screen: a keypress repaints this
+                yield Breadcrumb(id="crumb")  # column and the tree's two rows, not every line between them
                 yield SourceView(id="source")
                 yield DetailsPane(id="details")
         yield Footer(compact=True)

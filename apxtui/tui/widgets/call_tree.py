@@ -24,7 +24,7 @@ from apxtui.trace import Dispatch, Stage
 from apxtui.tui.positions import MORE, Pos, arm_part, dispatch_part, stage_part
 from apxtui.tui.rows import ArmRow, DispatchRow, MoreRow, Row, StageRow
 from apxtui.tui.widgets.labels import arm_label, dispatch_label, stage_label
-from apxtui.tui.widgets.quiet import QuietVirtualSize
+from apxtui.tui.widgets.quiet import QuietSize
 from apxtui.tui.widgets.roles import role_css
 from apxtui.tui.widgets.vim_tree import VimTree, vim_bindings
 
@@ -40,10 +40,9 @@ class TraceSource(Protocol):
     def has_calls(self, stage: Stage) -> bool: ...
 
 
-class CallTree(QuietVirtualSize, VimTree[Row]):
+class CallTree(QuietSize, VimTree[Row]):
     """Stages, dispatch points and arms; the screen handles ``[``/``]`` and ``n``/``N``."""
 
-    COMPONENT_CLASSES = VimTree.COMPONENT_CLASSES  # not the ScrollView's: QuietVirtualSize comes first in the bases
     DEFAULT_CSS = role_css("CallTree")
 
     BINDINGS = [

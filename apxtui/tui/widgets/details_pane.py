@@ -73,7 +73,8 @@ class SectionsView:
 class DetailsPane(QuietVirtualSize, ScrollView, can_focus=True):
     """Scrollable details of the highlighted row."""
 
-    DEFAULT_CSS = "DetailsPane { scrollbar-gutter: stable; overflow-x: hidden; }"
+    # The scrollbar always shown: one that came and went with the text's length re-laid-out the screen.
+    DEFAULT_CSS = "DetailsPane { overflow-y: scroll; overflow-x: hidden; }"
 
     BINDINGS = [
         Binding("j", "scroll_down", "Down", show=False, id="details.down", tooltip="Scroll down"),

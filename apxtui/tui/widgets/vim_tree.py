@@ -39,6 +39,12 @@ class VimTree(Tree[T]):
     """Tree with the actions behind :func:`vim_bindings`; ``l`` on a row calls :meth:`ensure_children` first."""
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | ROLE_CLASSES
+    # The cursor's subtree keeps the plain guide colour: Tree repaints every visible line under a row the
+    # cursor enters or leaves to recolour its guides (most of the pane in a deep tree, on most keys).
+    DEFAULT_CSS = """
+    VimTree > .tree--guides-selected { color: $surface-lighten-2; }
+    VimTree:focus > .tree--guides-selected { color: $surface-lighten-3; }
+    """
 
     def render_label(self, node: TreeNode[T], base_style: Style, style: Style) -> Text:
         """As Tree's, with the label's role words in theme colours (re-done after a theme change)."""
@@ -52,6 +58,20 @@ class VimTree(Tree[T]):
 
     def ensure_children(self, node: TreeNode[T]) -> None:
         """Build ``node``'s children before it opens (lazy trees); nothing by default."""
+
+    def _refresh_node(self, node: TreeNode[T]) -> None:
+        """Tree's repaints the node's visible subtree (for the selected guides' colour, the same here): the
+        node's own line is enough."""
+        if node._line >= 0:
+            self._refresh_line(node._line)
+
+    def watch_hover_line(self, previous_hover_line: int, hover_line: int) -> None:
+        """Tree's: the mouse highlights the hovered row's whole subtree, so there every visible line repaints."""
+        for line, hover in ((previous_hover_line, False), (hover_line, True)):
+            node = self._get_node(line)
+            if node is not None:
+                Tree._refresh_node(self, node)
+                node._hover = hover
 
     def walk(self) -> Iterator[TreeNode[T]]:
         """Every built node, the root first, in display order (collapsed nodes' children too)."""
