@@ -253,9 +253,15 @@ class MapView(VimTree[MapItem]):
         self._settle(node, scroll_now=True)
 
     def on_resize(self) -> None:
-        """The cursor row stays in view when the pane changes size (80×24 ↔ wide, maximize)."""
+        """The pane changed size (shown, 80×24 ↔ wide, maximize): the cursor row stays in view, scrolled as
+        little as the new height allows.  The scroll is worked out again rather than kept: a map shown while
+        its pane was still being laid out had scrolled for a pane a few rows high, and kept that offset."""
         if self.cursor_node is not None:
-            self.call_after_refresh(self.scroll_to_node, self.cursor_node, animate=False)
+            self.call_after_refresh(self._reveal, self.cursor_node)
+
+    def _reveal(self, node: TreeNode[MapItem]) -> None:
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self.scroll_to_node(node, animate=False)
 
     @property
     def cursor_row(self) -> Row | None:
