@@ -522,3 +522,76 @@ def test_a_plain_call_never_resolves_to_another_class_member():
              "k/utils.cu": ("", '#include "../v/cache.cuh"\nint f(int x) { return get<0>(x); }\n')}
     g, _ = graph_of(files)
     assert [(t["kind"], e["resolution"]) for t, e in edges_from(g, "f")] == [("external", "unresolved")]
+
+
+RECEIVERS_CU = """
+template <int N> struct Allreduce { template <typename T> static T run(T x) { return x; } };
+struct View { View(const int* d, int n) {} int item4(int r) const { return r; } };
+struct Other { int item4(int r) const { return r; } };
+template <typename Gemm> int run_grouped(int stream) { Gemm gemm; return gemm.run(stream); }
+int by_library(int s) { mylib::Engine e; return e.run(s); }
+int by_project(const int* q, int n) { View v(q, n); View w{q, n}; View f(); return v.item4(0) + w.item4(1); }
+"""
+
+
+def test_a_method_on_a_library_or_template_typed_variable_never_links_by_name():
+    g, _ = graph_of({"k/r.cu": ("", RECEIVERS_CU)})
+    (t, e), = edges_from(g, "run_grouped")  # `Gemm` is the caller's template parameter: a choice at most
+    assert (t["qualname"], e["resolution"]) == ("Allreduce::run", "ambiguous") and "template parameter" in e["how"]
+    (t, e), = edges_from(g, "by_library")  # a type the checkout does not define: external
+    assert (e["resolution"], t.get("qualname", t.get("name"))) == ("unresolved", "mylib::Engine::run")
+    got = sorted((e["line"], t["qualname"], e["resolution"], e["how"]) for t, e in edges_from(g, "by_project"))
+    assert [r[1:3] for r in got] == [("View::item4", "exact")] * 2  # `View v(q, n);` and `View w{q, n}` typed
+    assert all("declared type of" in r[3] for r in got)
+
+
+def test_constructor_style_locals_are_typed_and_prototypes_are_not_locals():
+    from apxtui.parse import extract_file
+    ff = extract_file("k/r.cu", RECEIVERS_CU.encode(), "cuda")
+    (d,) = [d for d in ff.defs if d.qualname == "by_project"]
+    assert d.locals == {"v": "View", "w": "View"}  # `View f();` declares a function
+
+
+ATOMIC_CU = """
+__device__ half atomicAdd(half* a, half b) { return b; }
+__device__ __half2 atomicAdd(__half2* a, __half2 b) { return b; }
+__global__ void k(int* int_buf, half* h, half x, int i) {
+  atomicAdd(&int_buf[i], 1);
+  atomicAdd(&h[i], x);
+  atomicAdd(h + i, x);
+}
+"""
+
+
+def test_project_overloads_that_cannot_take_the_arguments_leave_the_call_to_the_builtin():
+    g, _ = graph_of({"k/a.cu": ("", ATOMIC_CU)})
+    got = {e["line"]: (t.get("line"), t.get("external_kind"), e["resolution"], e["how"]) for t, e in edges_from(g, "k")}
+    assert got[5][1:3] == ("cuda_runtime", "unresolved") and "int32_t*" in got[5][3]
+    assert got[6][::2] == (2, "exact")  # `half*` and `half`, each taken unchanged
+    assert got[7][::2] == (2, "heuristic") and "built-in" in got[7][3]  # `h + i`: its type is not read
+
+
+ARMS_CU = """
+#ifdef USE_HALF
+typedef half elem_t;
+#else
+typedef float elem_t;
+#endif
+typedef float real;
+struct Pair { using real = half; };
+__device__ float put(float v) { return v; }
+__device__ half put(half v) { return v; }
+__device__ int put(int v) { return v; }
+__device__ void k(elem_t e, real f) { put(e); put(f); }
+"""
+
+
+def test_a_typedef_whose_if_arms_disagree_is_either_type():
+    g, _ = graph_of({"k/t.cu": ("", ARMS_CU)})
+    by_line = {}
+    for t, e in edges_from(g, "k"):
+        by_line.setdefault(e["col"], []).append((t["line"], e["resolution"], e["how"]))
+    first, second = (by_line[c] for c in sorted(by_line))
+    assert sorted(r[:2] for r in first) == [(9, "ambiguous"), (10, "ambiguous"), (11, "ambiguous")]
+    assert "`e` is half | float by `#if` arm" in first[0][2]
+    assert [r[:2] for r in second] == [(9, "exact")]  # `real` is float: a class's own alias is not the file's

@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 
 from apxtui.facts import CallSite, Definition
-from apxtui.index.resolve import EXACT, HEURISTIC, Resolved
-from apxtui.index.tables import Tables
+from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
+from apxtui.index.tables import ALIAS_ARMS, Tables
 
 _RUNTIME_RE = re.compile(
     r"^(cuda[A-Z_]|cu[A-Z]|nvrtc|__nv_|__shfl|__syncthreads|atomic[A-Z]|__ldg|__float2|__half2|__bfloat)"
 )
+#: CUDA built-ins a project may overload (``atomicAdd`` for ``half``): its definitions compete with them.
+_BUILTIN_FN = re.compile(r"atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?$")
 CPP_STD = {
     "printf", "fprintf", "snprintf", "malloc", "free", "memcpy", "memset", "abort", "exit", "assert", "min",
     "max", "fminf", "fmaxf", "expf", "exp", "sqrtf", "rsqrtf", "sqrt", "powf", "fabsf", "abs", "tanhf",
@@ -32,6 +34,9 @@ class CudaResolver:
         self.vendored = vendored
         self.includes = includes  # file → files it includes (resolved, direct)
         self._closure: dict[str, set[str]] = {}
+        self._aliases: dict[str, dict[str, str]] = {}
+        self._scoped: dict[tuple[str, str], dict[str, str]] = {}
+        self._has_arms: dict[int, bool] = {}  # by id of a table in _scoped (kept alive there)
 
     def visible(self, file: str) -> set[str]:
         """The file and everything it includes, transitively (cached)."""
@@ -68,8 +73,11 @@ class CudaResolver:
             qual = call.callee.removeprefix("::")
             q = [i for i in ids if self.t.defs[i].qualname == qual or self.t.defs[i].qualname.endswith("::" + qual)]
             ids = q or ids
+        method_note = ""
         if call.kind == "method" and call.receiver and caller is not None:
-            ids = self._method_filter(ids, call, caller)
+            ids, method_note, verdict = self._receiver(ids, call, caller)
+            if verdict is not None:
+                return verdict
         scoped, scoped_sure = "", False
         if call.attrs.get("scope_args") and len(ids) > 1:
             ids, scoped, scoped_sure = self.by_class_args(ids, call, caller)
@@ -86,16 +94,48 @@ class CudaResolver:
                 return Resolved(drop=True, how="C/C++ standard library")
             how = "declared only (no definition indexed)" if ids else "no definition in the indexed code"
             return Resolved(status="unresolved", how=how, external=call.callee, external_kind=kind)
+        builtin = call.kind == "call" and "::" not in call.callee and bool(_BUILTIN_FN.match(name) or name in CPP_STD)
+        known: list[str] = []
+        cut = ""
+        if (builtin or len(real) > 1) and call.kind in ("call", "method") and not call.template_args:
+            known = self.known_args(call, caller)
+            ok = [i for i in real if not self._rejects(self.t.defs[i], known)]
+            shown = ", ".join(t or "?" for t in known)
+            if not ok and builtin:
+                if name in CPP_STD:
+                    return Resolved(drop=True, how="C/C++ standard library")
+                return Resolved(status=UNRESOLVED, how=f"the CUDA built-in: no project definition of `{name}` "
+                                f"takes ({shown})"[:200], external=call.callee, external_kind="cuda_runtime")
+            if ok and len(ok) < len(real):
+                cut = f"{len(real) - len(ok)} definition(s) cannot take ({shown})"[:160]
+                real = ok
+        res = self._choose(real, every, call, caller, scoped, scoped_sure, method_note, cut)
+        arms = self.arms_note(call, caller)
+        if arms:
+            res.how = f"{res.how}; {arms}"
+        if builtin and res.targets and not (res.status == EXACT and self._unchanged(
+                res.targets[0], known or self.known_args(call, caller))):
+            res = Resolved(res.targets, HEURISTIC if res.status == EXACT else res.status,
+                           f"{res.how}; the CUDA/C++ built-in `{name}` may be the better match")
+        return res
+
+    def _choose(self, real: list[str], every: list[str], call: CallSite, caller: Definition | None, scoped: str,
+                scoped_sure: bool, method_note: str, cut: str) -> Resolved:
+        """The definition(s) of a call among ``real`` (the checkout's definitions it can name)."""
+        if cut and len(real) == 1 and not scoped:
+            return Resolved(real, EXACT, f"{method_note or 'the one definition by name that fits'}; {cut}")
         if len(real) == 1:
             if scoped:
                 return Resolved(real, EXACT if scoped_sure else HEURISTIC, scoped)
-            return Resolved(real, EXACT, "unique definition by name")
+            return Resolved(real, EXACT, method_note or "unique definition by name")
         if call.template_args and len(real) > 1:
             real, picked = self.by_template_args(real, every, call, caller)
             if picked is not None:
                 return picked
         vis = self.visible(call.file)
         near = [i for i in real if self.t.defs[i].file in vis]
+        if cut and near:
+            scoped, scoped_sure = (f"{scoped}; {cut}", scoped_sure) if scoped else (cut, True)
         if len(near) == 1:
             return Resolved(near, EXACT if not scoped or scoped_sure else HEURISTIC,
                             f"{scoped}; the definition visible through #include" if scoped
@@ -148,10 +188,7 @@ class CudaResolver:
             return fits[0], f"{len(args)} arguments", True
         if not fits or call.template_args:
             return None, "", False  # with template arguments, a specialisation is no overload of its template
-        typedefs = self.t.typedefs.get(call.file, {})
-        mine = set(caller.template_params) if caller is not None else set()
-        known = [t if not mine & set(re.findall(r"\w+", t)) else ""  # the caller's `T`: not the callee's `T`
-                 for t in (_norm(self.arg_type(a, caller, call.file), typedefs) for a in args)]
+        known = self.known_args(call, caller)
         if not any(known):
             return None, "", False
         ranks: dict[str, list[int]] = {}
@@ -159,7 +196,9 @@ class CudaResolver:
             params = self.t.defs[i].params
             r = []
             for k, at in enumerate(known):
-                pt = _norm(params[k].type, self.t.typedefs.get(self.t.defs[i].file, {})) if k < len(params) else ""
+                d_i = self.t.defs[i]
+                pt = _norm(params[k].type, self.typedefs(d_i.file, d_i)) if k < len(params) else ""
+                pt = "" if _is_arms(pt) else pt
                 if not at or not pt:
                     r.append(1)
                 elif at == pt:
@@ -181,6 +220,53 @@ class CudaResolver:
                 return i, shown[:160], sure
         return None, "", False
 
+    def known_args(self, call: CallSite, caller: Definition | None) -> list[str]:
+        """The argument types of ``call`` where known ("" each where not, and for the caller's own
+        template parameters: the callee's ``T`` is another type)."""
+        typedefs = self.typedefs(call.file, caller)
+        mine = set(caller.template_params) if caller is not None else set()
+        return [t if not mine & set(re.findall(r"\w+", t)) and not _is_arms(t) else ""
+                for t in (_norm(self.arg_type(a, caller, call.file), typedefs) for a in call.args)]
+
+    def arms_note(self, call: CallSite, caller: Definition | None) -> str:
+        """Which argument or template argument types are aliases whose ``#if`` arms disagree, and
+        what they may be ("" when none)."""
+        table = self.typedefs(call.file, caller)
+        if id(table) not in self._has_arms:
+            self._has_arms[id(table)] = any(t.startswith(ALIAS_ARMS) for t in table.values())
+        if not self._has_arms[id(table)]:
+            return ""
+        out = []
+        for a in [*call.template_args, *call.args]:
+            t = _norm(a if a in call.template_args else _arg_type(a, caller), table)
+            if _is_arms(t):
+                out.append(f"`{a}` is {t[1 + len(ALIAS_ARMS):-1]} by `#if` arm")
+        return "; ".join(dict.fromkeys(out))[:200]
+
+    def _rejects(self, d: Definition, known: list[str]) -> bool:
+        """Can ``d`` surely not take arguments of these types?  Their count does not fit, or a pointer
+        argument meets a pointer parameter to another built-in type (no conversion between them)."""
+        if not _arity_fits(d, len(known)):
+            return True
+        pf = self.typedefs(d.file, d)
+        own = set(d.template_params)
+        for at, p in zip(known, d.params, strict=False):
+            pt = _norm(p.type, pf)
+            if not at or not pt or own & set(re.findall(r"\w+", pt)) or not (at.endswith("*") and pt.endswith("*")):
+                continue
+            a0, p0 = at[:-1], pt[:-1]
+            if a0 != p0 and p0 != "void" and _BUILTIN_RE.fullmatch(a0) and _BUILTIN_RE.fullmatch(p0):
+                return True
+        return False
+
+    def _unchanged(self, target: str, known: list[str]) -> bool:
+        """Does ``target`` take every argument (each of known type) unchanged?"""
+        d = self.t.defs[target]
+        if not all(known) or len(known) != len(d.params) or d.template_params:
+            return False
+        pf = self.typedefs(d.file, d)
+        return all(at == _norm(p.type, pf) for at, p in zip(known, d.params, strict=True))
+
     def arg_type(self, arg: str, caller: Definition | None, file: str) -> str:
         """:func:`_arg_type`, and through a typed name: its field (``a.x``, ``p->x``: the struct's
         declared field, when every struct of that name in the checkout agrees), its element
@@ -191,24 +277,24 @@ class CudaResolver:
         a = arg.strip()
         parts = _split_arith(a)
         if parts is not None:
-            return _arith_result([_norm(self.arg_type(x, caller, file), self.t.typedefs.get(file, {})) for x in parts])
+            return _arith_result([_norm(self.arg_type(x, caller, file), self.typedefs(file, caller)) for x in parts])
         if a.startswith("-") and not a.startswith("--"):
-            return _arith_result([_norm(self.arg_type(a[1:], caller, file), self.t.typedefs.get(file, {}))])
+            return _arith_result([_norm(self.arg_type(a[1:], caller, file), self.typedefs(file, caller))])
         if a.startswith("(") and a.endswith(")") and _balanced(a[1:-1]):
             return self.arg_type(a[1:-1], caller, file)
         if a.startswith("&") and not a.startswith("&&"):
             inner = self.arg_type(a[1:], caller, file)
             return f"{inner}*" if inner else ""
         if a.startswith("*"):
-            inner = _norm(self.arg_type(a[1:], caller, file), self.t.typedefs.get(file, {}))
+            inner = _norm(self.arg_type(a[1:], caller, file), self.typedefs(file, caller))
             return inner[:-1] if inner.endswith("*") else ""
         m = _ELEMENT_RE.fullmatch(a)
         if m:
-            base = _norm(self.arg_type(m.group(1), caller, file), self.t.typedefs.get(file, {}))
+            base = _norm(self.arg_type(m.group(1), caller, file), self.typedefs(file, caller))
             return base[:-1] if base.endswith("*") else ""
         m = _FIELD_RE.fullmatch(a)
         if m:
-            base = _norm(self.arg_type(m.group(1), caller, file), self.t.typedefs.get(file, {}))
+            base = _norm(self.arg_type(m.group(1), caller, file), self.typedefs(file, caller))
             if m.group(2) == "->":
                 if not base.endswith("*"):
                     return ""
@@ -247,7 +333,7 @@ class CudaResolver:
         one primary template left: that template."""
         d = self.t.defs
         targs = call.template_args
-        cf = self.typedefs(call.file)
+        cf = self.typedefs(call.file, caller)
         tparams = set(caller.template_params) if caller is not None else set()
         match: list[str] = []
         unknown: list[str] = []
@@ -284,7 +370,7 @@ class CudaResolver:
         its body)."""
         d = self.t.defs
         sargs = call.attrs["scope_args"]
-        cf = self.typedefs(call.file)
+        cf = self.typedefs(call.file, caller)
         tparams = set(caller.template_params) if caller is not None else set()
         groups: dict[str, list[str]] = {}
         for i in ids:
@@ -329,14 +415,14 @@ class CudaResolver:
                        tparams: set[str]) -> str | None:
         if len(spec) != len(sargs):
             return None  # default arguments: not modelled
-        return self._combined(list(zip(sargs, spec, strict=True)), cf, self.typedefs(c.file), tparams,
+        return self._combined(list(zip(sargs, spec, strict=True)), cf, self.typedefs(c.file, c), tparams,
                               c.template_params)
 
     def _spec_verdict(self, spec: Definition, every: list[str], targs: list[str], cf: dict[str, str],
                       tparams: set[str]) -> str | None:
         """Are an explicit specialisation's arguments the call's?  ``same``; ``differ`` (sure);
         ``assumed`` (differ, by library type names); None (undecided)."""
-        sf = self.typedefs(spec.file)
+        sf = self.typedefs(spec.file, spec)
         written = spec.attrs.get("specialization_args")
         if written is not None:
             if len(written) != len(targs):
@@ -387,6 +473,8 @@ class CudaResolver:
     def _same_arg(self, a: str, b: str, fa: dict[str, str], fb: dict[str, str], tparams: set[str]) -> str | None:
         """One template argument of the call (``a``) against a specialisation's (``b``)."""
         x, y = _norm(a, fa), _norm(b, fb)
+        if _is_arms(x) or _is_arms(y):
+            return None  # an alias whose `#if` arms disagree: either type
         if x.replace(" ", "") == y.replace(" ", ""):
             return "same"
         if tparams & set(re.findall(r"\w+", x)):
@@ -416,17 +504,67 @@ class CudaResolver:
             return "named"
         return ""
 
-    def typedefs(self, file: str) -> dict[str, str]:
-        return self.t.typedefs.get(file, {})
+    def typedefs(self, file: str, within: Definition | None = None) -> dict[str, str]:
+        """The aliases of ``file`` seen from ``within`` (a definition of it): the file's own, then its
+        enclosing classes' and its own (``using Element = …`` in a class or a function body)."""
+        scoped = within is not None and within.file == file and bool(within.qualname)
+        key = (file, within.qualname if scoped and within is not None else "")
+        if key not in self._scoped:
+            table = self.t.typedefs.get(file, {})
+            out = {a: t for a, t in table.items() if "::" not in a}
+            parts = key[1].split("::") if key[1] else []
+            for k in range(1, len(parts) + 1):
+                scope = "::".join(parts[:k]) + "::"
+                out.update({a[len(scope):]: t for a, t in table.items()
+                            if a.startswith(scope) and "::" not in a[len(scope):]})
+            self._scoped[key] = out
+        return self._scoped[key]
 
-    def _method_filter(self, ids: list[str], call: CallSite, caller: Definition) -> list[str]:
-        recv = call.receiver.strip().lstrip("*&")
-        ty = caller.locals.get(recv, "")
+    def _receiver(self, ids: list[str], call: CallSite, caller: Definition) -> tuple[list[str], str, Resolved | None]:
+        """``x.f()`` on a local or parameter ``x`` of declared type ``T``: (candidates, note, verdict).
+
+        ``T`` a checkout class with a method ``f``: its methods (note says so).  ``T`` the caller's
+        template parameter (or a type of it), or ``auto``: the type is unknown, so name matches are at
+        most a choice (ambiguous, by method name only).  ``T`` a type the checkout does not define (a
+        library's, through the aliases visible by ``#include``): an external call, never linked by name."""
+        recv = call.receiver.strip()
+        ty = _declared(recv, caller)
         if not ty:
-            return ids
-        short = re.sub(r"<.*", "", ty).split("::")[-1].strip()
+            return ids, "", None
+        normed = _norm(ty, {**self.visible_typedefs(call.file), **self.typedefs(call.file, caller)})
+        bare = _bare_type(normed)
+        short = bare.split("::")[-1]
+        head = bare.split("::")[0]
+        name = call.callee.split("::")[-1]
+        if head in caller.template_params or bare in ("auto", "decltype") or not re.fullmatch(r"[\w:]+", bare):
+            why = f"`{recv}` is of type `{ty.strip()}`"
+            why += ", a template parameter of the caller" if head in caller.template_params else \
+                f", {normed[1:-1]} by `#if` arm" if _is_arms(normed) else ", not known"
+            real = [i for i in self.t.live(ids) if not self.t.defs[i].attrs.get("decl_only")]
+            if not real:
+                return ids, "", None
+            return ids, "", Resolved(sorted(set(real)), AMBIGUOUS, f"by method name only ({why})", name_only=True)
         typed = [i for i in ids if self.t.defs[i].container == short]
-        return typed or ids
+        if typed:
+            return typed, f"method of `{short}` (the declared type of `{recv}`)", None
+        if _BUILTIN_RE.fullmatch(short) or self._is_project_type(short):
+            return ids, "", None  # a class of the checkout without that method here: a base class's, maybe
+        return [], "", Resolved(status=UNRESOLVED, how=f"method of `{bare}` (the declared type of `{recv}`), "
+                                "a type the checkout does not define", external=f"{bare}::{name}",
+                                external_kind="external")
+
+    def _is_project_type(self, name: str) -> bool:
+        return any(self.t.defs[i].kind == "cpp_type" for i in self.t.by_name.get(("cuda", name), []))
+
+    def visible_typedefs(self, file: str) -> dict[str, str]:
+        """The aliases of ``file`` and of the files it includes (transitively; the file's own win)."""
+        if file not in self._aliases:
+            out: dict[str, str] = {}
+            for f in sorted(self.visible(file) - {file}):
+                out.update(self.typedefs(f))
+            out.update(self.typedefs(file))
+            self._aliases[file] = out
+        return self._aliases[file]
 
 
 _INT_LIT_RE = re.compile(r"^[-+]?(0[xX][0-9a-fA-F]+|\d+)([uU]?[lL]{0,2}|[lL]{0,2}[uU]?)$")
@@ -549,12 +687,37 @@ def _arg_type(arg: str, caller: Definition | None) -> str:
     return ""
 
 
+def _declared(name: str, caller: Definition) -> str:
+    """The declared type of a parameter or local named ``name`` ("" when not one)."""
+    if not re.fullmatch(r"\w+", name):
+        return ""
+    for p in caller.params:
+        if p.name == name:
+            return p.type
+    return caller.locals.get(name, "")
+
+
+def _is_arms(t: str) -> bool:
+    """Is ``t`` (from :func:`_norm`) an alias whose ``#if`` arms disagree (``(one of: A | B)``)?"""
+    return t.startswith("(" + ALIAS_ARMS)
+
+
+def _bare_type(t: str) -> str:
+    """``typename cutlass::Gemm<A, B>*`` → ``cutlass::Gemm``: the type's name without qualifiers,
+    template arguments, pointers or references."""
+    t = re.sub(r"\b(typename|struct|class|const|volatile)\b", "", t)
+    t = re.sub(r"<.*>", "", t)
+    return t.replace("*", "").replace("&", "").replace(" ", "").removeprefix("::")
+
+
 def _norm(ty: str, typedefs: dict[str, str]) -> str:
     """A type for comparison: aliases expanded, ``const``/``volatile``/references and spaces dropped."""
     t = ty.strip()
     for _ in range(4):
         base = t.replace("const ", "").replace("volatile ", "").strip().rstrip("&").strip()
         bare = base.rstrip("*").strip()
+        if _is_arms(f"({typedefs.get(bare, '')})"):
+            return f"({typedefs[bare]})"  # its arms disagree: which type is not known
         if bare in typedefs and typedefs[bare] != bare:
             t = typedefs[bare] + base[len(bare):]
             continue

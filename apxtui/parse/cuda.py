@@ -907,7 +907,7 @@ class _Extractor:
         for i, d in enumerate(node.children):
             if node.field_name_for_child(i) != "declarator":
                 continue
-            if d.type == "function_declarator":
+            if d.type == "function_declarator" and not self._constructed(d, fn):
                 continue
             n, prefix, arrays = _declarator_name(d, self.src)
             if n is None or n.type != "identifier":
@@ -919,6 +919,21 @@ class _Extractor:
                 if value.type == "initializer_list" and len(_named(value)) == 1:
                     value = _named(value)[0]
                 self._assign(fn, var, value, node)
+
+    def _constructed(self, d: Node, fn: _Fn) -> bool:
+        """Is ``T x(a, b);`` in a function body a local built by a constructor, not a prototype?
+        The parser reads it as a function declarator when every argument is a bare name; it is a
+        local when each name is a parameter or local of the function (a variable, not a type)."""
+        params = _field(d, "parameters")
+        kids = _named(params) if params is not None else []
+        if not kids:
+            return False  # `T x();`: a prototype (the most vexing parse)
+        for p in kids:
+            named = _named(p)
+            if p.type != "parameter_declaration" or len(named) != 1 or named[0].type != "type_identifier" \
+                    or fn.var_type(text(named[0], self.src)) is None:
+                return False
+        return True
 
     def _local_assign(self, node: Node) -> None:
         left, right = _field(node, "left"), _field(node, "right")
