@@ -531,6 +531,8 @@ struct Other { int item4(int r) const { return r; } };
 template <typename Gemm> int run_grouped(int stream) { Gemm gemm; return gemm.run(stream); }
 int by_library(int s) { mylib::Engine e; return e.run(s); }
 int by_project(const int* q, int n) { View v(q, n); View w{q, n}; View f(); return v.item4(0) + w.item4(1); }
+int by_unknown(Unknown u) { return u.item4(2); }
+template <class M_> struct Kernel { using M = M_; int go(int s) { M m; return m.item4(s); } };
 """
 
 
@@ -543,6 +545,10 @@ def test_a_method_on_a_library_or_template_typed_variable_never_links_by_name():
     got = sorted((e["line"], t["qualname"], e["resolution"], e["how"]) for t, e in edges_from(g, "by_project"))
     assert [r[1:3] for r in got] == [("View::item4", "exact")] * 2  # `View v(q, n);` and `View w{q, n}` typed
     assert all("declared type of" in r[3] for r in got)
+    for caller, why in (("by_unknown", "not a type the checkout defines"), ("Kernel::go", "a template parameter")):
+        got = sorted((t["qualname"], e["resolution"]) for t, e in edges_from(g, caller))
+        assert got == [("Other::item4", "ambiguous"), ("View::item4", "ambiguous")], caller
+        assert all(why in e["how"] for _, e in edges_from(g, caller))
 
 
 def test_constructor_style_locals_are_typed_and_prototypes_are_not_locals():
@@ -595,3 +601,32 @@ def test_a_typedef_whose_if_arms_disagree_is_either_type():
     assert sorted(r[:2] for r in first) == [(9, "ambiguous"), (10, "ambiguous"), (11, "ambiguous")]
     assert "`e` is half | float by `#if` arm" in first[0][2]
     assert [r[:2] for r in second] == [(9, "exact")]  # `real` is float: a class's own alias is not the file's
+
+
+PP_ARMS_CUH = """
+#if defined(AMD)
+static __device__ int gran(const int x) { return 32; }
+__device__ int in_amd_arm(int x) { return gran(x); }
+#elif defined(TURING)
+static __device__ int gran(const int x) { return 16; }
+#else
+static __device__ int gran(const int) { return 8; }
+#endif
+__device__ int anywhere(int x) { return gran(x); }
+__device__ int under_ifndef(int x) {
+#ifndef AMD
+  return gran(x);
+#endif
+}
+"""
+
+
+def test_definitions_in_other_if_arms_than_the_call_are_not_candidates():
+    g, _ = graph_of({"k/g.cuh": ("", PP_ARMS_CUH)})
+    ((t, e),) = edges_from(g, "in_amd_arm")  # the same #if: its other arms are never compiled with the call
+    assert (t["line"], e["resolution"]) == (3, "exact") and "another arm" in e["how"]
+    got = sorted((t["line"], e["resolution"]) for t, e in edges_from(g, "anywhere"))
+    assert got == [(3, "ambiguous"), (6, "ambiguous"), (8, "ambiguous")]  # one per build configuration
+    assert all("alternatives by `#if` arm" in e["how"] for _, e in edges_from(g, "anywhere"))
+    got = sorted((t["line"], e["resolution"]) for t, e in edges_from(g, "under_ifndef"))
+    assert got == [(6, "ambiguous"), (8, "ambiguous")]  # `#ifndef AMD` rules out the `defined(AMD)` arm

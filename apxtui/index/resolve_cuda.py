@@ -109,6 +109,11 @@ class CudaResolver:
             if ok and len(ok) < len(real):
                 cut = f"{len(real) - len(ok)} definition(s) cannot take ({shown})"[:160]
                 real = ok
+        if len(real) > 1 and caller is not None:
+            same = self._same_build(real, call, caller)
+            if len(same) < len(real):
+                note = f"{len(real) - len(same)} definition(s) in another arm of the caller's `#if`"
+                cut, real = (f"{cut}; {note}" if cut else note), same
         res = self._choose(real, every, call, caller, scoped, scoped_sure, method_note, cut)
         arms = self.arms_note(call, caller)
         if arms:
@@ -123,7 +128,10 @@ class CudaResolver:
                 scoped_sure: bool, method_note: str, cut: str) -> Resolved:
         """The definition(s) of a call among ``real`` (the checkout's definitions it can name)."""
         if cut and len(real) == 1 and not scoped:
-            return Resolved(real, EXACT, f"{method_note or 'the one definition by name that fits'}; {cut}")
+            how = f"{method_note or 'the one definition by name that fits'}; {cut}"
+            if self.t.defs[real[0]].file in self.visible(call.file):
+                return Resolved(real, EXACT, how)
+            return Resolved(real, HEURISTIC, f"{how}; it is not visible through #include")
         if len(real) == 1:
             if scoped:
                 return Resolved(real, EXACT if scoped_sure else HEURISTIC, scoped)
@@ -146,6 +154,9 @@ class CudaResolver:
                 if sure:
                     return Resolved([best], EXACT, f"overload chosen by argument types ({why})")
                 return Resolved([best], HEURISTIC, f"overload preferred by the known argument types ({why})")
+            arms = self._arm_alternatives(near)
+            if arms:
+                return Resolved.of(near, f"alternatives by `#if` arm, one per build configuration ({arms})")
             return Resolved.of(near, "several definitions visible through #include")
         if caller is not None and caller.file in self.vendored:
             return Resolved(drop=True, how="vendored code: callee not visible through #include")
@@ -219,6 +230,40 @@ class CudaResolver:
                     and not self.t.defs[i].attrs.get("explicit_specialization")
                 return i, shown[:160], sure
         return None, "", False
+
+    def _same_build(self, ids: list[str], call: CallSite, caller: Definition) -> list[str]:
+        """``ids`` without the definitions in another arm of an ``#if`` the call lies in (same file):
+        they are never compiled with it."""
+        ctxs = [c for c in [*caller.pp, *call.contexts] if c.kind == "pp_if"]
+        if not ctxs:
+            return ids
+        mine = {c.group: c.arm for c in ctxs}
+        need = _pp_literals(ctxs)
+
+        def excluded(d: Definition) -> bool:
+            pp = [c for c in d.pp if c.kind == "pp_if"]
+            if d.file == call.file and any(c.group in mine and mine[c.group] != c.arm for c in pp):
+                return True
+            return any((not pos) in need.get(text, set()) for text, pos in _pp_literals(pp).items() for pos in pos)
+
+        keep = [i for i in ids if not excluded(self.t.defs[i])]
+        return keep or ids
+
+    def _arm_alternatives(self, ids: list[str]) -> str:
+        """When every two of ``ids`` lie in different arms of one ``#if`` chain of their file (only
+        one of them is compiled in a build): their arms' conditions; "" otherwise."""
+        defs = [self.t.defs[i] for i in ids]
+        arms = [{c.group: c for c in d.pp if c.kind == "pp_if"} for d in defs]
+        for x in range(len(defs)):
+            for y in range(x + 1, len(defs)):
+                if defs[x].file != defs[y].file or not any(
+                        g in arms[y] and arms[x][g].arm != arms[y][g].arm for g in arms[x]):
+                    return ""
+        shown = []
+        for d, a in zip(defs, arms, strict=True):
+            inner = max(a.values(), key=lambda c: c.line)
+            shown.append(f":{d.line} `{inner.text}`")
+        return "; ".join(shown)[:200]
 
     def known_args(self, call: CallSite, caller: Definition | None) -> list[str]:
         """The argument types of ``call`` where known ("" each where not, and for the caller's own
@@ -536,10 +581,14 @@ class CudaResolver:
         short = bare.split("::")[-1]
         head = bare.split("::")[0]
         name = call.callee.split("::")[-1]
-        if head in caller.template_params or bare in ("auto", "decltype") or not re.fullmatch(r"[\w:]+", bare):
+        tparams = self._template_params_around(caller)
+        known_type = _BUILTIN_RE.fullmatch(short) or self._is_project_type(short)
+        if head in tparams or bare in ("auto", "decltype") or not re.fullmatch(r"[\w:]+", bare) \
+                or ("::" not in bare and not known_type):
             why = f"`{recv}` is of type `{ty.strip()}`"
-            why += ", a template parameter of the caller" if head in caller.template_params else \
-                f", {normed[1:-1]} by `#if` arm" if _is_arms(normed) else ", not known"
+            why += ", a template parameter" if head in tparams else \
+                f", {normed[1:-1]} by `#if` arm" if _is_arms(normed) else \
+                ", not a type the checkout defines" if re.fullmatch(r"\w+", bare) else ", not known"
             real = [i for i in self.t.live(ids) if not self.t.defs[i].attrs.get("decl_only")]
             if not real:
                 return ids, "", None
@@ -547,11 +596,23 @@ class CudaResolver:
         typed = [i for i in ids if self.t.defs[i].container == short]
         if typed:
             return typed, f"method of `{short}` (the declared type of `{recv}`)", None
-        if _BUILTIN_RE.fullmatch(short) or self._is_project_type(short):
+        if known_type:
             return ids, "", None  # a class of the checkout without that method here: a base class's, maybe
         return [], "", Resolved(status=UNRESOLVED, how=f"method of `{bare}` (the declared type of `{recv}`), "
                                 "a type the checkout does not define", external=f"{bare}::{name}",
                                 external_kind="external")
+
+    def _template_params_around(self, d: Definition) -> set[str]:
+        """``d``'s template parameters and those of the classes it is defined in."""
+        out = set(d.template_params)
+        cls = self._class_of(d) if d.container else None
+        for _ in range(8):  # nested classes, innermost first
+            if cls is None:
+                break
+            c = self.t.defs[cls]
+            out.update(c.template_params)
+            cls = self._class_of(c) if c.container else None
+        return out
 
     def _is_project_type(self, name: str) -> bool:
         return any(self.t.defs[i].kind == "cpp_type" for i in self.t.by_name.get(("cuda", name), []))
@@ -685,6 +746,32 @@ def _arg_type(arg: str, caller: Definition | None) -> str:
                 return p.type
         return caller.locals.get(a, "")
     return ""
+
+
+def _pp_literals(ctxs: list) -> dict[str, set[bool]]:
+    """The conditions ``#if`` arms require, by their text: {condition: {True (holds) / False (fails)}}
+    (an ``#else`` or ``#elif`` arm requires the earlier conditions of its chain to fail)."""
+    out: dict[str, set[bool]] = {}
+    for c in ctxs:
+        for text, holds in ([] if c.text == "else" else [(c.text, True)]) + [(n, False) for n in c.negated]:
+            key, flip = _pp_key(text)
+            out.setdefault(key, set()).add(holds != flip)
+    return out
+
+
+def _pp_key(cond: str) -> tuple[str, bool]:
+    """A condition's text for comparison (spaces and enclosing brackets dropped, ``defined X`` as
+    ``defined(X)``) and whether it was negated (``!defined(X)``, ``!(A)``)."""
+    t = re.sub(r"\s+", "", re.sub(r"\bdefined\s+(\w+)", r"defined(\1)", cond))
+    flip = False
+    while True:
+        if t.startswith("(") and t.endswith(")") and _balanced(t[1:-1]):
+            t = t[1:-1]
+        elif t.startswith("!") and (re.fullmatch(r"!defined\(\w+\)", t) or t[1:2] == "(" and t.endswith(")")
+                                    and _balanced(t[2:-1])):
+            t, flip = t[1:], not flip
+        else:
+            return t, flip
 
 
 def _declared(name: str, caller: Definition) -> str:
