@@ -630,3 +630,13 @@ def test_definitions_in_other_if_arms_than_the_call_are_not_candidates():
     assert all("alternatives by `#if` arm" in e["how"] for _, e in edges_from(g, "anywhere"))
     got = sorted((t["line"], e["resolution"]) for t, e in edges_from(g, "under_ifndef"))
     assert got == [(6, "ambiguous"), (8, "ambiguous")]  # `#ifndef AMD` rules out the `defined(AMD)` arm
+
+
+def test_a_namespace_qualifier_that_names_none_of_the_definitions_is_a_library_call():
+    src = ("namespace flash { __device__ void gemm(int a) {} }\n__device__ int max(int a, int b) { return a; }\n"
+           "struct Tile { static int get(int i) { return i; } };\nusing TileC = Tile;\n"
+           "__device__ void use(int a) { cute::gemm(a); flash::gemm(a); std::max(a, a); TileC::get(a); }\n")
+    g, _ = graph_of({"k/q.cuh": ("", src)})
+    got = sorted((e["callee"], t.get("qualname", t.get("name")), e["resolution"]) for t, e in edges_from(g, "use"))
+    assert got == [("TileC::get", "Tile::get", "exact"), ("cute::gemm", "cute::gemm", "unresolved"),
+                   ("flash::gemm", "flash::gemm", "exact")]  # std::max: the standard library's (not drawn)

@@ -72,6 +72,11 @@ class CudaResolver:
         if "::" in call.callee:
             qual = call.callee.removeprefix("::")
             q = [i for i in ids if self.t.defs[i].qualname == qual or self.t.defs[i].qualname.endswith("::" + qual)]
+            if not q and ids and caller is not None and self._foreign_scope(qual.split("::")[0], ids, call, caller):
+                if qual.startswith("std::"):
+                    return Resolved(drop=True, how="C/C++ standard library")
+                return Resolved(status=UNRESOLVED, how=f"`{qual.split('::')[0]}` names no namespace or class of the "
+                                "definitions of that name", external=call.callee, external_kind="external")
             ids = q or ids
         method_note = ""
         if call.kind == "method" and call.receiver and caller is not None:
@@ -601,6 +606,17 @@ class CudaResolver:
         return [], "", Resolved(status=UNRESOLVED, how=f"method of `{bare}` (the declared type of `{recv}`), "
                                 "a type the checkout does not define", external=f"{bare}::{name}",
                                 external_kind="external")
+
+    def _foreign_scope(self, head: str, ids: list[str], call: CallSite, caller: Definition) -> bool:
+        """Does the qualifier of ``head::f(…)`` rule out every definition of ``f`` (``cute::gemm`` when
+        the checkout's ``gemm`` are ``flash::gemm``)?  Not when ``head`` is an alias, a template
+        parameter or a class in scope (its members are found through it), or appears in their names."""
+        if not re.fullmatch(r"\w+", head) or head in self._template_params_around(caller) \
+                or self._is_project_type(head):
+            return False
+        if head in self.typedefs(call.file, caller) or head in self.visible_typedefs(call.file):
+            return False
+        return not any(head in self.t.defs[i].qualname.split("::") for i in ids)
 
     def _template_params_around(self, d: Definition) -> set[str]:
         """``d``'s template parameters and those of the classes it is defined in."""
