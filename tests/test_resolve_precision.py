@@ -560,11 +560,13 @@ def test_constructor_style_locals_are_typed_and_prototypes_are_not_locals():
 
 ATOMIC_CU = """
 __device__ half atomicAdd(half* a, half b) { return b; }
-__device__ __half2 atomicAdd(__half2* a, __half2 b) { return b; }
-__global__ void k(int* int_buf, half* h, half x, int i) {
+template <typename T> __device__ void atomicAdd(T* a, T b);
+template <> __device__ void atomicAdd<__half2>(__half2* a, __half2 b) {}
+__global__ void k(int* int_buf, half* h, half x, int i, __half2* h2, __half2 y) {
   atomicAdd(&int_buf[i], 1);
   atomicAdd(&h[i], x);
   atomicAdd(h + i, x);
+  atomicAdd(h2, y);
 }
 """
 
@@ -572,9 +574,10 @@ __global__ void k(int* int_buf, half* h, half x, int i) {
 def test_project_overloads_that_cannot_take_the_arguments_leave_the_call_to_the_builtin():
     g, _ = graph_of({"k/a.cu": ("", ATOMIC_CU)})
     got = {e["line"]: (t.get("line"), t.get("external_kind"), e["resolution"], e["how"]) for t, e in edges_from(g, "k")}
-    assert got[5][1:3] == ("cuda_runtime", "unresolved") and "int32_t*" in got[5][3]
-    assert got[6][::2] == (2, "exact")  # `half*` and `half`, each taken unchanged
-    assert got[7][::2] == (2, "heuristic") and "built-in" in got[7][3]  # `h + i`: its type is not read
+    assert got[6][1:3] == ("cuda_runtime", "unresolved") and "int32_t*" in got[6][3]
+    assert got[7][::2] == (2, "exact")  # `half*` and `half`, each taken unchanged
+    assert got[8][::2] == (2, "heuristic") and "built-in" in got[8][3]  # `h + i`: its type is not read
+    assert got[9][::2] == (4, "heuristic")  # a non-template built-in beats a template's specialisation
 
 
 ARMS_CU = """

@@ -312,8 +312,9 @@ class CudaResolver:
     def _unchanged(self, target: str, known: list[str]) -> bool:
         """Does ``target`` take every argument (each of known type) unchanged?"""
         d = self.t.defs[target]
-        if not all(known) or len(known) != len(d.params) or d.template_params:
-            return False
+        if not all(known) or len(known) != len(d.params) or d.template_params \
+                or d.attrs.get("explicit_specialization"):
+            return False  # (a template's specialisation loses to a non-template built-in that takes them alike)
         pf = self.typedefs(d.file, d)
         return all(at == _norm(p.type, pf) for at, p in zip(known, d.params, strict=True))
 
