@@ -136,6 +136,8 @@ class CudaResolver:
             how = f"{method_note or 'the one definition by name that fits'}; {cut}"
             if self.t.defs[real[0]].file in self.visible(call.file):
                 return Resolved(real, EXACT, how)
+            if caller is not None and caller.file in self.vendored:
+                return Resolved(drop=True, how="vendored code: callee not visible through #include")
             return Resolved(real, HEURISTIC, f"{how}; it is not visible through #include")
         if len(real) == 1:
             if scoped:
