@@ -10,8 +10,10 @@ is ``unresolved`` and classified (CUDA runtime/driver, C/C++ standard library, o
 from __future__ import annotations
 
 import re
+from collections import ChainMap
+from collections.abc import Mapping
 
-from apxtui.facts import CallSite, Definition
+from apxtui.facts import CallSite, Context, Definition
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
 from apxtui.index.tables import ALIAS_ARMS, Tables
 
@@ -251,7 +253,8 @@ class CudaResolver:
             pp = [c for c in d.pp if c.kind == "pp_if"]
             if d.file == call.file and any(c.group in mine and mine[c.group] != c.arm for c in pp):
                 return True
-            return any((not pos) in need.get(text, set()) for text, pos in _pp_literals(pp).items() for pos in pos)
+            return any((not holds) in need.get(text, set()) for text, pols in _pp_literals(pp).items()
+                       for holds in pols)
 
         keep = [i for i in ids if not excluded(self.t.defs[i])]
         return keep or ids
@@ -584,7 +587,7 @@ class CudaResolver:
         ty = _declared(recv, caller)
         if not ty:
             return ids, "", None
-        normed = _norm(ty, {**self.visible_typedefs(call.file), **self.typedefs(call.file, caller)})
+        normed = _norm(ty, ChainMap(self.typedefs(call.file, caller), self.visible_typedefs(call.file)))
         bare = _bare_type(normed)
         short = bare.split("::")[-1]
         head = bare.split("::")[0]
@@ -767,7 +770,7 @@ def _arg_type(arg: str, caller: Definition | None) -> str:
     return ""
 
 
-def _pp_literals(ctxs: list) -> dict[str, set[bool]]:
+def _pp_literals(ctxs: list[Context]) -> dict[str, set[bool]]:
     """The conditions ``#if`` arms require, by their text: {condition: {True (holds) / False (fails)}}
     (an ``#else`` or ``#elif`` arm requires the earlier conditions of its chain to fail)."""
     out: dict[str, set[bool]] = {}
@@ -816,7 +819,7 @@ def _bare_type(t: str) -> str:
     return t.replace("*", "").replace("&", "").replace(" ", "").removeprefix("::")
 
 
-def _norm(ty: str, typedefs: dict[str, str]) -> str:
+def _norm(ty: str, typedefs: Mapping[str, str]) -> str:
     """A type for comparison: aliases expanded, ``const``/``volatile``/references and spaces dropped."""
     t = ty.strip()
     for _ in range(4):
