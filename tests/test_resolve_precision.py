@@ -643,3 +643,41 @@ def test_a_namespace_qualifier_that_names_none_of_the_definitions_is_a_library_c
     got = sorted((e["callee"], t.get("qualname", t.get("name")), e["resolution"]) for t, e in edges_from(g, "use"))
     assert got == [("TileC::get", "Tile::get", "exact"), ("cute::gemm", "cute::gemm", "unresolved"),
                    ("flash::gemm", "flash::gemm", "exact")]  # std::max: the standard library's (not drawn)
+
+
+TILE_CUH = """
+namespace mm {
+enum data_layout { DATA_LAYOUT_I_MAJOR = 0, DATA_LAYOUT_J_MAJOR = 10, DATA_LAYOUT_I_MAJOR_MIRRORED = 20 };
+template <int I_, int J_, typename T, data_layout ds_=DATA_LAYOUT_I_MAJOR> struct tile {};
+template <int I_, int J_, typename T> struct tile<I_, J_, T, DATA_LAYOUT_I_MAJOR> {
+  static int get_j(int l) { return l; } };
+template <int I_, int J_> struct tile<I_, J_, half2, DATA_LAYOUT_I_MAJOR> { static int get_j(int l) { return 2; } };
+template <int I_, int J_, typename T> struct tile<I_, J_, T, DATA_LAYOUT_J_MAJOR> {
+  static int get_j(int l) { return 3; } };
+}
+using namespace mm;
+template <int X> void use(const tile<16, 8, int>& t, const tile<16, 8, half2>& h, const tile<16, 8, float, X>& u) {
+  typedef tile<16, 8, int> tile_C;
+  typedef tile<16, 16, int, DATA_LAYOUT_J_MAJOR> tile_D;
+  tile_C::get_j(0); tile_D::get_j(1); t.get_j(2); h.get_j(3); u.get_j(4);
+}
+"""
+
+
+def test_class_specialisations_by_alias_receiver_default_arguments_and_enumerators():
+    g, _ = graph_of({"k/t.cuh": ("", TILE_CUH)})
+    got = {}
+    for t, e in edges_from(g, "use"):
+        got.setdefault(e["text"].split("(")[0], []).append((t["line"], e["resolution"]))
+    assert got["tile_C::get_j"] == [(6, "exact")]  # the alias's arguments, the default layout filled in
+    assert got["tile_D::get_j"] == [(9, "exact")]  # two enumerators of one enum differ by value
+    assert got["t.get_j"] == [(6, "exact")]  # the receiver's declared type
+    assert got["h.get_j"] == [(7, "exact")]  # half2: both partial specialisations match, the more specialised wins
+    assert sorted(got["u.get_j"]) == [(6, "ambiguous"), (9, "ambiguous")]  # `X` undecides; float is no half2
+
+
+def test_enumerators_are_extracted_with_their_values():
+    from apxtui.parse import extract_file
+    ff = extract_file("k/e.cuh", b"namespace g { enum L { A = 0, B = 10, C, D = A }; }", "cuda")
+    assert [(i.alias, i.path) for i in ff.imports if i.kind == "enumerator"] == [
+        ("A", "g::L=0"), ("B", "g::L=10"), ("C", "g::L=11"), ("D", "g::L=")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import ChainMap
 from collections.abc import Mapping
+from dataclasses import replace
 
 from apxtui.facts import CallSite, Context, Definition
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
@@ -66,6 +67,8 @@ class CudaResolver:
                 external=call.attrs.get("kernel_expr", "?"),
                 external_kind="external",
             )
+        if "::" in call.callee and caller is not None and not call.attrs.get("scope_args"):
+            call = self._through_alias(call, caller)
         ids = [i for i in self.t.by_name.get(("cuda", name), []) if self.t.defs[i].kind in kinds]
         if call.kind == "call" and "::" not in call.callee:
             # a plain `f(x)` never calls a class's member function, except from inside that class
@@ -82,9 +85,11 @@ class CudaResolver:
             ids = q or ids
         method_note = ""
         if call.kind == "method" and call.receiver and caller is not None:
-            ids, method_note, verdict = self._receiver(ids, call, caller)
+            ids, method_note, verdict, recv_args = self._receiver(ids, call, caller)
             if verdict is not None:
                 return verdict
+            if recv_args and not call.attrs.get("scope_args"):
+                call = replace(call, attrs={**call.attrs, "scope_args": recv_args})
         scoped, scoped_sure = "", False
         if call.attrs.get("scope_args") and len(ids) > 1:
             ids, scoped, scoped_sure = self.by_class_args(ids, call, caller)
@@ -425,7 +430,7 @@ class CudaResolver:
         says how many; "" when none).  Members are placed in their class by line range (defined in
         its body)."""
         d = self.t.defs
-        sargs = call.attrs["scope_args"]
+        sargs = list(call.attrs["scope_args"])
         cf = self.typedefs(call.file, caller)
         tparams = set(caller.template_params) if caller is not None else set()
         groups: dict[str, list[str]] = {}
@@ -434,6 +439,10 @@ class CudaResolver:
             if cls is None:
                 return ids, "", False
             groups.setdefault(cls, []).append(i)
+        names = {d[c].name for c in groups}
+        sargs = self._with_defaults(sargs, [d[j] for n in names for j in self.t.by_name.get(("cuda", n), [])
+                                           if d[j].kind == "cpp_type" and d[j].template_params
+                                           and d[j].attrs.get("specialization_args") is None])
         match: list[str] = []
         unknown: list[str] = []
         primaries: list[str] = []
@@ -447,12 +456,18 @@ class CudaResolver:
                 continue  # a class that is no template cannot be named with arguments
             _file_under(self._class_verdict(c, spec, sargs, cf, tparams), cid, match, unknown, assumed)
         full = [m for m in match if not d[m].template_params]
+        ordered = ""
+        if len(match) > 1 and not full and not unknown:
+            best = [m for m in match if all(m == o or self._more_specialised(d[m], d[o]) for o in match)]
+            if len(best) == 1:
+                ordered = f" (the most specialised of {len(match)} that match)"
+                match = best
         how = f"class template arguments <{', '.join(sargs)}>"
         sure = not assumed
         note = "" if sure else "; library type names taken as distinct"
         if len(full) == 1 or (len(match) == 1 and not unknown):
             chosen = full[0] if full else match[0]
-            return groups[chosen], f"{how} match the specialisation at line {d[chosen].line}{note}", sure
+            return groups[chosen], f"{how} match the specialisation at line {d[chosen].line}{ordered}{note}", sure
         if not match and not unknown and len(primaries) == 1:
             return groups[primaries[0]], f"{how}: no specialisation matches, the class template{note}", sure
         kept = [i for cid in match + unknown + primaries + assumed for i in groups[cid]]
@@ -460,6 +475,44 @@ class CudaResolver:
             return ids, "", False
         out = len(groups) - len(match + unknown + primaries + assumed)
         return kept, f"{how} rule out {out} specialisation(s)", sure
+
+    @staticmethod
+    def _with_defaults(sargs: list[str], primaries: list[Definition]) -> list[str]:
+        """``sargs`` completed with the class template's default arguments (``data_layout ds_ =
+        DATA_LAYOUT_I_MAJOR``), when one primary template declares them and they name no parameter."""
+        decls = {tuple(p.attrs.get("template_param_decls", [])) for p in primaries}
+        if len(decls) != 1:
+            return sargs
+        (params,) = decls
+        names = {re.split(r"[\s=]", x.split("=")[0].strip())[-1] for x in params if x.split("=")[0].strip()}
+        out = list(sargs)
+        for decl in params[len(sargs):]:
+            if "=" not in decl or "..." in decl:
+                return sargs
+            value = decl.split("=", 1)[1].strip()
+            if names & set(re.findall(r"\w+", value)):
+                return sargs  # a default that depends on another parameter: not modelled
+            out.append(value)
+        return out
+
+    @staticmethod
+    def _more_specialised(a: Definition, b: Definition) -> bool:
+        """Is partial specialisation ``a`` at least as specialised as ``b`` everywhere and more so once
+        (each argument either a parameter of its own, or a written argument)?"""
+        sa, sb = a.attrs.get("specialization_args") or [], b.attrs.get("specialization_args") or []
+        if len(sa) != len(sb):
+            return False
+        wa, wb = set(a.template_params), set(b.template_params)
+        more = False
+        for x, y in zip(sa, sb, strict=True):
+            xw, yw = x.strip() in wa, y.strip() in wb
+            if xw and not yw:
+                return False
+            if yw and not xw:
+                more = True
+            elif not xw and x.replace(" ", "") != y.replace(" ", ""):
+                return False
+        return more
 
     def _class_of(self, m: Definition) -> str | None:
         """The class a member is defined in (innermost by line range, same file)."""
@@ -535,6 +588,9 @@ class CudaResolver:
             return "same"
         if tparams & set(re.findall(r"\w+", x)):
             return None
+        ex, ey = self._enumerator(x), self._enumerator(y)
+        if ex is not None and ey is not None and ex[0] == ey[0]:
+            return "same" if ex[1] == ey[1] else "differ"  # two enumerators of one enum, by their values
         lx, ly = _literal(x), _literal(y)
         if lx is not None and ly is not None:
             return "same" if lx == ly else "differ"
@@ -546,6 +602,18 @@ class CudaResolver:
         if kx and ky:
             return "differ" if kx == "sure" and ky == "sure" else "assumed"
         return None
+
+    def _enumerator(self, t: str) -> tuple[str, int] | None:
+        """(enum, value) of an enumerator the checkout defines once (every definition of the name
+        agreeing), its value known; None otherwise."""
+        name = t.strip().split("::")[-1]
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            return None
+        rows = set(self.t.enumerators.get(name, ()))
+        if len(rows) != 1:
+            return None
+        enum, _, value = rows.pop().rpartition("=")
+        return (enum, int(value)) if value else None
 
     def _type_kind(self, t: str) -> str:
         """``sure``: a built-in type or one the checkout defines (its identity known); ``named``: a
@@ -576,8 +644,23 @@ class CudaResolver:
             self._scoped[key] = out
         return self._scoped[key]
 
-    def _receiver(self, ids: list[str], call: CallSite, caller: Definition) -> tuple[list[str], str, Resolved | None]:
-        """``x.f()`` on a local or parameter ``x`` of declared type ``T``: (candidates, note, verdict).
+    def _through_alias(self, call: CallSite, caller: Definition) -> CallSite:
+        """``tile_C::get_j(…)`` with ``typedef tile<16, 8, int> tile_C;`` in scope: the call as
+        ``tile::get_j`` with the class template arguments ``<16, 8, int>``."""
+        head, _, rest = call.callee.removeprefix("::").partition("::")
+        alias = ChainMap(self.typedefs(call.file, caller), self.visible_typedefs(call.file)).get(head, "")
+        if not alias or _is_arms(alias) or not rest:
+            return call
+        base, targs = _split_template(re.sub(r"^\s*typename\s+", "", alias))
+        if not re.fullmatch(r"(::)?\w+(::\w+)*", base):
+            return call
+        attrs = {**call.attrs, "scope_args": targs} if targs else call.attrs
+        return replace(call, callee=f"{base.removeprefix('::')}::{rest}", attrs=attrs)
+
+    def _receiver(self, ids: list[str], call: CallSite, caller: Definition
+                  ) -> tuple[list[str], str, Resolved | None, list[str]]:
+        """``x.f()`` on a local or parameter ``x`` of declared type ``T``: (candidates, note, verdict,
+        the class template arguments of ``T``).
 
         ``T`` a checkout class with a method ``f``: its methods (note says so).  ``T`` the caller's
         template parameter (or a type of it), or ``auto``: the type is unknown, so name matches are at
@@ -586,7 +669,7 @@ class CudaResolver:
         recv = call.receiver.strip()
         ty = _declared(recv, caller)
         if not ty:
-            return ids, "", None
+            return ids, "", None, []
         normed = _norm(ty, ChainMap(self.typedefs(call.file, caller), self.visible_typedefs(call.file)))
         bare = _bare_type(normed)
         short = bare.split("::")[-1]
@@ -602,16 +685,17 @@ class CudaResolver:
                 ", not a type the checkout defines" if re.fullmatch(r"\w+", bare) else ", not known"
             real = [i for i in self.t.live(ids) if not self.t.defs[i].attrs.get("decl_only")]
             if not real:
-                return ids, "", None
-            return ids, "", Resolved(sorted(set(real)), AMBIGUOUS, f"by method name only ({why})", name_only=True)
+                return ids, "", None, []
+            return ids, "", Resolved(sorted(set(real)), AMBIGUOUS, f"by method name only ({why})", name_only=True), []
         typed = [i for i in ids if self.t.defs[i].container == short]
         if typed:
-            return typed, f"method of `{short}` (the declared type of `{recv}`)", None
+            return typed, f"method of `{short}` (the declared type of `{recv}`)", None, \
+                _split_template(normed.replace("&", "").replace("*", "").strip())[1]
         if known_type:
-            return ids, "", None  # a class of the checkout without that method here: a base class's, maybe
+            return ids, "", None, []  # a class of the checkout without that method here: a base class's, maybe
         return [], "", Resolved(status=UNRESOLVED, how=f"method of `{bare}` (the declared type of `{recv}`), "
                                 "a type the checkout does not define", external=f"{bare}::{name}",
-                                external_kind="external")
+                                external_kind="external"), []
 
     def _foreign_scope(self, head: str, ids: list[str], call: CallSite, caller: Definition) -> bool:
         """Does the qualifier of ``head::f(…)`` rule out every definition of ``f`` (``cute::gemm`` when
@@ -804,6 +888,27 @@ def _declared(name: str, caller: Definition) -> str:
         if p.name == name:
             return p.type
     return caller.locals.get(name, "")
+
+
+def _split_template(t: str) -> tuple[str, list[str]]:
+    """``ns::tile<16, 8, int>`` → (``ns::tile``, [``16``, ``8``, ``int``]); (t, []) without arguments."""
+    t = re.sub(r"\b(const|volatile)\b", "", t).strip()
+    lt = t.find("<")
+    if lt < 0 or not t.endswith(">"):
+        return t, []
+    args, depth, cur = [], 0, ""
+    for ch in t[lt + 1 : -1]:
+        depth += ch in "<([{"
+        depth -= ch in ">)]}"
+        if depth < 0:
+            return t, []
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    args.append(cur.strip())
+    return t[:lt].strip(), [a for a in args if a]
 
 
 def _is_arms(t: str) -> bool:

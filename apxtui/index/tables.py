@@ -76,6 +76,7 @@ class Tables:
     file_of: dict[str, FileFacts] = field(default_factory=dict)
     # file → alias → type (``Scope::alias`` for a class's or function's own; ``one of: A | B`` when arms disagree)
     typedefs: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
+    enumerators: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # name → ["Enum=value"]
     # Python
     py_imports: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))  # file → alias → path
     py_modules: dict[str, str] = field(default_factory=dict)  # dotted module → file
@@ -129,6 +130,8 @@ class Tables:
                 key = f"{imp.scope}::{imp.alias}" if imp.scope else imp.alias  # a class's or function's own
                 have = self.typedefs[f.file].get(key)
                 self.typedefs[f.file][key] = imp.path if have is None else alias_arms(have, imp.path)
+            elif imp.kind == "enumerator":
+                self.enumerators[imp.alias].append(imp.path)
             elif imp.kind == "import":
                 self.py_imports[f.file][imp.alias] = imp.path
         if f.lang == "rust":

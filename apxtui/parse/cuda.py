@@ -425,6 +425,9 @@ class _Extractor:
         for n, _ in self.caps["definition.typedef"]:
             self.check()
             self._typedef(n)
+        for n, _ in self.caps["definition.enum"]:
+            self.check()
+            self._enum(n)
         for n, _ in self.caps["definition.macro"]:
             self.check()
             self._macro(n)
@@ -835,6 +838,30 @@ class _Extractor:
                 fn.aliases[alias] = path
             else:
                 self.scope_aliases.setdefault(alias, path)
+
+    def _enum(self, node: Node) -> None:
+        """``enum E { A = 0, B, C = 10 }``: one Import of kind ``enumerator`` per enumerator (alias its
+        name, path ``E=value``; the value empty where it is not an integer literal or counted on from one)."""
+        body, name = _field(node, "body"), _field(node, "name")
+        if body is None:
+            return
+        scope, cfg, _ = self._item_scope(node)
+        ename = "::".join([*self._scope(node)["names"], text(name, self.src)]) if name is not None else ""
+        value: int | None = -1
+        for e in _named(body):
+            n, v = _field(e, "name"), _field(e, "value")
+            if e.type != "enumerator" or n is None:
+                continue
+            if v is None:
+                value = None if value is None else value + 1
+            else:
+                try:
+                    value = int(text(v, self.src).rstrip("uUlL"), 0)
+                except ValueError:
+                    value = None
+            self.facts.imports.append(Import(kind="enumerator", path=f"{ename}={'' if value is None else value}",
+                                             alias=text(n, self.src), file=self.facts.file, line=line(e),
+                                             scope=scope, cfg=cfg))
 
     def _macro(self, node: Node) -> None:
         scope, cfg, _ = self._item_scope(node)
