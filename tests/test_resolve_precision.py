@@ -681,3 +681,13 @@ def test_enumerators_are_extracted_with_their_values():
     ff = extract_file("k/e.cuh", b"namespace g { enum L { A = 0, B = 10, C, D = A }; }", "cuda")
     assert [(i.alias, i.path) for i in ff.imports if i.kind == "enumerator"] == [
         ("A", "g::L=0"), ("B", "g::L=10"), ("C", "g::L=11"), ("D", "g::L=")]
+
+
+def test_a_standard_conversion_beats_a_conversion_to_the_half_classes():
+    src = ("namespace math {\n__device__ float ex2(float x) { return x; }\n__device__ half2 ex2(half2 x) { return x; }\n"
+           "__device__ half ex2(half x) { return x; }\n}\n"
+           "__device__ void use(int n, float m) { math::ex2((int)n); math::ex2(-8. * float(n) / float(n)); "
+           "math::ex2(float(n)); math::ex2(m); }\n")
+    g, _ = graph_of({"k/m.cuh": ("", src)})
+    got = sorted((e["col"], t["line"], e["resolution"]) for t, e in edges_from(g, "use"))
+    assert [r[1:] for r in got] == [(2, "heuristic"), (2, "heuristic"), (2, "exact"), (2, "exact")]

@@ -123,12 +123,32 @@ def _arg_type(arg: str, caller: Definition | None) -> str:
     m = _CAST_RE.match(a)
     if m:
         return m.group(1) or m.group(2) or ""
+    m = _FUNCTIONAL_CAST_RE.fullmatch(a)
+    if m and _balanced(m.group(2)):
+        return m.group(1)  # `float(x)`: a built-in type applied is a conversion to it
     if caller is not None and re.fullmatch(r"\w+", a):
         for p in caller.params:
             if p.name == a:
                 return p.type
         return caller.locals.get(a, "")
     return ""
+
+
+#: Built-in arithmetic types (after :func:`_norm`) and the CUDA half/bfloat16 classes.
+_ARITHMETIC = {"bool", "char", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t",
+               "uint64_t", "long", "unsigned long", "long long", "unsigned long long", "size_t", "float", "double"}
+_HALF_CLASSES = {"__half", "__half2", "__nv_bfloat16", "__nv_bfloat162"}
+_FUNCTIONAL_CAST_RE = re.compile(r"(float|double|int|unsigned|bool|char|long|size_t|u?int(?:8|16|32|64)_t)\((.*)\)")
+
+
+def _conversion_rank(at: str, pt: str) -> int:
+    """How an argument of type ``at`` reaches a parameter of another type ``pt``: 1 a standard
+    conversion (between built-in arithmetic types) or not known, 2 a user-defined one (a built-in
+    arithmetic type to or from CUDA's ``__half``/``__nv_bfloat16`` classes: their constructors and
+    conversion operators) — worse than any standard conversion."""
+    if (at in _ARITHMETIC and pt in _HALF_CLASSES) or (at in _HALF_CLASSES and pt in _ARITHMETIC):
+        return 2
+    return 1
 
 
 def _pp_literals(ctxs: list[Context]) -> dict[str, set[bool]]:

@@ -31,6 +31,7 @@ from apxtui.index.cpp_text import (
     _arity_fits,
     _balanced,
     _bare_type,
+    _conversion_rank,
     _declared,
     _file_under,
     _is_arms,
@@ -257,7 +258,7 @@ class CudaResolver:
                     r = []
                     break  # a pointer for a value (or the reverse): not viable
                 else:
-                    r.append(1)
+                    r.append(_conversion_rank(at, pt))
             if r:
                 ranks[i] = r
         if len(ranks) > 1 and len({self.t.defs[i].container for i in ranks}) > 1:
