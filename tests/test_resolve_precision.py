@@ -684,8 +684,8 @@ def test_enumerators_are_extracted_with_their_values():
 
 
 def test_a_standard_conversion_beats_a_conversion_to_the_half_classes():
-    src = ("namespace math {\n__device__ float ex2(float x) { return x; }\n__device__ half2 ex2(half2 x) { return x; }\n"
-           "__device__ half ex2(half x) { return x; }\n}\n"
+    src = ("namespace math {\n__device__ float ex2(float x) { return x; }\n"
+           "__device__ half2 ex2(half2 x) { return x; }\n__device__ half ex2(half x) { return x; }\n}\n"
            "__device__ void use(int n, float m) { math::ex2((int)n); math::ex2(-8. * float(n) / float(n)); "
            "math::ex2(float(n)); math::ex2(m); }\n")
     g, _ = graph_of({"k/m.cuh": ("", src)})
