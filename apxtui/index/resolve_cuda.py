@@ -724,15 +724,14 @@ class CudaResolver:
                                 external_kind="external"), []
 
     def _foreign_scope(self, head: str, ids: list[str], call: CallSite, caller: Definition) -> bool:
-        """Does the qualifier of ``head::f(…)`` rule out every definition of ``f`` (``cute::gemm`` when
-        the checkout's ``gemm`` are ``flash::gemm``)?  Not when ``head`` is an alias, a template
-        parameter or a class in scope (its members are found through it), or appears in their names."""
+        """Does the qualifier of ``head::f(…)``, which no definition's name ends with, rule out every
+        definition of ``f`` (``cute::gemm`` when the checkout's ``gemm`` are ``flash::gemm``, ``cute::copy``
+        when its ``copy`` are members of classes of ``cute``)?  Not when ``head`` is an alias, a template
+        parameter or a class of the checkout (its members may be found through it)."""
         if not re.fullmatch(r"\w+", head) or head in self._template_params_around(caller) \
                 or self._is_project_type(head):
             return False
-        if head in self.typedefs(call.file, caller) or head in self.visible_typedefs(call.file):
-            return False
-        return not any(head in self.t.defs[i].qualname.split("::") for i in ids)
+        return head not in self.typedefs(call.file, caller) and head not in self.visible_typedefs(call.file)
 
     def _template_params_around(self, d: Definition) -> set[str]:
         """``d``'s template parameters and those of the classes it is defined in."""
