@@ -638,13 +638,14 @@ def test_definitions_in_other_if_arms_than_the_call_are_not_candidates():
 def test_a_namespace_qualifier_that_names_none_of_the_definitions_is_a_library_call():
     src = ("namespace flash { __device__ void gemm(int a) {} }\n__device__ int max(int a, int b) { return a; }\n"
            "namespace cute { struct PREFETCH { static void copy(int a) {} }; }\n"
+           "namespace fi { struct Error { Error(int a) {} }; }\n"
            "struct Tile { static int get(int i) { return i; } };\nusing TileC = Tile;\n"
            "__device__ void use(int a) { cute::gemm(a); flash::gemm(a); std::max(a, a); TileC::get(a); "
-           "cute::copy(a); }\n")
+           "cute::copy(a); fi::Error(a); }\n")
     g, _ = graph_of({"k/q.cuh": ("", src)})
     got = sorted((e["callee"], t.get("qualname", t.get("name")), e["resolution"]) for t, e in edges_from(g, "use"))
     assert got == [("TileC::get", "Tile::get", "exact"), ("cute::copy", "cute::copy", "unresolved"),  # not a member
-                   ("cute::gemm", "cute::gemm", "unresolved"),
+                   ("cute::gemm", "cute::gemm", "unresolved"), ("fi::Error", "fi::Error::Error", "exact"),
                    ("flash::gemm", "flash::gemm", "exact")]  # std::max: the standard library's (not drawn)
 
 

@@ -102,7 +102,9 @@ class CudaResolver:
             ids = [i for i in ids if not self.t.defs[i].container or self.t.defs[i].container == mine]
         if "::" in call.callee:
             qual = call.callee.removeprefix("::")
-            q = [i for i in ids if self.t.defs[i].qualname == qual or self.t.defs[i].qualname.endswith("::" + qual)]
+            ctor = f"{qual}::{name}"  # `ns::Error(…)`: the constructor `ns::Error::Error`
+            q = [i for i in ids if any(self.t.defs[i].qualname == x or self.t.defs[i].qualname.endswith("::" + x)
+                                       for x in (qual, ctor))]
             if not q and ids and caller is not None and self._foreign_scope(qual.split("::")[0], ids, call, caller):
                 if qual.startswith("std::"):
                     return Resolved(drop=True, how="C/C++ standard library")
