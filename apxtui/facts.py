@@ -164,7 +164,7 @@ class Import:
     Python: ``path`` is the module or ``module.name`` imported, ``alias`` the bound name.
     """
 
-    kind: str  # "use" | "mod" | "include" | "define" | "macro" | "typedef" | "import"
+    kind: str  # "use" | "mod" | "include" | "define" | "macro" | "typedef" | "enumerator" | "import"
     path: str
     alias: str
     file: str

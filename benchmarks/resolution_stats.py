@@ -62,7 +62,7 @@ def _targets(g: nx.MultiDiGraph, v: str) -> list[str]:
 #: Ambiguity causes, by the rule text (``how``) of the edge: (bucket, substring), first match wins.
 BUCKETS = (("name-only", "by method name only"), ("external-receiver", "checkout impls for external types"),
            ("trait-object", "(trait object)"), ("generic-bound", "generic "),
-           ("c-include", "several definitions visible through #include"),
+           ("c-if-arms", "alternatives by `#if` arm"), ("c-include", "several definitions visible through #include"),
            ("c-by-name", "several definitions by name"), ("path-alternatives", "path "),
            ("type-alternatives", "method of "), ("ffi-symbol", "C symbol"), ("local-trait-impl", "local trait impl"))
 #: Buckets that are genuine runtime dispatch (reported beside the share without them).

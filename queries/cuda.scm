@@ -25,6 +25,7 @@
 ;                          (definitions become abi_fn, symbol = name)
 ;   @definition.class      a class/struct definition with a body (cpp_type) + @name
 ;   @definition.typedef    `using X = T;` / `typedef T X;`  (Import kind "typedef")
+;   @definition.enum       `enum E { A = 0, B };` (Import kind "enumerator": alias A, path "E=0")
 ;   @definition.macro      `#define` (Import kind "define")
 ;   @include               `#include` (Import kind "include")
 ;   @local.declaration     a declaration; inside a function body it yields
@@ -99,6 +100,9 @@
 (struct_specifier
   name: (_) @name
   body: (field_declaration_list)) @definition.class
+
+; enum data_layout { A = 0, B = 10 };  (Import kind "enumerator" per enumerator)
+(enum_specifier body: (enumerator_list)) @definition.enum
 
 ; using Gemm = cutlass::gemm::device::Gemm<...>;   typedef float acc_t;
 (alias_declaration) @definition.typedef

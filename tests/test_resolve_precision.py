@@ -522,3 +522,176 @@ def test_a_plain_call_never_resolves_to_another_class_member():
              "k/utils.cu": ("", '#include "../v/cache.cuh"\nint f(int x) { return get<0>(x); }\n')}
     g, _ = graph_of(files)
     assert [(t["kind"], e["resolution"]) for t, e in edges_from(g, "f")] == [("external", "unresolved")]
+
+
+RECEIVERS_CU = """
+template <int N> struct Allreduce { template <typename T> static T run(T x) { return x; } };
+struct View { View(const int* d, int n) {} int item4(int r) const { return r; } };
+struct Other { int item4(int r) const { return r; } };
+template <typename Gemm> int run_grouped(int stream) { Gemm gemm; return gemm.run(stream); }
+int by_library(int s) { mylib::Engine e; return e.run(s); }
+int by_project(const int* q, int n) { View v(q, n); View w{q, n}; View f(); return v.item4(0) + w.item4(1); }
+int by_unknown(Unknown u) { return u.item4(2); }
+template <class M_> struct Kernel { using M = M_; int go(int s) { M m; return m.item4(s); } };
+"""
+
+
+def test_a_method_on_a_library_or_template_typed_variable_never_links_by_name():
+    g, _ = graph_of({"k/r.cu": ("", RECEIVERS_CU)})
+    (t, e), = edges_from(g, "run_grouped")  # `Gemm` is the caller's template parameter: a choice at most
+    assert (t["qualname"], e["resolution"]) == ("Allreduce::run", "ambiguous") and "template parameter" in e["how"]
+    (t, e), = edges_from(g, "by_library")  # a type the checkout does not define: external
+    assert (e["resolution"], t.get("qualname", t.get("name"))) == ("unresolved", "mylib::Engine::run")
+    got = sorted((e["line"], t["qualname"], e["resolution"], e["how"]) for t, e in edges_from(g, "by_project"))
+    assert [r[1:3] for r in got] == [("View::item4", "exact")] * 2  # `View v(q, n);` and `View w{q, n}` typed
+    assert all("declared type of" in r[3] for r in got)
+    for caller, why in (("by_unknown", "not a type the checkout defines"), ("Kernel::go", "a template parameter")):
+        got = sorted((t["qualname"], e["resolution"]) for t, e in edges_from(g, caller))
+        assert got == [("Other::item4", "ambiguous"), ("View::item4", "ambiguous")], caller
+        assert all(why in e["how"] for _, e in edges_from(g, caller))
+
+
+def test_constructor_style_locals_are_typed_and_prototypes_are_not_locals():
+    from apxtui.parse import extract_file
+    ff = extract_file("k/r.cu", RECEIVERS_CU.encode(), "cuda")
+    (d,) = [d for d in ff.defs if d.qualname == "by_project"]
+    assert d.locals == {"v": "View", "w": "View"}  # `View f();` declares a function
+
+
+ATOMIC_CU = """
+__device__ half atomicAdd(half* a, half b) { return b; }
+template <typename T> __device__ void atomicAdd(T* a, T b);
+template <> __device__ void atomicAdd<__half2>(__half2* a, __half2 b) {}
+__global__ void k(int* int_buf, half* h, half x, int i, __half2* h2, __half2 y) {
+  atomicAdd(&int_buf[i], 1);
+  atomicAdd(&h[i], x);
+  atomicAdd(h + i, x);
+  atomicAdd(h2, y);
+}
+"""
+
+
+def test_project_overloads_that_cannot_take_the_arguments_leave_the_call_to_the_builtin():
+    g, _ = graph_of({"k/a.cu": ("", ATOMIC_CU)})
+    got = {e["line"]: (t.get("line"), t.get("external_kind"), e["resolution"], e["how"]) for t, e in edges_from(g, "k")}
+    assert got[6][1:3] == ("cuda_runtime", "unresolved") and "int32_t*" in got[6][3]
+    assert got[7][::2] == (2, "exact")  # `half*` and `half`, each taken unchanged
+    assert got[8][::2] == (2, "heuristic") and "built-in" in got[8][3]  # `h + i`: its type is not read
+    assert got[9][::2] == (4, "heuristic")  # a non-template built-in beats a template's specialisation
+
+
+ARMS_CU = """
+#ifdef USE_HALF
+typedef half elem_t;
+#else
+typedef float elem_t;
+#endif
+typedef float real;
+struct Pair { using real = half; };
+__device__ float put(float v) { return v; }
+__device__ half put(half v) { return v; }
+__device__ int put(int v) { return v; }
+__device__ void k(elem_t e, real f) { put(e); put(f); }
+"""
+
+
+def test_a_typedef_whose_if_arms_disagree_is_either_type():
+    g, _ = graph_of({"k/t.cu": ("", ARMS_CU)})
+    by_line = {}
+    for t, e in edges_from(g, "k"):
+        by_line.setdefault(e["col"], []).append((t["line"], e["resolution"], e["how"]))
+    first, second = (by_line[c] for c in sorted(by_line))
+    assert sorted(r[:2] for r in first) == [(9, "ambiguous"), (10, "ambiguous"), (11, "ambiguous")]
+    assert "`e` is half | float by `#if` arm" in first[0][2]
+    assert [r[:2] for r in second] == [(9, "exact")]  # `real` is float: a class's own alias is not the file's
+
+
+PP_ARMS_CUH = """
+#if defined(AMD)
+static __device__ int gran(const int x) { return 32; }
+__device__ int in_amd_arm(int x) { return gran(x); }
+#elif defined(TURING)
+static __device__ int gran(const int x) { return 16; }
+#else
+static __device__ int gran(const int) { return 8; }
+#endif
+__device__ int anywhere(int x) { return gran(x); }
+__device__ int under_ifndef(int x) {
+#ifndef AMD
+  return gran(x);
+#endif
+}
+"""
+
+
+def test_definitions_in_other_if_arms_than_the_call_are_not_candidates():
+    g, _ = graph_of({"k/g.cuh": ("", PP_ARMS_CUH)})
+    ((t, e),) = edges_from(g, "in_amd_arm")  # the same #if: its other arms are never compiled with the call
+    assert (t["line"], e["resolution"]) == (3, "exact") and "another arm" in e["how"]
+    got = sorted((t["line"], e["resolution"]) for t, e in edges_from(g, "anywhere"))
+    assert got == [(3, "ambiguous"), (6, "ambiguous"), (8, "ambiguous")]  # one per build configuration
+    assert all("alternatives by `#if` arm" in e["how"] for _, e in edges_from(g, "anywhere"))
+    got = sorted((t["line"], e["resolution"]) for t, e in edges_from(g, "under_ifndef"))
+    assert got == [(6, "ambiguous"), (8, "ambiguous")]  # `#ifndef AMD` rules out the `defined(AMD)` arm
+
+
+def test_a_namespace_qualifier_that_names_none_of_the_definitions_is_a_library_call():
+    src = ("namespace flash { __device__ void gemm(int a) {} }\n__device__ int max(int a, int b) { return a; }\n"
+           "namespace cute { struct PREFETCH { static void copy(int a) {} }; }\n"
+           "namespace fi { struct Error { Error(int a) {} }; }\n"
+           "struct Tile { static int get(int i) { return i; } };\nusing TileC = Tile;\n"
+           "__device__ void use(int a) { cute::gemm(a); flash::gemm(a); std::max(a, a); TileC::get(a); "
+           "cute::copy(a); fi::Error(a); }\n")
+    g, _ = graph_of({"k/q.cuh": ("", src)})
+    got = sorted((e["callee"], t.get("qualname", t.get("name")), e["resolution"]) for t, e in edges_from(g, "use"))
+    assert got == [("TileC::get", "Tile::get", "exact"), ("cute::copy", "cute::copy", "unresolved"),  # not a member
+                   ("cute::gemm", "cute::gemm", "unresolved"), ("fi::Error", "fi::Error::Error", "exact"),
+                   ("flash::gemm", "flash::gemm", "exact")]  # std::max: the standard library's (not drawn)
+
+
+TILE_CUH = """
+namespace mm {
+enum data_layout { DATA_LAYOUT_I_MAJOR = 0, DATA_LAYOUT_J_MAJOR = 10, DATA_LAYOUT_I_MAJOR_MIRRORED = 20 };
+template <int I_, int J_, typename T, data_layout ds_=DATA_LAYOUT_I_MAJOR> struct tile {};
+template <int I_, int J_, typename T> struct tile<I_, J_, T, DATA_LAYOUT_I_MAJOR> {
+  static int get_j(int l) { return l; } };
+template <int I_, int J_> struct tile<I_, J_, half2, DATA_LAYOUT_I_MAJOR> { static int get_j(int l) { return 2; } };
+template <int I_, int J_, typename T> struct tile<I_, J_, T, DATA_LAYOUT_J_MAJOR> {
+  static int get_j(int l) { return 3; } };
+}
+using namespace mm;
+template <int X> void use(const tile<16, 8, int>& t, const tile<16, 8, half2>& h, const tile<16, 8, float, X>& u) {
+  typedef tile<16, 8, int> tile_C;
+  typedef tile<16, 16, int, DATA_LAYOUT_J_MAJOR> tile_D;
+  tile_C::get_j(0); tile_D::get_j(1); t.get_j(2); h.get_j(3); u.get_j(4);
+}
+"""
+
+
+def test_class_specialisations_by_alias_receiver_default_arguments_and_enumerators():
+    g, _ = graph_of({"k/t.cuh": ("", TILE_CUH)})
+    got = {}
+    for t, e in edges_from(g, "use"):
+        got.setdefault(e["text"].split("(")[0], []).append((t["line"], e["resolution"]))
+    assert got["tile_C::get_j"] == [(6, "exact")]  # the alias's arguments, the default layout filled in
+    assert got["tile_D::get_j"] == [(9, "exact")]  # two enumerators of one enum differ by value
+    assert got["t.get_j"] == [(6, "exact")]  # the receiver's declared type
+    assert got["h.get_j"] == [(7, "exact")]  # half2: both partial specialisations match, the more specialised wins
+    assert sorted(got["u.get_j"]) == [(6, "ambiguous"), (9, "ambiguous")]  # `X` undecides; float is no half2
+
+
+def test_enumerators_are_extracted_with_their_values():
+    from apxtui.parse import extract_file
+    ff = extract_file("k/e.cuh", b"namespace g { enum L { A = 0, B = 10, C, D = A }; }", "cuda")
+    assert [(i.alias, i.path) for i in ff.imports if i.kind == "enumerator"] == [
+        ("A", "g::L=0"), ("B", "g::L=10"), ("C", "g::L=11"), ("D", "g::L=")]
+
+
+def test_a_standard_conversion_beats_a_conversion_to_the_half_classes():
+    src = ("namespace math {\n__device__ float ex2(float x) { return x; }\n"
+           "__device__ half2 ex2(half2 x) { return x; }\n__device__ half ex2(half x) { return x; }\n}\n"
+           "__device__ void use(int n, float m) { math::ex2((int)n); math::ex2(-8. * float(n) / float(n)); "
+           "math::ex2(float(n)); math::ex2(m); }\n")
+    g, _ = graph_of({"k/m.cuh": ("", src)})
+    got = sorted((e["col"], t["line"], e["resolution"]) for t, e in edges_from(g, "use"))
+    assert [r[1:] for r in got] == [(2, "heuristic"), (2, "heuristic"), (2, "exact"), (2, "exact")]

@@ -27,7 +27,7 @@ from typing import Any
 
 from apxtui import __version__
 
-SCHEMA = 7  # bump when a table or a stored record changes shape
+SCHEMA = 8  # bump when a table or a stored record changes shape
 
 TABLES = {
     "meta": "CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB)",

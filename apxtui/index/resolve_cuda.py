@@ -5,19 +5,50 @@ A name with one definition in the indexed code is ``exact``.  With several
 calling file — the file itself and what it includes, transitively — are kept; one
 left is ``exact``, several are ``ambiguous`` (all kept).  A name with no definition
 is ``unresolved`` and classified (CUDA runtime/driver, C/C++ standard library, other).
+
+Before that, candidates that surely cannot be the callee are dropped: a qualifier naming none
+of them (``cute::gemm``), a receiver's declared type (a library type: external; a template
+parameter or unknown type: a name-only choice), the argument count and pointer types, another
+arm of an ``#if`` the call lies in, class and explicit template arguments.  The type text
+helpers are in :mod:`apxtui.index.cpp_text` (private to these two modules).
 """
 
 from __future__ import annotations
 
 import re
+from collections import ChainMap
+from dataclasses import replace
 
 from apxtui.facts import CallSite, Definition
-from apxtui.index.resolve import EXACT, HEURISTIC, Resolved
-from apxtui.index.tables import Tables
+from apxtui.index.cpp_text import (
+    _BUILTIN_RE,
+    _ELEMENT_RE,
+    _FIELD_RE,
+    _VECTOR_FIELD,
+    _VECTOR_RE,
+    _arg_type,
+    _arith_result,
+    _arity_fits,
+    _balanced,
+    _bare_type,
+    _conversion_rank,
+    _declared,
+    _file_under,
+    _is_arms,
+    _literal,
+    _norm,
+    _pp_literals,
+    _split_arith,
+    _split_template,
+)
+from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
+from apxtui.index.tables import ALIAS_ARMS, Tables
 
 _RUNTIME_RE = re.compile(
     r"^(cuda[A-Z_]|cu[A-Z]|nvrtc|__nv_|__shfl|__syncthreads|atomic[A-Z]|__ldg|__float2|__half2|__bfloat)"
 )
+#: CUDA built-ins a project may overload (``atomicAdd`` for ``half``): its definitions compete with them.
+_BUILTIN_FN = re.compile(r"atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_block|_system)?$")
 CPP_STD = {
     "printf", "fprintf", "snprintf", "malloc", "free", "memcpy", "memset", "abort", "exit", "assert", "min",
     "max", "fminf", "fmaxf", "expf", "exp", "sqrtf", "rsqrtf", "sqrt", "powf", "fabsf", "abs", "tanhf",
@@ -32,6 +63,9 @@ class CudaResolver:
         self.vendored = vendored
         self.includes = includes  # file → files it includes (resolved, direct)
         self._closure: dict[str, set[str]] = {}
+        self._aliases: dict[str, dict[str, str]] = {}
+        self._scoped: dict[tuple[str, str], dict[str, str]] = {}
+        self._has_arms: dict[int, bool] = {}  # by id of a table in _scoped (kept alive there)
 
     def visible(self, file: str) -> set[str]:
         """The file and everything it includes, transitively (cached)."""
@@ -59,6 +93,8 @@ class CudaResolver:
                 external=call.attrs.get("kernel_expr", "?"),
                 external_kind="external",
             )
+        if "::" in call.callee and caller is not None and not call.attrs.get("scope_args"):
+            call = self._through_alias(call, caller)
         ids = [i for i in self.t.by_name.get(("cuda", name), []) if self.t.defs[i].kind in kinds]
         if call.kind == "call" and "::" not in call.callee:
             # a plain `f(x)` never calls a class's member function, except from inside that class
@@ -66,10 +102,22 @@ class CudaResolver:
             ids = [i for i in ids if not self.t.defs[i].container or self.t.defs[i].container == mine]
         if "::" in call.callee:
             qual = call.callee.removeprefix("::")
-            q = [i for i in ids if self.t.defs[i].qualname == qual or self.t.defs[i].qualname.endswith("::" + qual)]
+            ctor = f"{qual}::{name}"  # `ns::Error(…)`: the constructor `ns::Error::Error`
+            q = [i for i in ids if any(self.t.defs[i].qualname == x or self.t.defs[i].qualname.endswith("::" + x)
+                                       for x in (qual, ctor))]
+            if not q and ids and caller is not None and self._foreign_scope(qual.split("::")[0], ids, call, caller):
+                if qual.startswith("std::"):
+                    return Resolved(drop=True, how="C/C++ standard library")
+                return Resolved(status=UNRESOLVED, how=f"`{qual.split('::')[0]}` names no namespace or class of the "
+                                "definitions of that name", external=call.callee, external_kind="external")
             ids = q or ids
+        method_note = ""
         if call.kind == "method" and call.receiver and caller is not None:
-            ids = self._method_filter(ids, call, caller)
+            ids, method_note, verdict, recv_args = self._receiver(ids, call, caller)
+            if verdict is not None:
+                return verdict
+            if recv_args and not call.attrs.get("scope_args"):
+                call = replace(call, attrs={**call.attrs, "scope_args": recv_args})
         scoped, scoped_sure = "", False
         if call.attrs.get("scope_args") and len(ids) > 1:
             ids, scoped, scoped_sure = self.by_class_args(ids, call, caller)
@@ -86,16 +134,58 @@ class CudaResolver:
                 return Resolved(drop=True, how="C/C++ standard library")
             how = "declared only (no definition indexed)" if ids else "no definition in the indexed code"
             return Resolved(status="unresolved", how=how, external=call.callee, external_kind=kind)
+        builtin = call.kind == "call" and "::" not in call.callee and bool(_BUILTIN_FN.match(name) or name in CPP_STD)
+        known: list[str] = []
+        cut = ""
+        if (builtin or len(real) > 1) and call.kind in ("call", "method") and not call.template_args:
+            known = self.known_args(call, caller)
+            ok = [i for i in real if not self._rejects(self.t.defs[i], known)]
+            shown = ", ".join(t or "?" for t in known)
+            if not ok and builtin:
+                if name in CPP_STD:
+                    return Resolved(drop=True, how="C/C++ standard library")
+                return Resolved(status=UNRESOLVED, how=f"the CUDA built-in: no project definition of `{name}` "
+                                f"takes ({shown})"[:200], external=call.callee, external_kind="cuda_runtime")
+            if ok and len(ok) < len(real):
+                cut = f"{len(real) - len(ok)} definition(s) cannot take ({shown})"[:160]
+                real = ok
+        if len(real) > 1 and caller is not None:
+            same = self._same_build(real, call, caller)
+            if len(same) < len(real):
+                note = f"{len(real) - len(same)} definition(s) in another arm of the caller's `#if`"
+                cut, real = (f"{cut}; {note}" if cut else note), same
+        res = self._choose(real, every, call, caller, scoped, scoped_sure, method_note, cut)
+        arms = self.arms_note(call, caller)
+        if arms:
+            res.how = f"{res.how}; {arms}"
+        if builtin and res.targets and not (res.status == EXACT and self._unchanged(
+                res.targets[0], known or self.known_args(call, caller))):
+            res = Resolved(res.targets, HEURISTIC if res.status == EXACT else res.status,
+                           f"{res.how}; the CUDA/C++ built-in `{name}` may be the better match")
+        return res
+
+    def _choose(self, real: list[str], every: list[str], call: CallSite, caller: Definition | None, scoped: str,
+                scoped_sure: bool, method_note: str, cut: str) -> Resolved:
+        """The definition(s) of a call among ``real`` (the checkout's definitions it can name)."""
+        if cut and len(real) == 1 and not scoped:
+            how = f"{method_note or 'the one definition by name that fits'}; {cut}"
+            if self.t.defs[real[0]].file in self.visible(call.file):
+                return Resolved(real, EXACT, how)
+            if caller is not None and caller.file in self.vendored:
+                return Resolved(drop=True, how="vendored code: callee not visible through #include")
+            return Resolved(real, HEURISTIC, f"{how}; it is not visible through #include")
         if len(real) == 1:
             if scoped:
                 return Resolved(real, EXACT if scoped_sure else HEURISTIC, scoped)
-            return Resolved(real, EXACT, "unique definition by name")
+            return Resolved(real, EXACT, method_note or "unique definition by name")
         if call.template_args and len(real) > 1:
             real, picked = self.by_template_args(real, every, call, caller)
             if picked is not None:
                 return picked
         vis = self.visible(call.file)
         near = [i for i in real if self.t.defs[i].file in vis]
+        if cut and near:
+            scoped, scoped_sure = (f"{scoped}; {cut}", scoped_sure) if scoped else (cut, True)
         if len(near) == 1:
             return Resolved(near, EXACT if not scoped or scoped_sure else HEURISTIC,
                             f"{scoped}; the definition visible through #include" if scoped
@@ -106,6 +196,9 @@ class CudaResolver:
                 if sure:
                     return Resolved([best], EXACT, f"overload chosen by argument types ({why})")
                 return Resolved([best], HEURISTIC, f"overload preferred by the known argument types ({why})")
+            arms = self._arm_alternatives(near)
+            if arms:
+                return Resolved.of(near, f"alternatives by `#if` arm, one per build configuration ({arms})")
             return Resolved.of(near, "several definitions visible through #include")
         if caller is not None and caller.file in self.vendored:
             return Resolved(drop=True, how="vendored code: callee not visible through #include")
@@ -148,10 +241,7 @@ class CudaResolver:
             return fits[0], f"{len(args)} arguments", True
         if not fits or call.template_args:
             return None, "", False  # with template arguments, a specialisation is no overload of its template
-        typedefs = self.t.typedefs.get(call.file, {})
-        mine = set(caller.template_params) if caller is not None else set()
-        known = [t if not mine & set(re.findall(r"\w+", t)) else ""  # the caller's `T`: not the callee's `T`
-                 for t in (_norm(self.arg_type(a, caller, call.file), typedefs) for a in args)]
+        known = self.known_args(call, caller)
         if not any(known):
             return None, "", False
         ranks: dict[str, list[int]] = {}
@@ -159,7 +249,9 @@ class CudaResolver:
             params = self.t.defs[i].params
             r = []
             for k, at in enumerate(known):
-                pt = _norm(params[k].type, self.t.typedefs.get(self.t.defs[i].file, {})) if k < len(params) else ""
+                d_i = self.t.defs[i]
+                pt = _norm(params[k].type, self.typedefs(d_i.file, d_i)) if k < len(params) else ""
+                pt = "" if _is_arms(pt) else pt
                 if not at or not pt:
                     r.append(1)
                 elif at == pt:
@@ -168,7 +260,7 @@ class CudaResolver:
                     r = []
                     break  # a pointer for a value (or the reverse): not viable
                 else:
-                    r.append(1)
+                    r.append(_conversion_rank(at, pt))
             if r:
                 ranks[i] = r
         if len(ranks) > 1 and len({self.t.defs[i].container for i in ranks}) > 1:
@@ -181,6 +273,89 @@ class CudaResolver:
                 return i, shown[:160], sure
         return None, "", False
 
+    def _same_build(self, ids: list[str], call: CallSite, caller: Definition) -> list[str]:
+        """``ids`` without the definitions in another arm of an ``#if`` the call lies in (same file):
+        they are never compiled with it."""
+        ctxs = [c for c in [*caller.pp, *call.contexts] if c.kind == "pp_if"]
+        if not ctxs:
+            return ids
+        mine = {c.group: c.arm for c in ctxs}
+        need = _pp_literals(ctxs)
+
+        def excluded(d: Definition) -> bool:
+            pp = [c for c in d.pp if c.kind == "pp_if"]
+            if d.file == call.file and any(c.group in mine and mine[c.group] != c.arm for c in pp):
+                return True
+            return any((not holds) in need.get(text, set()) for text, pols in _pp_literals(pp).items()
+                       for holds in pols)
+
+        keep = [i for i in ids if not excluded(self.t.defs[i])]
+        return keep or ids
+
+    def _arm_alternatives(self, ids: list[str]) -> str:
+        """When every two of ``ids`` lie in different arms of one ``#if`` chain of their file (only
+        one of them is compiled in a build): their arms' conditions; "" otherwise."""
+        defs = [self.t.defs[i] for i in ids]
+        arms = [{c.group: c for c in d.pp if c.kind == "pp_if"} for d in defs]
+        for x in range(len(defs)):
+            for y in range(x + 1, len(defs)):
+                if defs[x].file != defs[y].file or not any(
+                        g in arms[y] and arms[x][g].arm != arms[y][g].arm for g in arms[x]):
+                    return ""
+        shown = []
+        for d, a in zip(defs, arms, strict=True):
+            inner = max(a.values(), key=lambda c: c.line)
+            shown.append(f":{d.line} `{inner.text}`")
+        return "; ".join(shown)[:200]
+
+    def known_args(self, call: CallSite, caller: Definition | None) -> list[str]:
+        """The argument types of ``call`` where known ("" each where not, and for the caller's own
+        template parameters: the callee's ``T`` is another type)."""
+        typedefs = self.typedefs(call.file, caller)
+        mine = set(caller.template_params) if caller is not None else set()
+        return [t if not mine & set(re.findall(r"\w+", t)) and not _is_arms(t) else ""
+                for t in (_norm(self.arg_type(a, caller, call.file), typedefs) for a in call.args)]
+
+    def arms_note(self, call: CallSite, caller: Definition | None) -> str:
+        """Which argument or template argument types are aliases whose ``#if`` arms disagree, and
+        what they may be ("" when none)."""
+        table = self.typedefs(call.file, caller)
+        if id(table) not in self._has_arms:
+            self._has_arms[id(table)] = any(t.startswith(ALIAS_ARMS) for t in table.values())
+        if not self._has_arms[id(table)]:
+            return ""
+        out = []
+        for a in [*call.template_args, *call.args]:
+            t = _norm(a if a in call.template_args else _arg_type(a, caller), table)
+            if _is_arms(t):
+                out.append(f"`{a}` is {t[1 + len(ALIAS_ARMS):-1]} by `#if` arm")
+        return "; ".join(dict.fromkeys(out))[:200]
+
+    def _rejects(self, d: Definition, known: list[str]) -> bool:
+        """Can ``d`` surely not take arguments of these types?  Their count does not fit, or a pointer
+        argument meets a pointer parameter to another built-in type (no conversion between them)."""
+        if not _arity_fits(d, len(known)):
+            return True
+        pf = self.typedefs(d.file, d)
+        own = set(d.template_params)
+        for at, p in zip(known, d.params, strict=False):
+            pt = _norm(p.type, pf)
+            if not at or not pt or own & set(re.findall(r"\w+", pt)) or not (at.endswith("*") and pt.endswith("*")):
+                continue
+            a0, p0 = at[:-1], pt[:-1]
+            if a0 != p0 and p0 != "void" and _BUILTIN_RE.fullmatch(a0) and _BUILTIN_RE.fullmatch(p0):
+                return True
+        return False
+
+    def _unchanged(self, target: str, known: list[str]) -> bool:
+        """Does ``target`` take every argument (each of known type) unchanged?"""
+        d = self.t.defs[target]
+        if not all(known) or len(known) != len(d.params) or d.template_params \
+                or d.attrs.get("explicit_specialization"):
+            return False  # (a template's specialisation loses to a non-template built-in that takes them alike)
+        pf = self.typedefs(d.file, d)
+        return all(at == _norm(p.type, pf) for at, p in zip(known, d.params, strict=True))
+
     def arg_type(self, arg: str, caller: Definition | None, file: str) -> str:
         """:func:`_arg_type`, and through a typed name: its field (``a.x``, ``p->x``: the struct's
         declared field, when every struct of that name in the checkout agrees), its element
@@ -191,24 +366,24 @@ class CudaResolver:
         a = arg.strip()
         parts = _split_arith(a)
         if parts is not None:
-            return _arith_result([_norm(self.arg_type(x, caller, file), self.t.typedefs.get(file, {})) for x in parts])
+            return _arith_result([_norm(self.arg_type(x, caller, file), self.typedefs(file, caller)) for x in parts])
         if a.startswith("-") and not a.startswith("--"):
-            return _arith_result([_norm(self.arg_type(a[1:], caller, file), self.t.typedefs.get(file, {}))])
+            return _arith_result([_norm(self.arg_type(a[1:], caller, file), self.typedefs(file, caller))])
         if a.startswith("(") and a.endswith(")") and _balanced(a[1:-1]):
             return self.arg_type(a[1:-1], caller, file)
         if a.startswith("&") and not a.startswith("&&"):
             inner = self.arg_type(a[1:], caller, file)
             return f"{inner}*" if inner else ""
         if a.startswith("*"):
-            inner = _norm(self.arg_type(a[1:], caller, file), self.t.typedefs.get(file, {}))
+            inner = _norm(self.arg_type(a[1:], caller, file), self.typedefs(file, caller))
             return inner[:-1] if inner.endswith("*") else ""
         m = _ELEMENT_RE.fullmatch(a)
         if m:
-            base = _norm(self.arg_type(m.group(1), caller, file), self.t.typedefs.get(file, {}))
+            base = _norm(self.arg_type(m.group(1), caller, file), self.typedefs(file, caller))
             return base[:-1] if base.endswith("*") else ""
         m = _FIELD_RE.fullmatch(a)
         if m:
-            base = _norm(self.arg_type(m.group(1), caller, file), self.t.typedefs.get(file, {}))
+            base = _norm(self.arg_type(m.group(1), caller, file), self.typedefs(file, caller))
             if m.group(2) == "->":
                 if not base.endswith("*"):
                     return ""
@@ -247,7 +422,7 @@ class CudaResolver:
         one primary template left: that template."""
         d = self.t.defs
         targs = call.template_args
-        cf = self.typedefs(call.file)
+        cf = self.typedefs(call.file, caller)
         tparams = set(caller.template_params) if caller is not None else set()
         match: list[str] = []
         unknown: list[str] = []
@@ -283,8 +458,8 @@ class CudaResolver:
         says how many; "" when none).  Members are placed in their class by line range (defined in
         its body)."""
         d = self.t.defs
-        sargs = call.attrs["scope_args"]
-        cf = self.typedefs(call.file)
+        sargs = list(call.attrs["scope_args"])
+        cf = self.typedefs(call.file, caller)
         tparams = set(caller.template_params) if caller is not None else set()
         groups: dict[str, list[str]] = {}
         for i in ids:
@@ -292,6 +467,10 @@ class CudaResolver:
             if cls is None:
                 return ids, "", False
             groups.setdefault(cls, []).append(i)
+        names = {d[c].name for c in groups}
+        sargs = self._with_defaults(sargs, [d[j] for n in names for j in self.t.by_name.get(("cuda", n), [])
+                                           if d[j].kind == "cpp_type" and d[j].template_params
+                                           and d[j].attrs.get("specialization_args") is None])
         match: list[str] = []
         unknown: list[str] = []
         primaries: list[str] = []
@@ -305,12 +484,18 @@ class CudaResolver:
                 continue  # a class that is no template cannot be named with arguments
             _file_under(self._class_verdict(c, spec, sargs, cf, tparams), cid, match, unknown, assumed)
         full = [m for m in match if not d[m].template_params]
+        ordered = ""
+        if len(match) > 1 and not full and not unknown:
+            best = [m for m in match if all(m == o or self._more_specialised(d[m], d[o]) for o in match)]
+            if len(best) == 1:
+                ordered = f" (the most specialised of {len(match)} that match)"
+                match = best
         how = f"class template arguments <{', '.join(sargs)}>"
         sure = not assumed
         note = "" if sure else "; library type names taken as distinct"
         if len(full) == 1 or (len(match) == 1 and not unknown):
             chosen = full[0] if full else match[0]
-            return groups[chosen], f"{how} match the specialisation at line {d[chosen].line}{note}", sure
+            return groups[chosen], f"{how} match the specialisation at line {d[chosen].line}{ordered}{note}", sure
         if not match and not unknown and len(primaries) == 1:
             return groups[primaries[0]], f"{how}: no specialisation matches, the class template{note}", sure
         kept = [i for cid in match + unknown + primaries + assumed for i in groups[cid]]
@@ -318,6 +503,44 @@ class CudaResolver:
             return ids, "", False
         out = len(groups) - len(match + unknown + primaries + assumed)
         return kept, f"{how} rule out {out} specialisation(s)", sure
+
+    @staticmethod
+    def _with_defaults(sargs: list[str], primaries: list[Definition]) -> list[str]:
+        """``sargs`` completed with the class template's default arguments (``data_layout ds_ =
+        DATA_LAYOUT_I_MAJOR``), when one primary template declares them and they name no parameter."""
+        decls = {tuple(p.attrs.get("template_param_decls", [])) for p in primaries}
+        if len(decls) != 1:
+            return sargs
+        (params,) = decls
+        names = {re.split(r"[\s=]", x.split("=")[0].strip())[-1] for x in params if x.split("=")[0].strip()}
+        out = list(sargs)
+        for decl in params[len(sargs):]:
+            if "=" not in decl or "..." in decl:
+                return sargs
+            value = decl.split("=", 1)[1].strip()
+            if names & set(re.findall(r"\w+", value)):
+                return sargs  # a default that depends on another parameter: not modelled
+            out.append(value)
+        return out
+
+    @staticmethod
+    def _more_specialised(a: Definition, b: Definition) -> bool:
+        """Is partial specialisation ``a`` at least as specialised as ``b`` everywhere and more so once
+        (each argument either a parameter of its own, or a written argument)?"""
+        sa, sb = a.attrs.get("specialization_args") or [], b.attrs.get("specialization_args") or []
+        if len(sa) != len(sb):
+            return False
+        wa, wb = set(a.template_params), set(b.template_params)
+        more = False
+        for x, y in zip(sa, sb, strict=True):
+            xw, yw = x.strip() in wa, y.strip() in wb
+            if xw and not yw:
+                return False
+            if yw and not xw:
+                more = True
+            elif not xw and x.replace(" ", "") != y.replace(" ", ""):
+                return False
+        return more
 
     def _class_of(self, m: Definition) -> str | None:
         """The class a member is defined in (innermost by line range, same file)."""
@@ -329,14 +552,14 @@ class CudaResolver:
                        tparams: set[str]) -> str | None:
         if len(spec) != len(sargs):
             return None  # default arguments: not modelled
-        return self._combined(list(zip(sargs, spec, strict=True)), cf, self.typedefs(c.file), tparams,
+        return self._combined(list(zip(sargs, spec, strict=True)), cf, self.typedefs(c.file, c), tparams,
                               c.template_params)
 
     def _spec_verdict(self, spec: Definition, every: list[str], targs: list[str], cf: dict[str, str],
                       tparams: set[str]) -> str | None:
         """Are an explicit specialisation's arguments the call's?  ``same``; ``differ`` (sure);
         ``assumed`` (differ, by library type names); None (undecided)."""
-        sf = self.typedefs(spec.file)
+        sf = self.typedefs(spec.file, spec)
         written = spec.attrs.get("specialization_args")
         if written is not None:
             if len(written) != len(targs):
@@ -387,10 +610,15 @@ class CudaResolver:
     def _same_arg(self, a: str, b: str, fa: dict[str, str], fb: dict[str, str], tparams: set[str]) -> str | None:
         """One template argument of the call (``a``) against a specialisation's (``b``)."""
         x, y = _norm(a, fa), _norm(b, fb)
+        if _is_arms(x) or _is_arms(y):
+            return None  # an alias whose `#if` arms disagree: either type
         if x.replace(" ", "") == y.replace(" ", ""):
             return "same"
         if tparams & set(re.findall(r"\w+", x)):
             return None
+        ex, ey = self._enumerator(x), self._enumerator(y)
+        if ex is not None and ey is not None and ex[0] == ey[0]:
+            return "same" if ex[1] == ey[1] else "differ"  # two enumerators of one enum, by their values
         lx, ly = _literal(x), _literal(y)
         if lx is not None and ly is not None:
             return "same" if lx == ly else "differ"
@@ -402,6 +630,18 @@ class CudaResolver:
         if kx and ky:
             return "differ" if kx == "sure" and ky == "sure" else "assumed"
         return None
+
+    def _enumerator(self, t: str) -> tuple[str, int] | None:
+        """(enum, value) of an enumerator the checkout defines once (every definition of the name
+        agreeing), its value known; None otherwise."""
+        name = t.strip().split("::")[-1]
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            return None
+        rows = set(self.t.enumerators.get(name, ()))
+        if len(rows) != 1:
+            return None
+        enum, _, value = rows.pop().rpartition("=")
+        return (enum, int(value)) if value else None
 
     def _type_kind(self, t: str) -> str:
         """``sure``: a built-in type or one the checkout defines (its identity known); ``named``: a
@@ -416,173 +656,106 @@ class CudaResolver:
             return "named"
         return ""
 
-    def typedefs(self, file: str) -> dict[str, str]:
-        return self.t.typedefs.get(file, {})
+    def typedefs(self, file: str, within: Definition | None = None) -> dict[str, str]:
+        """The aliases of ``file`` seen from ``within`` (a definition of it): the file's own, then its
+        enclosing classes' and its own (``using Element = …`` in a class or a function body)."""
+        scoped = within is not None and within.file == file and bool(within.qualname)
+        key = (file, within.qualname if scoped and within is not None else "")
+        if key not in self._scoped:
+            table = self.t.typedefs.get(file, {})
+            out = {a: t for a, t in table.items() if "::" not in a}
+            parts = key[1].split("::") if key[1] else []
+            for k in range(1, len(parts) + 1):
+                scope = "::".join(parts[:k]) + "::"
+                out.update({a[len(scope):]: t for a, t in table.items()
+                            if a.startswith(scope) and "::" not in a[len(scope):]})
+            self._scoped[key] = out
+        return self._scoped[key]
 
-    def _method_filter(self, ids: list[str], call: CallSite, caller: Definition) -> list[str]:
-        recv = call.receiver.strip().lstrip("*&")
-        ty = caller.locals.get(recv, "")
+    def _through_alias(self, call: CallSite, caller: Definition) -> CallSite:
+        """``tile_C::get_j(…)`` with ``typedef tile<16, 8, int> tile_C;`` in scope: the call as
+        ``tile::get_j`` with the class template arguments ``<16, 8, int>``."""
+        head, _, rest = call.callee.removeprefix("::").partition("::")
+        alias = ChainMap(self.typedefs(call.file, caller), self.visible_typedefs(call.file)).get(head, "")
+        if not alias or _is_arms(alias) or not rest:
+            return call
+        base, targs = _split_template(re.sub(r"^\s*typename\s+", "", alias))
+        if not re.fullmatch(r"(::)?\w+(::\w+)*", base):
+            return call
+        attrs = {**call.attrs, "scope_args": targs} if targs else call.attrs
+        return replace(call, callee=f"{base.removeprefix('::')}::{rest}", attrs=attrs)
+
+    def _receiver(self, ids: list[str], call: CallSite, caller: Definition
+                  ) -> tuple[list[str], str, Resolved | None, list[str]]:
+        """``x.f()`` on a local or parameter ``x`` of declared type ``T``: (candidates, note, verdict,
+        the class template arguments of ``T``).
+
+        ``T`` a checkout class with a method ``f``: its methods (note says so).  ``T`` the caller's
+        template parameter (or a type of it), or ``auto``: the type is unknown, so name matches are at
+        most a choice (ambiguous, by method name only).  ``T`` a type the checkout does not define (a
+        library's, through the aliases visible by ``#include``): an external call, never linked by name."""
+        recv = call.receiver.strip()
+        ty = _declared(recv, caller)
         if not ty:
-            return ids
-        short = re.sub(r"<.*", "", ty).split("::")[-1].strip()
+            return ids, "", None, []
+        normed = _norm(ty, ChainMap(self.typedefs(call.file, caller), self.visible_typedefs(call.file)))
+        bare = _bare_type(normed)
+        short = bare.split("::")[-1]
+        head = bare.split("::")[0]
+        name = call.callee.split("::")[-1]
+        tparams = self._template_params_around(caller)
+        known_type = _BUILTIN_RE.fullmatch(short) or self._is_project_type(short)
+        if head in tparams or bare in ("auto", "decltype") or not re.fullmatch(r"[\w:]+", bare) \
+                or ("::" not in bare and not known_type):
+            why = f"`{recv}` is of type `{ty.strip()}`"
+            why += ", a template parameter" if head in tparams else \
+                f", {normed[1:-1]} by `#if` arm" if _is_arms(normed) else \
+                ", not a type the checkout defines" if re.fullmatch(r"\w+", bare) else ", not known"
+            real = [i for i in self.t.live(ids) if not self.t.defs[i].attrs.get("decl_only")]
+            if not real:
+                return ids, "", None, []
+            return ids, "", Resolved(sorted(set(real)), AMBIGUOUS, f"by method name only ({why})", name_only=True), []
         typed = [i for i in ids if self.t.defs[i].container == short]
-        return typed or ids
+        if typed:
+            return typed, f"method of `{short}` (the declared type of `{recv}`)", None, \
+                _split_template(normed.replace("&", "").replace("*", "").strip())[1]
+        if known_type:
+            return ids, "", None, []  # a class of the checkout without that method here: a base class's, maybe
+        return [], "", Resolved(status=UNRESOLVED, how=f"method of `{bare}` (the declared type of `{recv}`), "
+                                "a type the checkout does not define", external=f"{bare}::{name}",
+                                external_kind="external"), []
 
-
-_INT_LIT_RE = re.compile(r"^[-+]?(0[xX][0-9a-fA-F]+|\d+)([uU]?[lL]{0,2}|[lL]{0,2}[uU]?)$")
-_FLOAT_LIT_RE = re.compile(r"^[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?[fF]$")
-_DOUBLE_LIT_RE = re.compile(r"^[-+]?(\d+\.\d*|\.\d+)([eE][-+]?\d+)?$")
-_CAST_RE = re.compile(r"^(?:static_cast|reinterpret_cast|const_cast)\s*<\s*(.+?)\s*>\s*\(.*\)$"
-                      r"|^\(\s*([\w:\s*&<>,]+?)\s*\)\s*[\w(]")
-
-
-_FIELD_RE = re.compile(r"(.+?)\s*(\.|->)\s*([A-Za-z_]\w*)")
-_ELEMENT_RE = re.compile(r"([A-Za-z_][\w.>-]*)\s*\[[^\[\]]*\]")
-_BUILTIN_RE = re.compile(
-    r"(unsigned |signed )?(char|short|int|long|long long|float|double|bool|void)|u?int(8|16|32|64)_t|size_t"
-    r"|(u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]|__half2?|half2?|__nv_bfloat162?|nv_bfloat162?"
-    r"|__nv_fp8_e4m3|__nv_fp8_e5m2")
-
-
-#: Arithmetic types by conversion rank (the usual arithmetic conversions between them).
-_ARITH_RANK = {"int32_t": 1, "uint32_t": 2, "int64_t": 3, "uint64_t": 4, "float": 5, "double": 6}
-_PROMOTED = {"int8_t", "uint8_t", "int16_t", "uint16_t", "char", "bool"}
-#: Types whose operators (CUDA's headers) give the same type when both operands have it.
-_SAME_OPERAND = {"__half", "__half2", "__nv_bfloat16", "__nv_bfloat162", "float2", "float4"}
-
-
-def _arith_result(types: list[str]) -> str:
-    """The type of ``a + b - c`` (or ``-a``) from its operands' types; "" when one is unknown or a
-    conversion the rule does not model (a vector, a class type, pointer arithmetic)."""
-    if not types or not all(types):
-        return ""
-    if all(t == types[0] for t in types) and types[0] in _SAME_OPERAND:
-        return types[0]
-    ranks = [_ARITH_RANK.get("int32_t" if t in _PROMOTED else t) for t in types]
-    if any(r is None for r in ranks):
-        return ""
-    best = max(r for r in ranks if r is not None)
-    return next(t for t, r in _ARITH_RANK.items() if r == best)
-
-
-def _balanced(t: str) -> bool:
-    depth = 0
-    for ch in t:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if depth < 0:
+    def _foreign_scope(self, head: str, ids: list[str], call: CallSite, caller: Definition) -> bool:
+        """Does the qualifier of ``head::f(…)``, which no definition's name ends with, rule out every
+        definition of ``f`` (``cute::gemm`` when the checkout's ``gemm`` are ``flash::gemm``, ``cute::copy``
+        when its ``copy`` are members of classes of ``cute``)?  Not when ``head`` is an alias, a template
+        parameter or a class of the checkout (its members may be found through it)."""
+        if not re.fullmatch(r"\w+", head) or head in self._template_params_around(caller) \
+                or self._is_project_type(head):
             return False
-    return depth == 0
+        return head not in self.typedefs(call.file, caller) and head not in self.visible_typedefs(call.file)
 
+    def _template_params_around(self, d: Definition) -> set[str]:
+        """``d``'s template parameters and those of the classes it is defined in."""
+        out = set(d.template_params)
+        cls = self._class_of(d) if d.container else None
+        for _ in range(8):  # nested classes, innermost first
+            if cls is None:
+                break
+            c = self.t.defs[cls]
+            out.update(c.template_params)
+            cls = self._class_of(c) if c.container else None
+        return out
 
-def _split_arith(a: str) -> list[str] | None:
-    """``x * s - y`` → its operands at the loosest level (``+``/``-``, else ``*``/``/``) outside
-    brackets; None when the text is not such a binary expression (or also holds another operator)."""
-    if any(op in a for op in ("<<", ">>", "&&", "||", "==", "!=", "<=", ">=", "?", "->", "%", "^", "|", " & ")) \
-            or re.search(r"[<>!=]", a):
-        return None
-    for ops in ("+-", "*/"):
-        cuts, depth = [], 0
-        for k, ch in enumerate(a):
-            depth += ch in "([{"
-            depth -= ch in ")]}"
-            if depth or ch not in ops or k == 0:
-                continue
-            before = a[:k].rstrip()
-            if not before or not re.search(r"[\w)\].]$", before) or a[k + 1 : k + 2] == ch:
-                continue  # unary, or ++ / --
-            if ch in "+-" and re.search(r"(?<![\w.])\d+(\.\d*)?[eE]$", before):
-                continue  # an exponent: 1e-5
-            cuts.append(k)
-        if cuts:
-            bounds = [-1, *cuts, len(a)]
-            return [a[x + 1 : y].strip() for x, y in zip(bounds, bounds[1:], strict=False)]
-    return None
+    def _is_project_type(self, name: str) -> bool:
+        return any(self.t.defs[i].kind == "cpp_type" for i in self.t.by_name.get(("cuda", name), []))
 
-
-def _file_under(verdict: str | None, x: str, match: list[str], unknown: list[str], assumed: list[str]) -> None:
-    """Put ``x`` in the list its verdict names (one that surely differs in none)."""
-    if verdict == "same":
-        match.append(x)
-    elif verdict is None:
-        unknown.append(x)
-    elif verdict == "assumed":
-        assumed.append(x)
-
-
-def _literal(t: str) -> str | None:
-    """An integer or boolean literal's value, as text."""
-    if t in ("true", "false"):
-        return "1" if t == "true" else "0"  # as a bool or an integer argument alike
-    m = _INT_LIT_RE.match(t)
-    if m:
-        try:
-            return str(int(t.rstrip("uUlL"), 0))
-        except ValueError:
-            return None
-    return None
-
-
-def _arg_type(arg: str, caller: Definition | None) -> str:
-    """The declared type of an argument expression, where it is plain to see."""
-    a = arg.strip()
-    m = _INT_LIT_RE.match(a)
-    if m:
-        suffix = m.group(2).lower()
-        return ("unsigned " if "u" in suffix else "") + ("long" if "l" in suffix else "int")
-    if _FLOAT_LIT_RE.match(a):
-        return "float"
-    if _DOUBLE_LIT_RE.match(a):
-        return "double"
-    if a in ("true", "false"):
-        return "bool"
-    if a == "nullptr":
-        return "nullptr"
-    m = _CAST_RE.match(a)
-    if m:
-        return m.group(1) or m.group(2) or ""
-    if caller is not None and re.fullmatch(r"\w+", a):
-        for p in caller.params:
-            if p.name == a:
-                return p.type
-        return caller.locals.get(a, "")
-    return ""
-
-
-def _norm(ty: str, typedefs: dict[str, str]) -> str:
-    """A type for comparison: aliases expanded, ``const``/``volatile``/references and spaces dropped."""
-    t = ty.strip()
-    for _ in range(4):
-        base = t.replace("const ", "").replace("volatile ", "").strip().rstrip("&").strip()
-        bare = base.rstrip("*").strip()
-        if bare in typedefs and typedefs[bare] != bare:
-            t = typedefs[bare] + base[len(bare):]
-            continue
-        break
-    t = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict)\b", "", t).replace("&", "")
-    t = re.sub(r"\s+", " ", t).strip()
-    t = re.sub(r"\s*\*\s*", "*", t)
-    bare = t.rstrip("*")
-    return _SAME_TYPE.get(bare, bare) + t[len(bare):]
-
-
-#: Spellings of one type (CUDA's headers: ``uint32_t`` is ``unsigned int``, ``half`` is ``__half``).
-_SAME_TYPE = {"unsigned int": "uint32_t", "unsigned": "uint32_t", "int": "int32_t", "signed int": "int32_t",
-              "unsigned short": "uint16_t", "short": "int16_t", "unsigned char": "uint8_t", "signed char": "int8_t",
-              "half": "__half", "half2": "__half2", "nv_bfloat16": "__nv_bfloat16",
-              "nv_bfloat162": "__nv_bfloat162"}
-#: Element type of the CUDA vector types' ``x``/``y``/``z``/``w`` fields.
-_VECTOR_FIELD = {"uint": "uint32_t", "int": "int32_t", "float": "float", "double": "double", "ushort": "uint16_t",
-                 "short": "int16_t", "uchar": "uint8_t", "char": "char", "__half": "__half",
-                 "__nv_bfloat16": "__nv_bfloat16"}
-_VECTOR_RE = re.compile(r"(uint|int|float|double|ushort|short|uchar|char)([1-4])|(__half|__nv_bfloat16)(2)")
-
-
-def _arity_fits(d: Definition, n: int) -> bool:
-    params = d.params
-    if any(p.type.endswith("...") for p in params):
-        return n >= len(params) - 1
-    if d.attrs.get("explicit_specialization"):
-        return n <= len(params)  # its default arguments are the primary template's, not written here
-    required = sum(1 for p in params if not p.default)
-    return required <= n <= len(params)
+    def visible_typedefs(self, file: str) -> dict[str, str]:
+        """The aliases of ``file`` and of the files it includes (transitively; the file's own win)."""
+        if file not in self._aliases:
+            out: dict[str, str] = {}
+            for f in sorted(self.visible(file) - {file}):
+                out.update(self.typedefs(f))
+            out.update(self.typedefs(file))
+            self._aliases[file] = out
+        return self._aliases[file]

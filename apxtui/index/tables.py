@@ -38,6 +38,19 @@ def short_type(text: str) -> str:
     return t.split("::")[-1].split(".")[-1].strip()
 
 
+#: A typedef whose ``#if`` arms (or scopes) of one file disagree: ``one of: A | B`` (its type is unknown).
+ALIAS_ARMS = "one of: "
+
+
+def alias_arms(have: str, new: str) -> str:
+    """The typedef table's entry for an alias defined again (``have`` then ``new``): every
+    arm is kept; when they disagree the entry says which types it may be."""
+    arms = have.removeprefix(ALIAS_ARMS).split(" | ") if have.startswith(ALIAS_ARMS) else [have]
+    if new not in arms:
+        arms.append(new)
+    return arms[0] if len(arms) == 1 else ALIAS_ARMS + " | ".join(arms)
+
+
 def _dd_list() -> defaultdict[str, list[Any]]:
     return defaultdict(list)
 
@@ -62,7 +75,9 @@ class Tables:
     kernels: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # kernel link name → ids
     # C/C++
     file_of: dict[str, FileFacts] = field(default_factory=dict)
-    typedefs: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))  # file → alias → type
+    # file → alias → type (``Scope::alias`` for a class's or function's own; ``one of: A | B`` when arms disagree)
+    typedefs: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
+    enumerators: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # name → ["Enum=value"]
     # Python
     py_imports: dict[str, dict[str, str]] = field(default_factory=lambda: defaultdict(dict))  # file → alias → path
     py_modules: dict[str, str] = field(default_factory=dict)  # dotted module → file
@@ -113,7 +128,11 @@ class Tables:
             elif imp.kind == "mod":
                 self.modules.add(imp.path)
             elif imp.kind == "typedef":
-                self.typedefs[f.file][imp.alias] = imp.path
+                key = f"{imp.scope}::{imp.alias}" if imp.scope else imp.alias  # a class's or function's own
+                have = self.typedefs[f.file].get(key)
+                self.typedefs[f.file][key] = imp.path if have is None else alias_arms(have, imp.path)
+            elif imp.kind == "enumerator":
+                self.enumerators[imp.alias].append(imp.path)
             elif imp.kind == "import":
                 self.py_imports[f.file][imp.alias] = imp.path
         if f.lang == "rust":

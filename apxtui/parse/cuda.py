@@ -425,6 +425,9 @@ class _Extractor:
         for n, _ in self.caps["definition.typedef"]:
             self.check()
             self._typedef(n)
+        for n, _ in self.caps["definition.enum"]:
+            self.check()
+            self._enum(n)
         for n, _ in self.caps["definition.macro"]:
             self.check()
             self._macro(n)
@@ -836,6 +839,30 @@ class _Extractor:
             else:
                 self.scope_aliases.setdefault(alias, path)
 
+    def _enum(self, node: Node) -> None:
+        """``enum E { A = 0, B, C = 10 }``: one Import of kind ``enumerator`` per enumerator (alias its
+        name, path ``E=value``; the value empty where it is not an integer literal or counted on from one)."""
+        body, name = _field(node, "body"), _field(node, "name")
+        if body is None:
+            return
+        scope, cfg, _ = self._item_scope(node)
+        ename = "::".join([*self._scope(node)["names"], text(name, self.src)]) if name is not None else ""
+        value: int | None = -1
+        for e in _named(body):
+            n, v = _field(e, "name"), _field(e, "value")
+            if e.type != "enumerator" or n is None:
+                continue
+            if v is None:
+                value = None if value is None else value + 1
+            else:
+                try:
+                    value = int(text(v, self.src).rstrip("uUlL"), 0)
+                except ValueError:
+                    value = None
+            self.facts.imports.append(Import(kind="enumerator", path=f"{ename}={'' if value is None else value}",
+                                             alias=text(n, self.src), file=self.facts.file, line=line(e),
+                                             scope=scope, cfg=cfg))
+
     def _macro(self, node: Node) -> None:
         scope, cfg, _ = self._item_scope(node)
         name = text(_field(node, "name"), self.src)
@@ -907,7 +934,7 @@ class _Extractor:
         for i, d in enumerate(node.children):
             if node.field_name_for_child(i) != "declarator":
                 continue
-            if d.type == "function_declarator":
+            if d.type == "function_declarator" and not self._constructed(d, fn):
                 continue
             n, prefix, arrays = _declarator_name(d, self.src)
             if n is None or n.type != "identifier":
@@ -919,6 +946,21 @@ class _Extractor:
                 if value.type == "initializer_list" and len(_named(value)) == 1:
                     value = _named(value)[0]
                 self._assign(fn, var, value, node)
+
+    def _constructed(self, d: Node, fn: _Fn) -> bool:
+        """Is ``T x(a, b);`` in a function body a local built by a constructor, not a prototype?
+        The parser reads it as a function declarator when every argument is a bare name; it is a
+        local when each name is a parameter or local of the function (a variable, not a type)."""
+        params = _field(d, "parameters")
+        kids = _named(params) if params is not None else []
+        if not kids:
+            return False  # `T x();`: a prototype (the most vexing parse)
+        for p in kids:
+            named = _named(p)
+            if p.type != "parameter_declaration" or len(named) != 1 or named[0].type != "type_identifier" \
+                    or fn.var_type(text(named[0], self.src)) is None:
+                return False
+        return True
 
     def _local_assign(self, node: Node) -> None:
         left, right = _field(node, "left"), _field(node, "right")
