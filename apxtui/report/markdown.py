@@ -36,21 +36,6 @@ KIND_TAG = {
 ALL_STAGES_MAX = 2000  # rows of the "All stages" table (a real engine's full trace has tens of thousands)
 
 
-def breadcrumb(stages: list[dict[str, Any]]) -> str:
-    """Language-tagged chain along the deepest device stage (or the deepest stage)."""
-    if not stages:
-        return ""
-    target = next((i for i, s in enumerate(stages) if s["kind"] in DEVICE_KINDS), len(stages) - 1)
-    chain: list[dict[str, Any]] = []
-    depth = stages[target]["depth"]
-    for s in reversed(stages[: target + 1]):
-        if s["depth"] <= depth:
-            chain.append(s)
-            depth = s["depth"] - 1
-    chain.reverse()
-    return " → ".join(f"{KIND_TAG.get(s['kind'], s['kind'])}: {code(s['name'])}" for s in chain)
-
-
 def _loc(s: dict[str, Any]) -> str:
     return f"{s['file']}:{s['line']}" if s.get("file") else "—"
 
@@ -105,33 +90,6 @@ def _mermaid_label(text: str) -> str:
     for ch, ent in (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;"), ("`", "#96;")):
         text = text.replace(ch, ent)
     return one_line(text, 120)
-
-
-def render_markdown(doc: dict[str, Any]) -> str:
-    """The full per-call report of a trace document (the pre-map format; ``--detail full`` appends its body)."""
-    stages = doc["stages"]
-    e = doc["entry"]
-    out = [f"# apxtui trace: {code(e['qualname'])}", ""]
-    wt = doc.get("working_tree")
-    changes = "not a git checkout" if wt is None else (
-        f"{len(wt['modified'])} modified, {len(wt['untracked'])} untracked" if (wt["modified"] or wt["untracked"])
-        else "clean")
-    out += [
-        f"- **Checkout:** {code(doc['checkout'])}",
-        f"- **Revision:** {code(doc['revision'])}" + (f" (branch {code(doc['branch'])})" if doc.get("branch") else ""),
-        f"- **Working tree:** {changes}",
-        f"- **Checkpoint:** {esc(doc['checkpoint']) if doc.get('checkpoint') else 'none given'}",
-        f"- **Profile:** {esc(doc['profile'])}",
-        f"- **Selection:** {', '.join(code(s) for s in doc['select']) or 'none (every arm shown)'}",
-        *choice_lines(doc),
-        f"- **apxtui:** {doc['apxtui']}",
-        "",
-        f"> {doc['static_analysis']}",
-        "",
-        f"**Path:** {breadcrumb(stages)}",
-        "",
-    ]
-    return "\n".join(out + detail_sections(doc))
 
 
 def detail_sections(doc: dict[str, Any]) -> list[str]:
@@ -197,17 +155,6 @@ def detail_sections(doc: dict[str, Any]) -> list[str]:
     out += checkpoint_sections(doc)
     out += ["", "## Graph", "", mermaid(stages), ""]
     return out
-
-
-def choice_lines(doc: dict[str, Any]) -> list[str]:
-    """The explorer's arm choices (``[``/``]``) by dispatch point, in path order."""
-    chosen = doc.get("choices") or {}
-    if not chosen:
-        return []
-    picks = [f"{code(d['subject'] or d['construct'])} at {esc(d['file'])}:{d['line']} → "
-             + ", ".join(code(a["label"][:60]) for a in d["arms"] if a["selected"])
-             for d in doc["dispatch_points"] if d["key"] in chosen]
-    return [f"- **Arm choices:** {'; '.join(dict.fromkeys(picks)) or 'none on this path'}"]
 
 
 def analysis_cells(s: dict[str, Any]) -> list[str]:
