@@ -1,15 +1,17 @@
-"""Markdown report of a trace document (``apxtui trace --format md`` and the TUI's ``e``).
+"""Markdown report of a trace (``apxtui trace --format md`` and the TUI's ``e``).
 
-Input is the dict of :func:`apxtui.report.model.trace_document`; nothing is parsed or
-resolved here.  Every string from the checkout or checkpoint goes through :func:`esc`
-(text) or :func:`code` (inline code) of :mod:`apxtui.textsafe`: no HTML, link, code
-span, table-cell break, newline or terminal control survives into the report.
+Input is a :class:`apxtui.report.model.MapReport`: the execution map, the checkpoint's typed
+facts (:class:`apxtui.checkpoint.ontrace.CheckpointFacts`) and, with ``--detail full``, the
+trace document's per-stage dicts; nothing is parsed or resolved here.  Every string from the
+checkout or checkpoint goes through :func:`esc` (text) or :func:`code` (inline code) of
+:mod:`apxtui.textsafe`: no HTML, link, code span, table-cell break, newline or terminal
+control survives into the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from apxtui.analysis.capture import hazard_detail
 from apxtui.analysis.hostops import host_op
@@ -23,7 +25,17 @@ from apxtui.report.maptable import FrequencyChange, table_lines
 from apxtui.textsafe import md as esc
 from apxtui.textsafe import md_code as code
 from apxtui.textsafe import one_line
-from apxtui.vocab import DEVICE_KINDS, CallClass, Phase
+from apxtui.vocab import DEVICE_KINDS, CallClass, DtypeKind, FigureStatus, Phase
+
+if TYPE_CHECKING:
+    from apxtui.analysis.path import PathStage
+    from apxtui.checkpoint.ontrace import CheckpointFacts
+    from apxtui.checkpoint.solfacts import SpeedOfLight
+    from apxtui.checkpoint.weights import ComputeBelow
+    from apxtui.report.model import MapReport
+    from apxtui.trace import Via
+
+IE, OK = FigureStatus.INSUFFICIENT.value, FigureStatus.OK.value
 
 LANG_TAG = {"python": "Python", "rust": "Rust", "cuda": "CUDA/C++"}
 KIND_TAG = {
@@ -92,8 +104,9 @@ def _mermaid_label(text: str) -> str:
     return one_line(text, 120)
 
 
-def detail_sections(doc: dict[str, Any]) -> list[str]:
-    """Every device stage and stage, dispatch points, open questions, analyses, checkpoint and graph."""
+def detail_sections(doc: dict[str, Any], checkpoint: list[str]) -> list[str]:
+    """Every device stage and stage, dispatch points, open questions, analyses, the ``checkpoint`` sections
+    (:func:`checkpoint_sections`) and graph."""
     stages = doc["stages"]
     e = doc["entry"]
     out = ["## Execution order (device work)", ""]
@@ -152,7 +165,7 @@ def detail_sections(doc: dict[str, Any]) -> list[str]:
         v = s.get("via") or {}
         out.append(f"- unresolved {code(s['qualname'])} called at {esc(_site(s))} ({esc(v.get('how', ''))})")
     out += analysis_sections(doc)
-    out += checkpoint_sections(doc)
+    out += checkpoint
     out += ["", "## Graph", "", mermaid(stages), ""]
     return out
 
@@ -235,111 +248,111 @@ def region_lines(r: dict[str, Any]) -> list[str]:
     return out
 
 
-def checkpoint_sections(doc: dict[str, Any]) -> list[str]:
-    """Weight join, stored weights per stage, loop bounds and speed of light (``trace --checkpoint``)."""
-    cj = doc.get("checkpoint_join")
-    if not cj:
-        why = (f"checkpoint {code(doc['checkpoint'])} could not be read: {esc(doc['checkpoint_error'])}"
-               if doc.get("checkpoint_error")
-               else f"checkpoint {code(doc['checkpoint'])} given but not joined" if doc.get("checkpoint")
+def checkpoint_sections(facts: CheckpointFacts | None, stages: Sequence[PathStage], checkpoint: str | None,
+                        error: str = "") -> list[str]:
+    """Weight join, stored weights per stage, loop bounds and speed of light (``trace --checkpoint``);
+    ``stages``: the analysed path ``facts`` index into; ``checkpoint``/``error``: what was given and why it
+    could not be read or joined (no ``facts``)."""
+    if facts is None:
+        why = (f"checkpoint {code(str(checkpoint))} could not be read: {esc(error)}" if error
+               else f"checkpoint {code(checkpoint)} given but not joined" if checkpoint
                else "No checkpoint given (`--checkpoint PATH`).")
         return ["", "## Checkpoint weight join", "", why]
-    j = cj["join"]
-    c = j["counts"]
-    out = ["", "## Checkpoint weight join", "", f"**{esc(j['status_text'])}**", "",
-           f"- tensors: {c['tensors']} ({c['claimed']} claimed, {c['unclaimed']} unclaimed, "
-           f"{c['duplicate_claims']} claimed by more than one pattern)",
-           f"- code patterns: {c['patterns']} ({c['matched_patterns']} matched, {c['unmatched_patterns']} match "
-           f"nothing, {c['prefix_patterns']} prefixes only)", f"- {esc(j['static_analysis'])}", ""]
-    rows = [(p, "matched") for p in j["matched"]] + [(p, "not in checkpoint") for p in j["unmatched"]]
+    j, n = facts.join, facts.LIST_MAX
+    out = ["", "## Checkpoint weight join", "", f"**{esc(j.status_text())}**", "",
+           f"- tensors: {j.tensors} ({j.claimed} claimed, {len(j.unclaimed)} unclaimed, "
+           f"{len(j.duplicates)} claimed by more than one pattern)",
+           f"- code patterns: {len(j.matches)} ({len(j.matched)} matched, {len(j.unmatched)} match "
+           f"nothing, {len(j.prefixes)} prefixes only)", f"- {esc(j.static_analysis)}", ""]
+    rows = [(p, "matched") for p in j.matched[:n]] + [(p, "not in checkpoint") for p in j.unmatched[:n]]
     if rows:
         out += ["| pattern | status | tensors | dtype | bytes | source |", "|---|---|---|---|---|---|"]
         for p, st in rows:
-            out.append("| " + " | ".join([code(p["pattern"]), esc(st), str(p["tensors"]), esc(",".join(p["dtypes"])),
-                                          str(p["bytes"]), esc(", ".join(x["at"] for x in p["sources"][:3]))]) + " |")
-    for u in j["unclaimed"]:
-        out.append(f"- unclaimed: {code(u['pattern'])} ×{u['count']} ({esc(','.join(u['dtypes']))})")
-    for d in j["duplicates"]:
-        out.append(f"- claimed twice: {code(d['tensor'])} by " + ", ".join(code(x) for x in d["patterns"]))
-    out += ["", "## Stored weights per stage (heuristic)", "", f"> {esc(cj['weights_note'])}", ""]
-    ws = [(s, w) for s in doc["stages"] for w in s.get("weights", []) if w.get("first_at_site")]
+            out.append("| " + " | ".join([
+                code(p.pattern.text), esc(st), str(len(p.tensors)), esc(",".join(sorted({t.dtype for t in p.tensors}))),
+                str(p.nbytes), esc(", ".join(x.at for x in p.pattern.sources[:3]))]) + " |")
+    for pat, ts in list(j.unclaimed_groups().items())[:n]:
+        out.append(f"- unclaimed: {code(pat)} ×{len(ts)} ({esc(','.join(sorted({t.dtype for t in ts})))})")
+    for tensor, pats in list(j.duplicates.items())[:n]:
+        out.append(f"- claimed twice: {code(tensor)} by " + ", ".join(code(x) for x in pats))
+    out += ["", "## Stored weights per stage (heuristic)", "", f"> {esc(facts.WEIGHTS_NOTE)}", ""]
+    ws = [(i, w) for i in sorted(facts.weights) for w in facts.weights[i].rows if w.first_at_site]
     if not ws:
         out.append("No traced operator reads a weight whose tensor name is known.")
     else:
         out += ["| stage | call site | argument | tensor pattern | stored dtype | shape | bytes/tensor | compute "
                 "dtypes (analysis) | stored vs compute | how |", "|---|---|---|---|---|---|---|---|---|---|"]
-        for s, w in ws:
-            comp = "; ".join(_compute_short(x) for x in s.get("weights_compute", [])) or "not established"
-            st = w["stored"]
+        for i, w in ws:
+            comp = "; ".join(_compute_short(x) for x in facts.weights[i].compute) or "not established"
+            s, sw = stages[i].stage, w.stored
             out.append("| " + " | ".join([
-                code(s["qualname"]), esc(_site(s)), code(w["arg"]), code(w["pattern"]), esc(",".join(st["dtype"])),
-                esc(" | ".join(str(x) for x in st["shape"])), str(st["bytes_per_tensor"]), esc(comp),
-                esc(w.get("stored_vs_compute", "")), esc(w["how"])]) + " |")
-    lb = doc.get("loop_bounds") or []
-    if lb:
+                code(s.qualname), esc(_via_site(s.via)), code(w.arg), code(w.pattern), esc(",".join(sw.dtype)),
+                esc(" | ".join(str(list(x)) for x in sw.shape)), str(sw.bytes_per_tensor), esc(comp),
+                esc(w.stored_vs_compute), esc(w.how)]) + " |")
+    if facts.bounds.loops:
         out += ["", "## Loop bounds", "", "| loop | value | config field | status | reason |", "|---|---|---|---|---|"]
-        for r in lb:
-            out.append("| " + " | ".join([code(r["loop"][:80]), esc(r["value"] if r["value"] is not None else "—"),
-                                          esc(r["config_field"] or "—"), esc(r["status"]),
-                                          esc(r.get("reason", ""))]) + " |")
-        for ph, kinds in ((doc.get("launch_totals_bound") or {}).get("by_phase") or {}).items():
+        for r in facts.bounds.loops:
+            out.append("| " + " | ".join([code(r.loop[:80]), esc(r.value if r.value is not None else "—"),
+                                          esc(r.config_field or "—"), esc(r.status), esc(r.reason)]) + " |")
+        for ph, kinds in (facts.bounds.totals.get("by_phase") or {}).items():
             out.append(f"- {esc(ph)}: " + ", ".join(f"{esc(k)} {esc(v['value'])}" for k, v in kinds.items()))
-    sol = doc.get("speed_of_light")
-    if sol:
-        out += sol_markdown(sol)
+    if facts.sol is not None:
+        out += sol_markdown(facts.sol)
     return out
 
 
-def _compute_short(c: dict[str, Any]) -> str:
-    name = c["stage"].split("::")[-1]
-    if c["kind"] == "library":
-        ops = c.get("operands") or {}
-        return f"{name}: " + " ".join(f"{k} {v}" for k, v in ops.items()) + f", compute {c.get('compute') or '?'}"
-    return (f"{name}: in {','.join(c.get('input') or []) or '?'}, acc {','.join(c.get('accumulator') or []) or '—'}"
-            f", out {','.join(c.get('output') or []) or '?'}")
+def _via_site(v: Via | None) -> str:
+    return f"{v.file}:{v.line}" if v is not None and v.file else ""
+
+
+def _compute_short(c: ComputeBelow) -> str:
+    name = c.stage.split("::")[-1]
+    if c.kind is DtypeKind.LIBRARY:
+        return f"{name}: " + " ".join(f"{k} {v}" for k, v in c.operands.items()) + f", compute {c.compute or '?'}"
+    return (f"{name}: in {','.join(c.input) or '?'}, acc {','.join(c.accumulator) or '—'}"
+            f", out {','.join(c.output) or '?'}")
 
 
 def _secs(x: float) -> str:
     return f"{x * 1e6:.3f} µs" if x < 1e-3 else f"{x * 1e3:.3f} ms" if x < 1 else f"{x:.3f} s"
 
 
-def sol_markdown(sol: dict[str, Any]) -> list[str]:
+def sol_markdown(sol: SpeedOfLight) -> list[str]:
     """The speed-of-light section: inputs, figures with sources, bound, estimate, KV cache."""
-    i = sol["inputs"]
-    out = ["", f"## Speed of light on {esc(sol['device'])}", "", f"> {esc(sol['static_analysis'])}", "",
-           f"- batch {i['batch']}, seq {i['seq']}, context {i['context']} ({esc(i['context_note'])})"]
-    f = sol["figures"]
-    if f.get("memory_bandwidth_GBps"):
-        out.append(f"- memory bandwidth {f['memory_bandwidth_GBps']['value']:g} GB/s — "
-                   f"{esc(f['memory_bandwidth_GBps']['source'])}")
-    for k, v in f.get("peaks_tflops", {}).items():
-        out.append(f"- peak for {esc(k)}: " + (f"{v['value']:g} TFLOPS dense — {esc(v['source'])}" if v else
+    i = sol.inputs
+    out = ["", f"## Speed of light on {esc(sol.device)}", "", f"> {esc(sol.static_analysis)}", "",
+           f"- batch {i.batch}, seq {i.seq}, context {i.context} ({esc(i.context_note)})"]
+    f = sol.figures
+    if f.memory_bandwidth_GBps:
+        out.append(f"- memory bandwidth {f.memory_bandwidth_GBps.value:g} GB/s — {esc(f.memory_bandwidth_GBps.source)}")
+    for k, v in f.peaks_tflops.items():
+        out.append(f"- peak for {esc(k)}: " + (f"{v.value:g} TFLOPS dense — {esc(v.source)}" if v else
                                                "INSUFFICIENT_EVIDENCE (not in the device table)"))
-    if f.get("launch_floor_us"):
-        out.append(f"- launch floor {f['launch_floor_us']['value']:g} µs — {esc(f['launch_floor_us']['source'])}")
-    d = sol["demand"]
-    out.append(f"- demand per call: weights {d['weight_bytes']:,.0f} B, activations {d['activation_bytes']:,.0f} B, "
-               f"KV {d['kv_bytes']:,.0f} B, FLOPs " + (", ".join(f"{k} {v:,.0f}" for k, v in
-                                                              d["flops_by_dtype"].items()) or "none counted"))
-    bad = [a for a in sol.get("anchors", []) if not a["consistent"]]
-    out.append(f"- anchors: {len(sol.get('anchors', []))} weight patterns checked against the checkpoint, "
-               f"{len(bad)} inconsistent" + "".join(f"; {code(a['pattern'])} {a['reads_on_path']} reads vs "
-                                                     f"{a['checkpoint_tensors']} tensors" for a in bad))
-    b, e = sol["bound"], sol["estimate"]
+    if f.launch_floor_us:
+        out.append(f"- launch floor {f.launch_floor_us.value:g} µs — {esc(f.launch_floor_us.source)}")
+    d = sol.demand
+    out.append(f"- demand per call: weights {d.weight_bytes:,.0f} B, activations {d.activation_bytes:,.0f} B, "
+               f"KV {d.kv_bytes:,.0f} B, FLOPs " + (", ".join(f"{k} {v:,.0f}" for k, v in
+                                                              d.flops_by_dtype.items()) or "none counted"))
+    bad = [a for a in sol.anchors if not a.consistent]
+    out.append(f"- anchors: {len(sol.anchors)} weight patterns checked against the checkpoint, "
+               f"{len(bad)} inconsistent" + "".join(f"; {code(a.pattern)} {a.reads_on_path} reads vs "
+                                                     f"{a.checkpoint_tensors} tensors" for a in bad))
+    b, e = sol.bound, sol.estimate
     out += ["", "| figure | value | status | detail |", "|---|---|---|---|"]
-    out.append("| conditional bound | " + (_secs(b["seconds"]) if "seconds" in b else "—") + f" | {esc(b['status'])} | "
-               + esc("; ".join([*([f"limited by {b['limiter']}"] if "limiter" in b else []), *b.get("missing", [])]))
-               + " |")
-    out.append("| serial estimate | " + (_secs(e["seconds"]) if "seconds" in e else "—") + f" | {esc(e['status'])} | "
-               + esc("; ".join(e.get("missing", [])) or e.get("meaning", "")) + " |")
-    kv = sol.get("kv_cache") or {}
-    if kv.get("status") == "ok":
-        out.append(f"\n- KV cache: {kv['bytes_per_token']:,} B per token ({esc(kv['formula'])}; "
-                   f"{esc(', '.join(kv['fields'].values()))}); {kv['bytes_at_context']:,} B at context "
-                   f"{kv['context']} × batch {kv['batch']}")
-    elif kv:
-        out.append("\n- KV cache: INSUFFICIENT_EVIDENCE: " + esc("; ".join(kv.get("missing", []))))
-    for x in sol.get("excluded", []):
+    out.append("| conditional bound | " + (_secs(b.seconds) if b.seconds is not None else "—")
+               + f" | {esc(b.status)} | "
+               + esc("; ".join([*([f"limited by {b.limiter}"] if b.status != IE else []), *b.missing])) + " |")
+    out.append("| serial estimate | " + (_secs(e.seconds) if e.seconds is not None else "—") + f" | {esc(e.status)} | "
+               + esc("; ".join(e.missing) or e.meaning) + " |")
+    kv = sol.kv_cache
+    if kv.status == OK:
+        out.append(f"\n- KV cache: {kv.bytes_per_token:,} B per token ({esc(kv.formula)}; "
+                   f"{esc(', '.join(kv.fields.values()))}); {kv.bytes_at_context:,} B at context "
+                   f"{kv.context} × batch {kv.batch}")
+    else:
+        out.append("\n- KV cache: INSUFFICIENT_EVIDENCE: " + esc("; ".join(kv.missing)))
+    for x in sol.excluded:
         out.append(f"- not priced: {esc(x)}")
     return out
 
@@ -479,7 +492,7 @@ def map_table(t: Any, lines: list[Any], aliases: dict[str, str], ncols: int = 8)
     return out
 
 
-def render_map_markdown(rep: Any, detail: bool = False) -> str:
+def render_map_markdown(rep: MapReport, detail: bool = False) -> str:
     """The default Markdown report: summary, phase tables, boundaries, capture, open questions;
     ``detail`` (and ``rep.trace``): also every stage and the per-call analyses of the full trace."""
     h, m = rep.header, rep.map
@@ -523,15 +536,14 @@ def render_map_markdown(rep: Any, detail: bool = False) -> str:
     if al:
         out += ["", "Aliases: " + "; ".join(f"`{a}` = `{n}`" for n, a in al.items())]
     out += map_boundaries(m) + map_capture(m) + map_transfers(m) + map_open(m)
-    doc = rep.trace or {"checkpoint": h.get("checkpoint")}
-    if rep.checkpoint_error:
-        doc = {**doc, "checkpoint_error": rep.checkpoint_error}
-    if "stages" in doc:
-        out += trace_cut_lines(doc)
-    if detail and "stages" in doc:
-        out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(doc)
+    ckpt = checkpoint_sections(rep.checkpoint_facts, rep.analysed.stages if rep.analysed is not None else (),
+                               h.get("checkpoint"), rep.checkpoint_error)
+    if rep.trace is not None:
+        out += trace_cut_lines(rep.trace)
+    if detail and rep.trace is not None:
+        out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(rep.trace, ckpt)
     else:
-        out += checkpoint_sections(doc)
+        out += ckpt
     return "\n".join(out) + "\n"
 
 

@@ -166,8 +166,7 @@ def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[st
         "path": str(ckpt.path), "tensors": len(ckpt.tensors), "bytes": ckpt.total_bytes,
         "config": ckpt.config_file, "problems": [str(p) for p in ckpt.problems][:20],
         "join": facts.join_summary, "stages_with_weights": len(facts.weights),
-        "weights_note": "per-stage weights are heuristic: the field an operator reads matched to the loader's "
-                        "tensor name; stored dtype (checkpoint) and compute dtypes (analysis) are separate facts",
+        "weights_note": facts.WEIGHTS_NOTE,
     }
     if facts.sol is not None:
         doc["speed_of_light"] = facts.sol.to_dict()
@@ -180,7 +179,8 @@ def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[st
 @dataclass
 class MapReport:
     """What the Markdown / text views of a trace show: the header, the execution map and the path
-    to one row (``path_key``); ``trace`` is the full trace document (``--detail full``, JSON)."""
+    to one row (``path_key``); ``trace`` is the full trace document (``--detail full``, JSON); ``analysed`` and
+    ``checkpoint_facts`` are the typed facts the Markdown and text views read."""
 
     header: dict[str, Any]
     map: Any  # apxtui.map.ExecutionMap
@@ -189,6 +189,7 @@ class MapReport:
     trace: dict[str, Any] | None = None
     analysed: AnalysedPath | None = None  # the analysed path of ``trace``
     checkpoint_error: str = ""  # why the checkpoint could not be read or joined ("" when it could, or none given)
+    checkpoint_facts: CheckpointFacts | None = None  # the checkpoint's facts on ``analysed`` (when joined)
 
 
 def default_path(m: Any) -> tuple[str, ...]:
