@@ -25,15 +25,16 @@ from apxtui.report.maptable import FrequencyChange, table_lines
 from apxtui.textsafe import md as esc
 from apxtui.textsafe import md_code as code
 from apxtui.textsafe import one_line
-from apxtui.vocab import DEVICE_KINDS, CallClass, DtypeKind, FigureStatus, Phase
+from apxtui.vocab import DEVICE_KINDS, CallClass, DtypeKind, FigureStatus, NodeKind, Phase, Resolution
 
 if TYPE_CHECKING:
     from apxtui.analysis.path import PathStage
+    from apxtui.analysis.stagefacts import StageFacts
     from apxtui.checkpoint.ontrace import CheckpointFacts
     from apxtui.checkpoint.solfacts import SpeedOfLight
     from apxtui.checkpoint.weights import ComputeBelow
     from apxtui.report.model import MapReport
-    from apxtui.trace import Via
+    from apxtui.trace import Stage, Via
 
 IE, OK = FigureStatus.INSUFFICIENT.value, FigureStatus.OK.value
 
@@ -48,46 +49,52 @@ KIND_TAG = {
 ALL_STAGES_MAX = 2000  # rows of the "All stages" table (a real engine's full trace has tens of thousands)
 
 
-def _loc(s: dict[str, Any]) -> str:
-    return f"{s['file']}:{s['line']}" if s.get("file") else "—"
+def _loc(s: Stage) -> str:
+    return f"{s.file}:{s.line}" if s.file else "—"
 
 
-def _site(s: dict[str, Any]) -> str:
-    v = s.get("via") or {}
-    return f"{v.get('file')}:{v.get('line')}" if v.get("file") else ""
+def _site(s: Stage) -> str:
+    return _via_site(s.via)
 
 
-def device_rows(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per kernel launch / library call / external call, with the chain that reached it."""
+def _via_site(v: Via | None) -> str:
+    return f"{v.file}:{v.line}" if v is not None and v.file else ""
+
+
+def _nearest(chain: Sequence[Stage], kinds: tuple[str, ...]) -> str:
+    return next((c.qualname for c in reversed(chain) if c.kind in kinds), "")
+
+
+ENTRY_KINDS = (NodeKind.PYTHON_FN, NodeKind.PYO3_BINDING, NodeKind.CPP_BINDING)
+
+
+def device_rows(stages: Sequence[PathStage]) -> list[tuple[PathStage, str, str, str]]:
+    """One row per kernel launch / library call / external call: the stage and the nearest Python/binding
+    entry, Rust operator and ABI adapter above it."""
     rows = []
-    chain: list[dict[str, Any]] = []
-    for s in stages:
-        chain = chain[: s["depth"]]
+    chain: list[Stage] = []
+    for ps in stages:
+        s = ps.stage
+        chain = chain[: ps.depth]
         chain.append(s)
-        if s["kind"] in DEVICE_KINDS or (s["kind"] == "external" and s["lang"] == "cuda"):
-            def nearest(kinds: tuple[str, ...], _chain: tuple[dict[str, Any], ...] = tuple(chain)) -> str:
-                for c in reversed(_chain[:-1]):
-                    if c["kind"] in kinds:
-                        return str(c["qualname"])
-                return ""
-            rows.append({"stage": s, "entry": nearest(("python_fn", "pyo3_binding", "cpp_binding")),
-                         "rust": nearest(("rust_fn",)), "abi": nearest(("abi_fn",))})
+        if s.kind in DEVICE_KINDS or (s.kind == NodeKind.EXTERNAL and s.lang == "cuda"):
+            above = chain[:-1]
+            rows.append((ps, _nearest(above, ENTRY_KINDS), _nearest(above, (NodeKind.RUST_FN,)),
+                         _nearest(above, (NodeKind.ABI_FN,))))
     return rows
 
 
-def mermaid(stages: list[dict[str, Any]], limit: int = 60) -> str:
+def mermaid(stages: Sequence[PathStage], limit: int = 60) -> str:
     lines = ["```mermaid", "graph TD"]
-    ids: dict[int, str] = {}
     stack: list[int] = []
-    for i, s in enumerate(stages[:limit]):
-        ids[i] = f"s{i}"
-        label = _mermaid_label(f"{KIND_TAG.get(s['kind'], s['kind'])}: {s['name']}")
+    for i, ps in enumerate(stages[:limit]):
+        s = ps.stage
+        label = _mermaid_label(f"{KIND_TAG.get(s.kind, s.kind)}: {s.name}")
         lines.append(f'  s{i}["{label}"]')
-        stack = stack[: s["depth"]]
+        stack = stack[: ps.depth]
         if stack:
-            v = s.get("via") or {}
-            tag = v.get("kind", "")
-            if v.get("loops"):
+            tag = s.via.kind if s.via else ""
+            if s.via and s.via.loops:
                 tag += " ×"
             lines.append(f"  s{stack[-1]} -->|{tag}| s{i}" if tag else f"  s{stack[-1]} --> s{i}")
         stack.append(i)
@@ -104,10 +111,9 @@ def _mermaid_label(text: str) -> str:
     return one_line(text, 120)
 
 
-def detail_sections(doc: dict[str, Any], checkpoint: list[str]) -> list[str]:
-    """Every device stage and stage, dispatch points, open questions, analyses, the ``checkpoint`` sections
-    (:func:`checkpoint_sections`) and graph."""
-    stages = doc["stages"]
+def detail_sections(doc: dict[str, Any], stages: Sequence[PathStage], checkpoint: list[str]) -> list[str]:
+    """Every device stage and stage (``stages``: the analysed path of ``doc``), dispatch points, open
+    questions, analyses, the ``checkpoint`` sections (:func:`checkpoint_sections`) and graph."""
     e = doc["entry"]
     out = ["## Execution order (device work)", ""]
     rows = device_rows(stages)
@@ -117,29 +123,28 @@ def detail_sections(doc: dict[str, Any], checkpoint: list[str]) -> list[str]:
             "| dtypes | launches | frequency | capture role | source |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for i, r in enumerate(rows, 1):
-            s = r["stage"]
-            v = s.get("via") or {}
-            what = s["qualname"] + (" (library call)" if s["kind"] == "vendor_api" else "") + (
-                " (external)" if s["kind"] == "external" else "")
-            res = v.get("resolution", "")
-            dt, la, fr, cap = analysis_cells(s)
+        for i, (ps, entry, rust, abi) in enumerate(rows, 1):
+            s, v = ps.stage, ps.stage.via
+            what = s.qualname + (" (library call)" if s.kind == NodeKind.VENDOR_API else "") + (
+                " (external)" if s.kind == NodeKind.EXTERNAL else "")
+            res = v.resolution if v else ""
+            dt, la, fr, cap = analysis_cells(ps.facts)
             out.append("| " + " | ".join([
-                str(i), code(r["entry"] or e["qualname"]), code(r["rust"]), code(r["abi"]),
-                code(what) + (f" ({esc(res)})" if res and res != "exact" else ""),
-                esc(", ".join(v.get("template_args", []))), dt, la, fr, cap, esc(_site(s) or _loc(s)),
+                str(i), code(entry or e["qualname"]), code(rust), code(abi),
+                code(what) + (f" ({esc(res)})" if res and res != Resolution.EXACT else ""),
+                esc(", ".join(v.template_args if v else ())), dt, la, fr, cap, esc(_site(s) or _loc(s)),
             ]) + " |")
     else:
         out.append("No kernel launch or library call is reached on this path.")
     out += ["", "## All stages", "", "| depth | stage | kind | reached via | conditions | resolution | definition |",
             "|---|---|---|---|---|---|---|"]
-    for s in stages[:ALL_STAGES_MAX]:
-        v = s.get("via") or {}
-        via = f"{v.get('kind', '')} @ {_site(s)}" if v else "entry"
-        cut = f" ({s['cut']}: not expanded)" if s.get("cut") else ""
+    for ps in stages[:ALL_STAGES_MAX]:
+        s, v = ps.stage, ps.stage.via
+        via = f"{v.kind} @ {_site(s)}" if v else "entry"
+        cut = f" ({s.cut}: not expanded)" if s.cut else ""
         out.append("| " + " | ".join([
-            str(s["depth"]), code(("· " * s["depth"]) + s["qualname"]) + esc(cut), esc(s["kind"]), esc(via),
-            esc("; ".join(v.get("conditions", []))), esc(v.get("resolution", "")), esc(_loc(s)),
+            str(ps.depth), code(("· " * ps.depth) + s.qualname) + esc(cut), esc(s.kind), esc(via),
+            esc("; ".join(c.text for c in v.conditions) if v else ""), esc(v.resolution if v else ""), esc(_loc(s)),
         ]) + " |")
     if len(stages) > ALL_STAGES_MAX:
         out += ["", f"… {len(stages) - ALL_STAGES_MAX:,} more stages not listed here (the device table above has "
@@ -154,26 +159,28 @@ def detail_sections(doc: dict[str, Any], checkpoint: list[str]) -> list[str]:
     else:
         out.append("None on this path.")
     out += ["", "## Ambiguous and unresolved", ""]
-    if not doc["ambiguous"] and not doc["unresolved"]:
+    unresolved = [ps.stage for ps in stages if ps.stage.via and ps.stage.via.resolution == Resolution.UNRESOLVED]
+    if not doc["ambiguous"] and not unresolved:
         out.append("Every edge on this path resolved exactly or heuristically.")
     for a in doc["ambiguous"]:
         out.append(
             f"- ambiguous {code(a['callee'])} at {esc(a['file'])}:{a['line']}: "
             + "; ".join(code(c) for c in a["candidates"])
         )
-    for s in doc["unresolved"]:
-        v = s.get("via") or {}
-        out.append(f"- unresolved {code(s['qualname'])} called at {esc(_site(s))} ({esc(v.get('how', ''))})")
+    for s in unresolved:
+        out.append(f"- unresolved {code(s.qualname)} called at {esc(_site(s))} ({esc(s.via.how if s.via else '')})")
     out += analysis_sections(doc)
     out += checkpoint
     out += ["", "## Graph", "", mermaid(stages), ""]
     return out
 
 
-def analysis_cells(s: dict[str, Any]) -> list[str]:
-    """dtype / launch / frequency / capture cells of one device row."""
-    return [esc(dtype_short(s.get("dtypes"))), esc(launches_short(s)),
-            esc((s.get("frequency") or {}).get("label", "")), esc(capture_short(s))]
+def analysis_cells(f: StageFacts | None) -> list[str]:
+    """dtype / launch / frequency / capture cells of one device row (empty without facts)."""
+    if f is None:
+        return ["", "", "", ""]
+    return [esc(dtype_short(f.dtypes)), esc(launches_short(f.launches)), esc(f.frequency.label),
+            esc(capture_short(f.capture))]
 
 
 def analysis_sections(doc: dict[str, Any]) -> list[str]:
@@ -299,10 +306,6 @@ def checkpoint_sections(facts: CheckpointFacts | None, stages: Sequence[PathStag
     if facts.sol is not None:
         out += sol_markdown(facts.sol)
     return out
-
-
-def _via_site(v: Via | None) -> str:
-    return f"{v.file}:{v.line}" if v is not None and v.file else ""
 
 
 def _compute_short(c: ComputeBelow) -> str:
@@ -536,12 +539,12 @@ def render_map_markdown(rep: MapReport, detail: bool = False) -> str:
     if al:
         out += ["", "Aliases: " + "; ".join(f"`{a}` = `{n}`" for n, a in al.items())]
     out += map_boundaries(m) + map_capture(m) + map_transfers(m) + map_open(m)
-    ckpt = checkpoint_sections(rep.checkpoint_facts, rep.analysed.stages if rep.analysed is not None else (),
-                               h.get("checkpoint"), rep.checkpoint_error)
+    stages = rep.analysed.stages if rep.analysed is not None else []
+    ckpt = checkpoint_sections(rep.checkpoint_facts, stages, h.get("checkpoint"), rep.checkpoint_error)
     if rep.trace is not None:
         out += trace_cut_lines(rep.trace)
     if detail and rep.trace is not None:
-        out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(rep.trace, ckpt)
+        out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(rep.trace, stages, ckpt)
     else:
         out += ckpt
     return "\n".join(out) + "\n"
