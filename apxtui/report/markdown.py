@@ -499,22 +499,21 @@ def render_map_markdown(rep: MapReport, detail: bool = False) -> str:
     """The default Markdown report: summary, phase tables, boundaries, capture, open questions;
     ``detail`` (and ``rep.trace``): also every stage and the per-call analyses of the full trace."""
     h, m = rep.header, rep.map
-    e = h["entry"]
-    wt = h.get("working_tree")
+    e = h.entry
+    wt = h.working_tree
     changes = "not a git checkout" if wt is None else (
-        f"{len(wt['modified'])} modified, {len(wt['untracked'])} untracked" if (wt["modified"] or wt["untracked"])
-        else "clean")
-    out = [f"# apxtui execution map: `{e['qualname']}`", "",
-           f"- **Checkout:** {code(h['checkout'])}",
-           f"- **Revision:** {code(h['revision'])}" + (f" (branch {code(h['branch'])})" if h.get("branch") else ""),
+        f"{len(wt[0])} modified, {len(wt[1])} untracked" if (wt[0] or wt[1]) else "clean")
+    out = [f"# apxtui execution map: `{e.qualname}`", "",
+           f"- **Checkout:** {code(h.checkout)}",
+           f"- **Revision:** {code(h.revision)}" + (f" (branch {code(h.branch)})" if h.branch else ""),
            f"- **Working tree:** {changes}",
-           f"- **Checkpoint:** {esc(h.get('checkpoint') or 'none given')}",
-           f"- **Profile:** {esc(h['profile'])}",
-           f"- **Selection:** {', '.join(code(s) for s in h['select']) or 'none (every arm shown)'}",
-           *map_choice_lines(h, m),
+           f"- **Checkpoint:** {esc(h.checkpoint or 'none given')}",
+           f"- **Profile:** {esc(h.profile)}",
+           f"- **Selection:** {', '.join(code(s) for s in h.select) or 'none (every arm shown)'}",
+           *map_choice_lines(h.choices, m),
            f"- **Operator layer:** {esc(m.operator_rule)}",
-           f"- **Entry:** {code(e['qualname'])} at {esc(e['file'])}:{e['line']}",
-           f"- **apxtui:** {h['apxtui']}", "",
+           f"- **Entry:** {code(e.qualname)} at {esc(e.file)}:{e.line}",
+           f"- **apxtui:** {h.apxtui}", "",
            f"> {m.static_note}", "", "## Summary", ""]
     out += [f"- {esc(x)}" for x in m.lead]
     out.append(f"- cuts: {len(m.cuts)} subtree(s) not followed (listed under Cuts)" if m.cuts
@@ -540,7 +539,7 @@ def render_map_markdown(rep: MapReport, detail: bool = False) -> str:
         out += ["", "Aliases: " + "; ".join(f"`{a}` = `{n}`" for n, a in al.items())]
     out += map_boundaries(m) + map_capture(m) + map_transfers(m) + map_open(m)
     stages = rep.analysed.stages if rep.analysed is not None else []
-    ckpt = checkpoint_sections(rep.checkpoint_facts, stages, h.get("checkpoint"), rep.checkpoint_error)
+    ckpt = checkpoint_sections(rep.checkpoint_facts, stages, h.checkpoint, rep.checkpoint_error)
     if rep.trace is not None:
         out += trace_cut_lines(rep.trace)
     if detail and rep.trace is not None:
@@ -564,14 +563,15 @@ def trace_cut_lines(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-def map_choice_lines(h: dict[str, Any], m: Any) -> list[str]:
-    """Every arm choice: the explorer's (``[``/``]``) and the selection's, each with its dispatch point."""
+def map_choice_lines(choices: dict[str, int], m: Any) -> list[str]:
+    """Every arm choice: the explorer's (``choices``, ``[``/``]``) and the selection's, each with its dispatch
+    point."""
     mine = {c.dispatch for c in m.choices}
     lines = []
     for c in m.choices:
         lines.append(f"  - {code(_cut(c.subject or c.construct, 60))} at {esc(c.site)} → "
                      + ", ".join(code(_cut(x, 60)) for x in c.chosen) + f" ({esc(c.by)})")
-    for key, arm in (h.get("choices") or {}).items():
+    for key, arm in choices.items():
         if key not in mine:
             lines.append(f"  - {code(key)} → arm #{arm} (not reached on this path)")
     if not lines:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from apxtui.index.build import Index
 from apxtui.map import build_map, iter_calls, path_to
-from apxtui.report.header import header
+from apxtui.report.header import ReportHeader, header, report_header
 from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, Via, cuts, dispatches, walk
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ class MapReport:
     to one row (``path_key``); ``trace`` is the full trace document (``--detail full``, JSON); ``analysed`` and
     ``checkpoint_facts`` are the typed facts the Markdown and text views read."""
 
-    header: dict[str, Any]
+    header: ReportHeader
     map: Any  # apxtui.map.ExecutionMap
     path_key: tuple[str, ...]
     path: list[Any]  # apxtui.map.PathStep
@@ -213,11 +213,7 @@ def map_report(index: Index, entry: str, *, select: list[str] | None = None, cho
                                                   loop_bind=loop_bind, operators=operators)
     key = tuple(path) if path else default_path(m)
     g = index.graph
-    d = g.nodes[entry]
-    head = {**header(index, profile),
-            "entry": {"node": entry, "qualname": d.get("qualname", ""), "kind": d.get("kind", ""),
-                      "file": d.get("file", ""), "line": d.get("line", 0)},
-            "select": list(select or []), "choices": dict(choices or {}), "depth": depth, "checkpoint": checkpoint}
+    head = report_header(index, entry, profile, select=select, choices=choices, depth=depth, checkpoint=checkpoint)
     trace, analysed = None, None
     if detail:
         kw = {"budget": budget} if budget else {}

@@ -21,6 +21,7 @@ from apxtui.trace import Dispatch, Stage
 
 if TYPE_CHECKING:
     from apxtui.analysis.path import PathStage
+    from apxtui.report.model import MapReport
 
 
 def _s(x: Any) -> str:
@@ -115,14 +116,14 @@ def render_summary(doc: dict[str, Any], stages: Sequence[PathStage]) -> str:
     return "\n".join(lines)
 
 
-def render_map_text(rep: Any) -> str:
+def render_map_text(rep: MapReport) -> str:
     """The execution map as plain text (``apxtui trace`` default; ``--view tree`` for the call tree)."""
     h, m = rep.header, rep.map
     plain = _plain
-    out = [f"# execution map: {h['entry']['qualname']}  ({h['entry']['file']}:{h['entry']['line']})",
-           f"# {h['profile']} · selection: {', '.join(h['select']) or 'none'} · {m.static_note}",
+    out = [f"# execution map: {h.entry.qualname}  ({h.entry.file}:{h.entry.line})",
+           f"# {h.profile} · selection: {', '.join(h.select) or 'none'} · {m.static_note}",
            f"# operator layer: {m.operator_rule}"]
-    out += [plain(x.removeprefix("- ")) for x in map_choice_lines(h, m)]
+    out += [plain(x.removeprefix("- ")) for x in map_choice_lines(h.choices, m)]
     out += [f"lead: {x}" for x in m.lead]
     out.append("path: " + plain(path_line(rep.path)))
     al = aliases(m)
