@@ -42,9 +42,14 @@ class Launches:
     subtree: dict[str, Count]  # phase → counts of the subtree (own call not included)
     scope: str
 
+    @property
+    def multiplier(self) -> str:
+        """The call site's own loops: ``×28 (layers) × steps`` ("" outside a loop)."""
+        return " × ".join(_mult_label(m) for m in self.loops)
+
     def to_dict(self) -> dict[str, Any]:
         return {"device": self.device, "library": self.library, "self": self.own,
-                "multiplier": " × ".join(_mult_label(m) for m in self.loops),
+                "multiplier": self.multiplier,
                 "multiplier_detail": [m.to_dict() for m in self.loops],
                 "subtree": {ph: c.to_dict() for ph, c in self.subtree.items()}, "scope": self.scope}
 
@@ -59,6 +64,11 @@ class CaptureFacts:
     constants: list[dict[str, Any]] | None = None
     buffers: list[dict[str, Any]] | None = None
     hazards: list[dict[str, Any]] | None = None
+
+    @property
+    def shown(self) -> bool:
+        """Whether the report form has any field (a region, constants, buffers or hazards)."""
+        return self.region is not None or any(x is not None for x in (self.constants, self.buffers, self.hazards))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

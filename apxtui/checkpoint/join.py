@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from apxtui.checkpoint.claims import ALTERNATIVE, OPTIONAL
 from apxtui.checkpoint.model import Checkpoint, TensorInfo
@@ -68,6 +68,8 @@ class JoinResult:
     skipped: dict[str, int] = field(default_factory=dict)
     tensors: int = 0
     families: list[dict[str, Any]] = field(default_factory=list)
+    static_analysis: ClassVar[str] = ("Static: names collected from string facts of the source; not the loader's "
+                                      "runtime behaviour.")
 
     def _with(self, status: str) -> list[PatternMatch]:
         return [m for m in self.matches if m.status == status]
@@ -103,6 +105,17 @@ class JoinResult:
 
     def by_text(self) -> dict[str, PatternMatch]:
         return {m.pattern.text: m for m in self.matches}
+
+    def status_text(self) -> str:
+        """The status line (:func:`status_text`)."""
+        return status_text(self)
+
+    def unclaimed_groups(self) -> dict[str, list[TensorInfo]]:
+        """The unclaimed tensors by name pattern (layer indices collapsed), in checkpoint order."""
+        out: dict[str, list[TensorInfo]] = {}
+        for t in self.unclaimed:
+            out.setdefault(collapse(t.name), []).append(t)
+        return out
 
 
 def join(patterns: list[NamePattern], ckpt: Checkpoint) -> JoinResult:
@@ -229,9 +242,7 @@ def join_dict(j: JoinResult, limit: int = 200) -> dict[str, Any]:
             "group": m.pattern.group, "claim_how": m.pattern.claim_how[:4], "families": sorted(m.families),
         }
 
-    unclaimed_rows: dict[str, list[TensorInfo]] = {}
-    for t in j.unclaimed:
-        unclaimed_rows.setdefault(collapse(t.name), []).append(t)
+    unclaimed_rows = j.unclaimed_groups()
     return {
         "status": j.status,
         "status_text": status_text(j),
@@ -269,8 +280,7 @@ def join_dict(j: JoinResult, limit: int = 200) -> dict[str, Any]:
             for k, v in list(unclaimed_rows.items())[:limit]
         ],
         "duplicates": [{"tensor": n, "patterns": ps} for n, ps in list(j.duplicates.items())[:limit]],
-        "static_analysis": "Static: names collected from string facts of the source; "
-        "not the loader's runtime behaviour.",
+        "static_analysis": j.static_analysis,
     }
 
 

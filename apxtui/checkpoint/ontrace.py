@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from apxtui.analysis.path import AnalysedPath
 from apxtui.checkpoint.join import JoinResult, join_dict, join_index
@@ -25,16 +25,24 @@ class CheckpointFacts:
 
     checkpoint: Checkpoint
     join: JoinResult  # the checkout's loader names against the checkpoint's tensors
-    join_summary: dict[str, Any]  # :func:`~apxtui.checkpoint.join.join_dict` of ``join`` (50 names per list)
-    weights: dict[int, StageWeights]  # by index in the path's stages
+    weights: dict[int, StageWeights]  # by index in the path's stages (ascending)
     bounds: LoopBounds
     sol: SpeedOfLight | None = None  # the speed of light (:func:`price_path`), when asked for
+    LIST_MAX: ClassVar[int] = 50  # names per list of the join in a trace report
+    WEIGHTS_NOTE: ClassVar[str] = (
+        "per-stage weights are heuristic: the field an operator reads matched to the loader's tensor name; "
+        "stored dtype (checkpoint) and compute dtypes (analysis) are separate facts")
+
+    @property
+    def join_summary(self) -> dict[str, Any]:
+        """:func:`~apxtui.checkpoint.join.join_dict` of ``join`` (``LIST_MAX`` names per list)."""
+        return join_dict(self.join, limit=self.LIST_MAX)
 
 
 def checkpoint_facts(path: AnalysedPath, index: Any, ckpt: Checkpoint, under: list[str] | None = None,
                      bind: dict[str, int] | None = None) -> CheckpointFacts:
     j = join_index(index, ckpt, under)
-    return CheckpointFacts(ckpt, j, join_dict(j, limit=50), stage_weights(path.stages, j),
+    return CheckpointFacts(ckpt, j, stage_weights(path.stages, j),
                            bind_loops(path, ckpt, bind))
 
 

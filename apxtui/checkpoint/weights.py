@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from apxtui.analysis.dtypefacts import KernelDtypes, LibraryDtypes
 from apxtui.analysis.path import AnalysedPath, PathStage
@@ -74,13 +74,14 @@ class KernelCompute:
     accumulator: tuple[str, ...]
     output: tuple[str, ...]
     status: str  # an :class:`apxtui.vocab.Evidence` value (of the input dtypes)
+    kind: ClassVar[Literal[DtypeKind.KERNEL]] = DtypeKind.KERNEL
 
     def reads(self) -> list[str | None]:
         """The dtypes the call reads (its inputs)."""
         return list(self.input)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stage": self.stage, "kind": DtypeKind.KERNEL.value, "input": list(self.input),
+        return {"stage": self.stage, "kind": self.kind.value, "input": list(self.input),
                 "accumulator": list(self.accumulator), "output": list(self.output), "status": self.status}
 
 
@@ -92,13 +93,14 @@ class LibraryCompute:
     operands: dict[str, str | None]  # operand (A, B, C, D, element) -> dtype
     compute: str | None
     status: str  # an :class:`apxtui.vocab.Evidence` value (of the operands)
+    kind: ClassVar[Literal[DtypeKind.LIBRARY]] = DtypeKind.LIBRARY
 
     def reads(self) -> list[str | None]:
         """The dtypes the call reads (its operands)."""
         return list(self.operands.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stage": self.stage, "kind": DtypeKind.LIBRARY.value, "operands": dict(self.operands),
+        return {"stage": self.stage, "kind": self.kind.value, "operands": dict(self.operands),
                 "compute": self.compute, "status": self.status}
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from apxtui.analysis.summary import dtype_short
+from apxtui.analysis.summary import kernel_short
 from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.textsafe import join_lines
 
@@ -34,7 +34,10 @@ def render(rep: dict[str, Any], include_vendored: bool) -> str:
         lines.append(f"{k['kernel']}{tp}  {k['definition']}" + ("  [vendored]" if k["vendored"] else ""))
         for s in k["launch_sites"]:
             ta = f"<{', '.join(s['template_args'])}>" if s["template_args"] else ""
-            d = dtype_short({"kind": "kernel", **s["dtypes"], "conversions": s["conversions"]})
+            dt = s["dtypes"]
+            d = kernel_short(dt["input"]["value"], dt["accumulator"]["value"], dt["output"]["value"],
+                             [(c["from"], c["to"]) for c in s["conversions"] if c["kind"] == "round"],
+                             dt["storage"]["status"])
             lines.append(f"  launch{ta} in {s['caller']} @ {s['at']}: {d}"
                          + (f"  × {' × '.join(s['loops'])}" if s["loops"] else ""))
         if not k["launch_sites"]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from apxtui.checkpoint import CheckpointError, read_checkpoint
 from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
@@ -21,6 +21,7 @@ from apxtui.trace import DEFAULT_BUDGET, Tracer, find_symbol
 if TYPE_CHECKING:
     from apxtui.analysis.path import AnalysedPath
     from apxtui.checkpoint.model import Checkpoint
+    from apxtui.checkpoint.ontrace import CheckpointFacts
     from apxtui.index.build import Index
     from apxtui.profile.model import Resolved
 
@@ -101,8 +102,12 @@ def _map_text(args: argparse.Namespace, idx: Index, entry: str, profile: Resolve
     except (CallsFileError, OperatorConfigError) as e:
         raise UserError(str(e)) from None
     if rep.trace is not None and rep.analysed is not None and ckpt is not None:
-        _add_checkpoint(args, rep.trace, rep.analysed, idx, ckpt, bind)
+        rep.checkpoint_facts = _checkpoint_facts(args, rep.analysed, idx, ckpt, bind)
     if args.format == "json":
+        from apxtui.report.model import add_checkpoint_facts  # lazy: start-up
+
+        if rep.trace is not None and rep.checkpoint_facts is not None:
+            add_checkpoint_facts(rep.trace, rep.checkpoint_facts)
         return json.dumps({**rep.trace, "path": [str(s.site) for s in rep.path]} if rep.trace else {}, indent=2)
     if args.format == "md":
         from apxtui.report.markdown import render_map_markdown  # lazy: start-up
@@ -111,8 +116,8 @@ def _map_text(args: argparse.Namespace, idx: Index, entry: str, profile: Resolve
     from apxtui.report.text import render_map_text  # lazy: start-up
 
     text = render_map_text(rep)
-    if rep.trace is not None and "checkpoint_join" in rep.trace:
-        text += "\n" + _checkpoint_text(rep.trace)
+    if rep.checkpoint_facts is not None:
+        text += "\n" + _checkpoint_text(rep.checkpoint_facts)
     return text
 
 
@@ -127,11 +132,10 @@ def _tree_text(args: argparse.Namespace, idx: Index, entry: str, profile: Resolv
     root = Tracer(idx.graph, select=args.select, depth=args.depth, profile=profile, **kw).trace(entry)
     path = analyse(idx, root)
     doc = trace_document(idx, root, args.select, args.depth, profile, path=path)
+    text = (f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n"
+            + render_summary(doc, path.stages))
     if ckpt is not None:
-        _add_checkpoint(args, doc, path, idx, ckpt, bind)
-    text = f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n" + render_summary(doc)
-    if "checkpoint_join" in doc:
-        text += "\n" + _checkpoint_text(doc)
+        text += "\n" + _checkpoint_text(_checkpoint_facts(args, path, idx, ckpt, bind))
     return text
 
 
@@ -151,11 +155,10 @@ def _checkpoint_args(args: argparse.Namespace) -> tuple[Checkpoint | None, dict[
     return ckpt, bind
 
 
-def _add_checkpoint(args: argparse.Namespace, doc: dict[str, Any], path: AnalysedPath, idx: Index, ckpt: Checkpoint,
-                    bind: dict[str, int]) -> None:
-    """The checkpoint facts of the analysed ``path`` (and the speed of light with ``--sol``) into ``doc``."""
+def _checkpoint_facts(args: argparse.Namespace, path: AnalysedPath, idx: Index, ckpt: Checkpoint,
+                      bind: dict[str, int]) -> CheckpointFacts:
+    """The checkpoint facts of the analysed ``path`` (and the speed of light with ``--sol``)."""
     from apxtui.checkpoint.ontrace import checkpoint_facts, price_path  # lazy: start-up
-    from apxtui.report.model import add_checkpoint_facts  # lazy: start-up
 
     facts = checkpoint_facts(path, idx, ckpt, args.weights_under, bind)
     if args.sol:
@@ -163,21 +166,19 @@ def _add_checkpoint(args: argparse.Namespace, doc: dict[str, Any], path: Analyse
             facts.sol = price_path(path, facts, args.sol, args.batch, args.seq, args.context, args.launch_floor_us)
         except (KeyError, ValueError) as e:
             raise UserError(str(e).strip("'\"")) from None
-    add_checkpoint_facts(doc, facts)
+    return facts
 
 
-def _checkpoint_text(doc: dict[str, Any]) -> str:
+def _checkpoint_text(facts: CheckpointFacts) -> str:
     """Short plain-text summary of the checkpoint facts (full detail: --format md/json)."""
-    j = doc["checkpoint_join"]["join"]
-    out = [f"checkpoint join: {j['status_text']}",
-           f"stages reading a known weight: {doc['checkpoint_join']['stages_with_weights']} (heuristic)"]
-    out += [f"loop `{r['loop'][:60]}`: {r['value']} from {r['config_field'] or r['status']}"
-            for r in doc.get("loop_bounds", []) if r["value"] is not None]
-    sol = doc.get("speed_of_light")
-    if sol:
-        for name in ("bound", "estimate"):
-            r = sol[name]
-            val = f"{r['seconds'] * 1e6:.3f} µs" if "seconds" in r else "—"
-            out.append(f"speed of light on {sol['device']}: {name} {val} [{r['status']}]"
-                       + (f" missing: {'; '.join(r['missing'])}" if r.get("missing") else ""))
+    out = [f"checkpoint join: {facts.join.status_text()}",
+           f"stages reading a known weight: {len(facts.weights)} (heuristic)"]
+    out += [f"loop `{r.loop[:60]}`: {r.value} from {r.config_field or r.status}"
+            for r in facts.bounds.loops if r.value is not None]
+    sol = facts.sol
+    if sol is not None:
+        for name, r in (("bound", sol.bound), ("estimate", sol.estimate)):
+            val = f"{r.seconds * 1e6:.3f} µs" if r.seconds is not None else "—"
+            out.append(f"speed of light on {sol.device}: {name} {val} [{r.status}]"
+                       + (f" missing: {'; '.join(r.missing)}" if r.missing else ""))
     return join_lines(out)

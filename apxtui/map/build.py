@@ -451,9 +451,9 @@ class MapBuilder:
         dt = ""
         try:
             if cl.cls == CallClass.DEVICE:
-                dt = dtype_short(self.dt.kernel(st.node, v).to_dict())
+                dt = dtype_short(self.dt.kernel(st.node, v))
             elif v is not None and (v.kind == EdgeKind.VENDOR or st.kind == NodeKind.VENDOR_API):
-                dt = dtype_short(self.dt.library(parent, v).to_dict())
+                dt = dtype_short(self.dt.library(parent, v))
         except Exception as e:  # noqa: BLE001 - a dtype rule failing must not lose the row
             dt = f"unknown ({type(e).__name__})"
         name = st.qualname if cl.cls == CallClass.DEVICE else bare_name(st.qualname)

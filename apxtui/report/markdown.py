@@ -1,15 +1,17 @@
-"""Markdown report of a trace document (``apxtui trace --format md`` and the TUI's ``e``).
+"""Markdown report of a trace (``apxtui trace --format md`` and the TUI's ``e``).
 
-Input is the dict of :func:`apxtui.report.model.trace_document`; nothing is parsed or
-resolved here.  Every string from the checkout or checkpoint goes through :func:`esc`
-(text) or :func:`code` (inline code) of :mod:`apxtui.textsafe`: no HTML, link, code
-span, table-cell break, newline or terminal control survives into the report.
+Input is a :class:`apxtui.report.model.MapReport`: the execution map, the checkpoint's typed
+facts (:class:`apxtui.checkpoint.ontrace.CheckpointFacts`) and, with ``--detail full``, the
+trace document's per-stage dicts; nothing is parsed or resolved here.  Every string from the
+checkout or checkpoint goes through :func:`esc` (text) or :func:`code` (inline code) of
+:mod:`apxtui.textsafe`: no HTML, link, code span, table-cell break, newline or terminal
+control survives into the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from apxtui.analysis.capture import hazard_detail
 from apxtui.analysis.hostops import host_op
@@ -23,7 +25,18 @@ from apxtui.report.maptable import FrequencyChange, table_lines
 from apxtui.textsafe import md as esc
 from apxtui.textsafe import md_code as code
 from apxtui.textsafe import one_line
-from apxtui.vocab import DEVICE_KINDS, CallClass, Phase
+from apxtui.vocab import DEVICE_KINDS, CallClass, DtypeKind, FigureStatus, NodeKind, Phase, Resolution
+
+if TYPE_CHECKING:
+    from apxtui.analysis.path import PathStage
+    from apxtui.analysis.stagefacts import StageFacts
+    from apxtui.checkpoint.ontrace import CheckpointFacts
+    from apxtui.checkpoint.solfacts import SpeedOfLight
+    from apxtui.checkpoint.weights import ComputeBelow
+    from apxtui.report.model import MapReport
+    from apxtui.trace import Stage, Via
+
+IE, OK = FigureStatus.INSUFFICIENT.value, FigureStatus.OK.value
 
 LANG_TAG = {"python": "Python", "rust": "Rust", "cuda": "CUDA/C++"}
 KIND_TAG = {
@@ -36,61 +49,52 @@ KIND_TAG = {
 ALL_STAGES_MAX = 2000  # rows of the "All stages" table (a real engine's full trace has tens of thousands)
 
 
-def breadcrumb(stages: list[dict[str, Any]]) -> str:
-    """Language-tagged chain along the deepest device stage (or the deepest stage)."""
-    if not stages:
-        return ""
-    target = next((i for i, s in enumerate(stages) if s["kind"] in DEVICE_KINDS), len(stages) - 1)
-    chain: list[dict[str, Any]] = []
-    depth = stages[target]["depth"]
-    for s in reversed(stages[: target + 1]):
-        if s["depth"] <= depth:
-            chain.append(s)
-            depth = s["depth"] - 1
-    chain.reverse()
-    return " → ".join(f"{KIND_TAG.get(s['kind'], s['kind'])}: {code(s['name'])}" for s in chain)
+def _loc(s: Stage) -> str:
+    return f"{s.file}:{s.line}" if s.file else "—"
 
 
-def _loc(s: dict[str, Any]) -> str:
-    return f"{s['file']}:{s['line']}" if s.get("file") else "—"
+def _site(s: Stage) -> str:
+    return _via_site(s.via)
 
 
-def _site(s: dict[str, Any]) -> str:
-    v = s.get("via") or {}
-    return f"{v.get('file')}:{v.get('line')}" if v.get("file") else ""
+def _via_site(v: Via | None) -> str:
+    return f"{v.file}:{v.line}" if v is not None and v.file else ""
 
 
-def device_rows(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per kernel launch / library call / external call, with the chain that reached it."""
+def _nearest(chain: Sequence[Stage], kinds: tuple[str, ...]) -> str:
+    return next((c.qualname for c in reversed(chain) if c.kind in kinds), "")
+
+
+ENTRY_KINDS = (NodeKind.PYTHON_FN, NodeKind.PYO3_BINDING, NodeKind.CPP_BINDING)
+
+
+def device_rows(stages: Sequence[PathStage]) -> list[tuple[PathStage, str, str, str]]:
+    """One row per kernel launch / library call / external call: the stage and the nearest Python/binding
+    entry, Rust operator and ABI adapter above it."""
     rows = []
-    chain: list[dict[str, Any]] = []
-    for s in stages:
-        chain = chain[: s["depth"]]
+    chain: list[Stage] = []
+    for ps in stages:
+        s = ps.stage
+        chain = chain[: ps.depth]
         chain.append(s)
-        if s["kind"] in DEVICE_KINDS or (s["kind"] == "external" and s["lang"] == "cuda"):
-            def nearest(kinds: tuple[str, ...], _chain: tuple[dict[str, Any], ...] = tuple(chain)) -> str:
-                for c in reversed(_chain[:-1]):
-                    if c["kind"] in kinds:
-                        return str(c["qualname"])
-                return ""
-            rows.append({"stage": s, "entry": nearest(("python_fn", "pyo3_binding", "cpp_binding")),
-                         "rust": nearest(("rust_fn",)), "abi": nearest(("abi_fn",))})
+        if s.kind in DEVICE_KINDS or (s.kind == NodeKind.EXTERNAL and s.lang == "cuda"):
+            above = chain[:-1]
+            rows.append((ps, _nearest(above, ENTRY_KINDS), _nearest(above, (NodeKind.RUST_FN,)),
+                         _nearest(above, (NodeKind.ABI_FN,))))
     return rows
 
 
-def mermaid(stages: list[dict[str, Any]], limit: int = 60) -> str:
+def mermaid(stages: Sequence[PathStage], limit: int = 60) -> str:
     lines = ["```mermaid", "graph TD"]
-    ids: dict[int, str] = {}
     stack: list[int] = []
-    for i, s in enumerate(stages[:limit]):
-        ids[i] = f"s{i}"
-        label = _mermaid_label(f"{KIND_TAG.get(s['kind'], s['kind'])}: {s['name']}")
+    for i, ps in enumerate(stages[:limit]):
+        s = ps.stage
+        label = _mermaid_label(f"{KIND_TAG.get(s.kind, s.kind)}: {s.name}")
         lines.append(f'  s{i}["{label}"]')
-        stack = stack[: s["depth"]]
+        stack = stack[: ps.depth]
         if stack:
-            v = s.get("via") or {}
-            tag = v.get("kind", "")
-            if v.get("loops"):
+            tag = s.via.kind if s.via else ""
+            if s.via and s.via.loops:
                 tag += " ×"
             lines.append(f"  s{stack[-1]} -->|{tag}| s{i}" if tag else f"  s{stack[-1]} --> s{i}")
         stack.append(i)
@@ -107,36 +111,9 @@ def _mermaid_label(text: str) -> str:
     return one_line(text, 120)
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
-    """The full per-call report of a trace document (the pre-map format; ``--detail full`` appends its body)."""
-    stages = doc["stages"]
-    e = doc["entry"]
-    out = [f"# apxtui trace: {code(e['qualname'])}", ""]
-    wt = doc.get("working_tree")
-    changes = "not a git checkout" if wt is None else (
-        f"{len(wt['modified'])} modified, {len(wt['untracked'])} untracked" if (wt["modified"] or wt["untracked"])
-        else "clean")
-    out += [
-        f"- **Checkout:** {code(doc['checkout'])}",
-        f"- **Revision:** {code(doc['revision'])}" + (f" (branch {code(doc['branch'])})" if doc.get("branch") else ""),
-        f"- **Working tree:** {changes}",
-        f"- **Checkpoint:** {esc(doc['checkpoint']) if doc.get('checkpoint') else 'none given'}",
-        f"- **Profile:** {esc(doc['profile'])}",
-        f"- **Selection:** {', '.join(code(s) for s in doc['select']) or 'none (every arm shown)'}",
-        *choice_lines(doc),
-        f"- **apxtui:** {doc['apxtui']}",
-        "",
-        f"> {doc['static_analysis']}",
-        "",
-        f"**Path:** {breadcrumb(stages)}",
-        "",
-    ]
-    return "\n".join(out + detail_sections(doc))
-
-
-def detail_sections(doc: dict[str, Any]) -> list[str]:
-    """Every device stage and stage, dispatch points, open questions, analyses, checkpoint and graph."""
-    stages = doc["stages"]
+def detail_sections(doc: dict[str, Any], stages: Sequence[PathStage], checkpoint: list[str]) -> list[str]:
+    """Every device stage and stage (``stages``: the analysed path of ``doc``), dispatch points, open
+    questions, analyses, the ``checkpoint`` sections (:func:`checkpoint_sections`) and graph."""
     e = doc["entry"]
     out = ["## Execution order (device work)", ""]
     rows = device_rows(stages)
@@ -146,29 +123,28 @@ def detail_sections(doc: dict[str, Any]) -> list[str]:
             "| dtypes | launches | frequency | capture role | source |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for i, r in enumerate(rows, 1):
-            s = r["stage"]
-            v = s.get("via") or {}
-            what = s["qualname"] + (" (library call)" if s["kind"] == "vendor_api" else "") + (
-                " (external)" if s["kind"] == "external" else "")
-            res = v.get("resolution", "")
-            dt, la, fr, cap = analysis_cells(s)
+        for i, (ps, entry, rust, abi) in enumerate(rows, 1):
+            s, v = ps.stage, ps.stage.via
+            what = s.qualname + (" (library call)" if s.kind == NodeKind.VENDOR_API else "") + (
+                " (external)" if s.kind == NodeKind.EXTERNAL else "")
+            res = v.resolution if v else ""
+            dt, la, fr, cap = analysis_cells(ps.facts)
             out.append("| " + " | ".join([
-                str(i), code(r["entry"] or e["qualname"]), code(r["rust"]), code(r["abi"]),
-                code(what) + (f" ({esc(res)})" if res and res != "exact" else ""),
-                esc(", ".join(v.get("template_args", []))), dt, la, fr, cap, esc(_site(s) or _loc(s)),
+                str(i), code(entry or e["qualname"]), code(rust), code(abi),
+                code(what) + (f" ({esc(res)})" if res and res != Resolution.EXACT else ""),
+                esc(", ".join(v.template_args if v else ())), dt, la, fr, cap, esc(_site(s) or _loc(s)),
             ]) + " |")
     else:
         out.append("No kernel launch or library call is reached on this path.")
     out += ["", "## All stages", "", "| depth | stage | kind | reached via | conditions | resolution | definition |",
             "|---|---|---|---|---|---|---|"]
-    for s in stages[:ALL_STAGES_MAX]:
-        v = s.get("via") or {}
-        via = f"{v.get('kind', '')} @ {_site(s)}" if v else "entry"
-        cut = f" ({s['cut']}: not expanded)" if s.get("cut") else ""
+    for ps in stages[:ALL_STAGES_MAX]:
+        s, v = ps.stage, ps.stage.via
+        via = f"{v.kind} @ {_site(s)}" if v else "entry"
+        cut = f" ({s.cut}: not expanded)" if s.cut else ""
         out.append("| " + " | ".join([
-            str(s["depth"]), code(("· " * s["depth"]) + s["qualname"]) + esc(cut), esc(s["kind"]), esc(via),
-            esc("; ".join(v.get("conditions", []))), esc(v.get("resolution", "")), esc(_loc(s)),
+            str(ps.depth), code(("· " * ps.depth) + s.qualname) + esc(cut), esc(s.kind), esc(via),
+            esc("; ".join(c.text for c in v.conditions) if v else ""), esc(v.resolution if v else ""), esc(_loc(s)),
         ]) + " |")
     if len(stages) > ALL_STAGES_MAX:
         out += ["", f"… {len(stages) - ALL_STAGES_MAX:,} more stages not listed here (the device table above has "
@@ -183,37 +159,28 @@ def detail_sections(doc: dict[str, Any]) -> list[str]:
     else:
         out.append("None on this path.")
     out += ["", "## Ambiguous and unresolved", ""]
-    if not doc["ambiguous"] and not doc["unresolved"]:
+    unresolved = [ps.stage for ps in stages if ps.stage.via and ps.stage.via.resolution == Resolution.UNRESOLVED]
+    if not doc["ambiguous"] and not unresolved:
         out.append("Every edge on this path resolved exactly or heuristically.")
     for a in doc["ambiguous"]:
         out.append(
             f"- ambiguous {code(a['callee'])} at {esc(a['file'])}:{a['line']}: "
             + "; ".join(code(c) for c in a["candidates"])
         )
-    for s in doc["unresolved"]:
-        v = s.get("via") or {}
-        out.append(f"- unresolved {code(s['qualname'])} called at {esc(_site(s))} ({esc(v.get('how', ''))})")
+    for s in unresolved:
+        out.append(f"- unresolved {code(s.qualname)} called at {esc(_site(s))} ({esc(s.via.how if s.via else '')})")
     out += analysis_sections(doc)
-    out += checkpoint_sections(doc)
+    out += checkpoint
     out += ["", "## Graph", "", mermaid(stages), ""]
     return out
 
 
-def choice_lines(doc: dict[str, Any]) -> list[str]:
-    """The explorer's arm choices (``[``/``]``) by dispatch point, in path order."""
-    chosen = doc.get("choices") or {}
-    if not chosen:
-        return []
-    picks = [f"{code(d['subject'] or d['construct'])} at {esc(d['file'])}:{d['line']} → "
-             + ", ".join(code(a["label"][:60]) for a in d["arms"] if a["selected"])
-             for d in doc["dispatch_points"] if d["key"] in chosen]
-    return [f"- **Arm choices:** {'; '.join(dict.fromkeys(picks)) or 'none on this path'}"]
-
-
-def analysis_cells(s: dict[str, Any]) -> list[str]:
-    """dtype / launch / frequency / capture cells of one device row."""
-    return [esc(dtype_short(s.get("dtypes"))), esc(launches_short(s)),
-            esc((s.get("frequency") or {}).get("label", "")), esc(capture_short(s))]
+def analysis_cells(f: StageFacts | None) -> list[str]:
+    """dtype / launch / frequency / capture cells of one device row (empty without facts)."""
+    if f is None:
+        return ["", "", "", ""]
+    return [esc(dtype_short(f.dtypes)), esc(launches_short(f.launches)), esc(f.frequency.label),
+            esc(capture_short(f.capture))]
 
 
 def analysis_sections(doc: dict[str, Any]) -> list[str]:
@@ -288,111 +255,107 @@ def region_lines(r: dict[str, Any]) -> list[str]:
     return out
 
 
-def checkpoint_sections(doc: dict[str, Any]) -> list[str]:
-    """Weight join, stored weights per stage, loop bounds and speed of light (``trace --checkpoint``)."""
-    cj = doc.get("checkpoint_join")
-    if not cj:
-        why = (f"checkpoint {code(doc['checkpoint'])} could not be read: {esc(doc['checkpoint_error'])}"
-               if doc.get("checkpoint_error")
-               else f"checkpoint {code(doc['checkpoint'])} given but not joined" if doc.get("checkpoint")
+def checkpoint_sections(facts: CheckpointFacts | None, stages: Sequence[PathStage], checkpoint: str | None,
+                        error: str = "") -> list[str]:
+    """Weight join, stored weights per stage, loop bounds and speed of light (``trace --checkpoint``);
+    ``stages``: the analysed path ``facts`` index into; ``checkpoint``/``error``: what was given and why it
+    could not be read or joined (no ``facts``)."""
+    if facts is None:
+        why = (f"checkpoint {code(str(checkpoint))} could not be read: {esc(error)}" if error
+               else f"checkpoint {code(checkpoint)} given but not joined" if checkpoint
                else "No checkpoint given (`--checkpoint PATH`).")
         return ["", "## Checkpoint weight join", "", why]
-    j = cj["join"]
-    c = j["counts"]
-    out = ["", "## Checkpoint weight join", "", f"**{esc(j['status_text'])}**", "",
-           f"- tensors: {c['tensors']} ({c['claimed']} claimed, {c['unclaimed']} unclaimed, "
-           f"{c['duplicate_claims']} claimed by more than one pattern)",
-           f"- code patterns: {c['patterns']} ({c['matched_patterns']} matched, {c['unmatched_patterns']} match "
-           f"nothing, {c['prefix_patterns']} prefixes only)", f"- {esc(j['static_analysis'])}", ""]
-    rows = [(p, "matched") for p in j["matched"]] + [(p, "not in checkpoint") for p in j["unmatched"]]
+    j, n = facts.join, facts.LIST_MAX
+    out = ["", "## Checkpoint weight join", "", f"**{esc(j.status_text())}**", "",
+           f"- tensors: {j.tensors} ({j.claimed} claimed, {len(j.unclaimed)} unclaimed, "
+           f"{len(j.duplicates)} claimed by more than one pattern)",
+           f"- code patterns: {len(j.matches)} ({len(j.matched)} matched, {len(j.unmatched)} match "
+           f"nothing, {len(j.prefixes)} prefixes only)", f"- {esc(j.static_analysis)}", ""]
+    rows = [(p, "matched") for p in j.matched[:n]] + [(p, "not in checkpoint") for p in j.unmatched[:n]]
     if rows:
         out += ["| pattern | status | tensors | dtype | bytes | source |", "|---|---|---|---|---|---|"]
         for p, st in rows:
-            out.append("| " + " | ".join([code(p["pattern"]), esc(st), str(p["tensors"]), esc(",".join(p["dtypes"])),
-                                          str(p["bytes"]), esc(", ".join(x["at"] for x in p["sources"][:3]))]) + " |")
-    for u in j["unclaimed"]:
-        out.append(f"- unclaimed: {code(u['pattern'])} ×{u['count']} ({esc(','.join(u['dtypes']))})")
-    for d in j["duplicates"]:
-        out.append(f"- claimed twice: {code(d['tensor'])} by " + ", ".join(code(x) for x in d["patterns"]))
-    out += ["", "## Stored weights per stage (heuristic)", "", f"> {esc(cj['weights_note'])}", ""]
-    ws = [(s, w) for s in doc["stages"] for w in s.get("weights", []) if w.get("first_at_site")]
+            out.append("| " + " | ".join([
+                code(p.pattern.text), esc(st), str(len(p.tensors)), esc(",".join(sorted({t.dtype for t in p.tensors}))),
+                str(p.nbytes), esc(", ".join(x.at for x in p.pattern.sources[:3]))]) + " |")
+    for pat, ts in list(j.unclaimed_groups().items())[:n]:
+        out.append(f"- unclaimed: {code(pat)} ×{len(ts)} ({esc(','.join(sorted({t.dtype for t in ts})))})")
+    for tensor, pats in list(j.duplicates.items())[:n]:
+        out.append(f"- claimed twice: {code(tensor)} by " + ", ".join(code(x) for x in pats))
+    out += ["", "## Stored weights per stage (heuristic)", "", f"> {esc(facts.WEIGHTS_NOTE)}", ""]
+    ws = [(i, w) for i in sorted(facts.weights) for w in facts.weights[i].rows if w.first_at_site]
     if not ws:
         out.append("No traced operator reads a weight whose tensor name is known.")
     else:
         out += ["| stage | call site | argument | tensor pattern | stored dtype | shape | bytes/tensor | compute "
                 "dtypes (analysis) | stored vs compute | how |", "|---|---|---|---|---|---|---|---|---|---|"]
-        for s, w in ws:
-            comp = "; ".join(_compute_short(x) for x in s.get("weights_compute", [])) or "not established"
-            st = w["stored"]
+        for i, w in ws:
+            comp = "; ".join(_compute_short(x) for x in facts.weights[i].compute) or "not established"
+            s, sw = stages[i].stage, w.stored
             out.append("| " + " | ".join([
-                code(s["qualname"]), esc(_site(s)), code(w["arg"]), code(w["pattern"]), esc(",".join(st["dtype"])),
-                esc(" | ".join(str(x) for x in st["shape"])), str(st["bytes_per_tensor"]), esc(comp),
-                esc(w.get("stored_vs_compute", "")), esc(w["how"])]) + " |")
-    lb = doc.get("loop_bounds") or []
-    if lb:
+                code(s.qualname), esc(_via_site(s.via)), code(w.arg), code(w.pattern), esc(",".join(sw.dtype)),
+                esc(" | ".join(str(list(x)) for x in sw.shape)), str(sw.bytes_per_tensor), esc(comp),
+                esc(w.stored_vs_compute), esc(w.how)]) + " |")
+    if facts.bounds.loops:
         out += ["", "## Loop bounds", "", "| loop | value | config field | status | reason |", "|---|---|---|---|---|"]
-        for r in lb:
-            out.append("| " + " | ".join([code(r["loop"][:80]), esc(r["value"] if r["value"] is not None else "—"),
-                                          esc(r["config_field"] or "—"), esc(r["status"]),
-                                          esc(r.get("reason", ""))]) + " |")
-        for ph, kinds in ((doc.get("launch_totals_bound") or {}).get("by_phase") or {}).items():
+        for r in facts.bounds.loops:
+            out.append("| " + " | ".join([code(r.loop[:80]), esc(r.value if r.value is not None else "—"),
+                                          esc(r.config_field or "—"), esc(r.status), esc(r.reason)]) + " |")
+        for ph, kinds in (facts.bounds.totals.get("by_phase") or {}).items():
             out.append(f"- {esc(ph)}: " + ", ".join(f"{esc(k)} {esc(v['value'])}" for k, v in kinds.items()))
-    sol = doc.get("speed_of_light")
-    if sol:
-        out += sol_markdown(sol)
+    if facts.sol is not None:
+        out += sol_markdown(facts.sol)
     return out
 
 
-def _compute_short(c: dict[str, Any]) -> str:
-    name = c["stage"].split("::")[-1]
-    if c["kind"] == "library":
-        ops = c.get("operands") or {}
-        return f"{name}: " + " ".join(f"{k} {v}" for k, v in ops.items()) + f", compute {c.get('compute') or '?'}"
-    return (f"{name}: in {','.join(c.get('input') or []) or '?'}, acc {','.join(c.get('accumulator') or []) or '—'}"
-            f", out {','.join(c.get('output') or []) or '?'}")
+def _compute_short(c: ComputeBelow) -> str:
+    name = c.stage.split("::")[-1]
+    if c.kind is DtypeKind.LIBRARY:
+        return f"{name}: " + " ".join(f"{k} {v}" for k, v in c.operands.items()) + f", compute {c.compute or '?'}"
+    return (f"{name}: in {','.join(c.input) or '?'}, acc {','.join(c.accumulator) or '—'}"
+            f", out {','.join(c.output) or '?'}")
 
 
 def _secs(x: float) -> str:
     return f"{x * 1e6:.3f} µs" if x < 1e-3 else f"{x * 1e3:.3f} ms" if x < 1 else f"{x:.3f} s"
 
 
-def sol_markdown(sol: dict[str, Any]) -> list[str]:
+def sol_markdown(sol: SpeedOfLight) -> list[str]:
     """The speed-of-light section: inputs, figures with sources, bound, estimate, KV cache."""
-    i = sol["inputs"]
-    out = ["", f"## Speed of light on {esc(sol['device'])}", "", f"> {esc(sol['static_analysis'])}", "",
-           f"- batch {i['batch']}, seq {i['seq']}, context {i['context']} ({esc(i['context_note'])})"]
-    f = sol["figures"]
-    if f.get("memory_bandwidth_GBps"):
-        out.append(f"- memory bandwidth {f['memory_bandwidth_GBps']['value']:g} GB/s — "
-                   f"{esc(f['memory_bandwidth_GBps']['source'])}")
-    for k, v in f.get("peaks_tflops", {}).items():
-        out.append(f"- peak for {esc(k)}: " + (f"{v['value']:g} TFLOPS dense — {esc(v['source'])}" if v else
+    i = sol.inputs
+    out = ["", f"## Speed of light on {esc(sol.device)}", "", f"> {esc(sol.static_analysis)}", "",
+           f"- batch {i.batch}, seq {i.seq}, context {i.context} ({esc(i.context_note)})"]
+    f = sol.figures
+    if f.memory_bandwidth_GBps:
+        out.append(f"- memory bandwidth {f.memory_bandwidth_GBps.value:g} GB/s — {esc(f.memory_bandwidth_GBps.source)}")
+    for k, v in f.peaks_tflops.items():
+        out.append(f"- peak for {esc(k)}: " + (f"{v.value:g} TFLOPS dense — {esc(v.source)}" if v else
                                                "INSUFFICIENT_EVIDENCE (not in the device table)"))
-    if f.get("launch_floor_us"):
-        out.append(f"- launch floor {f['launch_floor_us']['value']:g} µs — {esc(f['launch_floor_us']['source'])}")
-    d = sol["demand"]
-    out.append(f"- demand per call: weights {d['weight_bytes']:,.0f} B, activations {d['activation_bytes']:,.0f} B, "
-               f"KV {d['kv_bytes']:,.0f} B, FLOPs " + (", ".join(f"{k} {v:,.0f}" for k, v in
-                                                              d["flops_by_dtype"].items()) or "none counted"))
-    bad = [a for a in sol.get("anchors", []) if not a["consistent"]]
-    out.append(f"- anchors: {len(sol.get('anchors', []))} weight patterns checked against the checkpoint, "
-               f"{len(bad)} inconsistent" + "".join(f"; {code(a['pattern'])} {a['reads_on_path']} reads vs "
-                                                     f"{a['checkpoint_tensors']} tensors" for a in bad))
-    b, e = sol["bound"], sol["estimate"]
+    if f.launch_floor_us:
+        out.append(f"- launch floor {f.launch_floor_us.value:g} µs — {esc(f.launch_floor_us.source)}")
+    d = sol.demand
+    out.append(f"- demand per call: weights {d.weight_bytes:,.0f} B, activations {d.activation_bytes:,.0f} B, "
+               f"KV {d.kv_bytes:,.0f} B, FLOPs " + (", ".join(f"{k} {v:,.0f}" for k, v in
+                                                              d.flops_by_dtype.items()) or "none counted"))
+    bad = [a for a in sol.anchors if not a.consistent]
+    out.append(f"- anchors: {len(sol.anchors)} weight patterns checked against the checkpoint, "
+               f"{len(bad)} inconsistent" + "".join(f"; {code(a.pattern)} {a.reads_on_path} reads vs "
+                                                     f"{a.checkpoint_tensors} tensors" for a in bad))
+    b, e = sol.bound, sol.estimate
     out += ["", "| figure | value | status | detail |", "|---|---|---|---|"]
-    out.append("| conditional bound | " + (_secs(b["seconds"]) if "seconds" in b else "—") + f" | {esc(b['status'])} | "
-               + esc("; ".join([*([f"limited by {b['limiter']}"] if "limiter" in b else []), *b.get("missing", [])]))
-               + " |")
-    out.append("| serial estimate | " + (_secs(e["seconds"]) if "seconds" in e else "—") + f" | {esc(e['status'])} | "
-               + esc("; ".join(e.get("missing", [])) or e.get("meaning", "")) + " |")
-    kv = sol.get("kv_cache") or {}
-    if kv.get("status") == "ok":
-        out.append(f"\n- KV cache: {kv['bytes_per_token']:,} B per token ({esc(kv['formula'])}; "
-                   f"{esc(', '.join(kv['fields'].values()))}); {kv['bytes_at_context']:,} B at context "
-                   f"{kv['context']} × batch {kv['batch']}")
-    elif kv:
-        out.append("\n- KV cache: INSUFFICIENT_EVIDENCE: " + esc("; ".join(kv.get("missing", []))))
-    for x in sol.get("excluded", []):
+    out.append("| conditional bound | " + (_secs(b.seconds) if b.seconds is not None else "—")
+               + f" | {esc(b.status)} | "
+               + esc("; ".join([*([f"limited by {b.limiter}"] if b.status != IE else []), *b.missing])) + " |")
+    out.append("| serial estimate | " + (_secs(e.seconds) if e.seconds is not None else "—") + f" | {esc(e.status)} | "
+               + esc("; ".join(e.missing) or e.meaning) + " |")
+    kv = sol.kv_cache
+    if kv.status == OK:
+        out.append(f"\n- KV cache: {kv.bytes_per_token:,} B per token ({esc(kv.formula)}; "
+                   f"{esc(', '.join(kv.fields.values()))}); {kv.bytes_at_context:,} B at context "
+                   f"{kv.context} × batch {kv.batch}")
+    else:
+        out.append("\n- KV cache: INSUFFICIENT_EVIDENCE: " + esc("; ".join(kv.missing)))
+    for x in sol.excluded:
         out.append(f"- not priced: {esc(x)}")
     return out
 
@@ -532,26 +495,25 @@ def map_table(t: Any, lines: list[Any], aliases: dict[str, str], ncols: int = 8)
     return out
 
 
-def render_map_markdown(rep: Any, detail: bool = False) -> str:
+def render_map_markdown(rep: MapReport, detail: bool = False) -> str:
     """The default Markdown report: summary, phase tables, boundaries, capture, open questions;
     ``detail`` (and ``rep.trace``): also every stage and the per-call analyses of the full trace."""
     h, m = rep.header, rep.map
-    e = h["entry"]
-    wt = h.get("working_tree")
+    e = h.entry
+    wt = h.working_tree
     changes = "not a git checkout" if wt is None else (
-        f"{len(wt['modified'])} modified, {len(wt['untracked'])} untracked" if (wt["modified"] or wt["untracked"])
-        else "clean")
-    out = [f"# apxtui execution map: `{e['qualname']}`", "",
-           f"- **Checkout:** {code(h['checkout'])}",
-           f"- **Revision:** {code(h['revision'])}" + (f" (branch {code(h['branch'])})" if h.get("branch") else ""),
+        f"{len(wt[0])} modified, {len(wt[1])} untracked" if (wt[0] or wt[1]) else "clean")
+    out = [f"# apxtui execution map: `{e.qualname}`", "",
+           f"- **Checkout:** {code(h.checkout)}",
+           f"- **Revision:** {code(h.revision)}" + (f" (branch {code(h.branch)})" if h.branch else ""),
            f"- **Working tree:** {changes}",
-           f"- **Checkpoint:** {esc(h.get('checkpoint') or 'none given')}",
-           f"- **Profile:** {esc(h['profile'])}",
-           f"- **Selection:** {', '.join(code(s) for s in h['select']) or 'none (every arm shown)'}",
-           *map_choice_lines(h, m),
+           f"- **Checkpoint:** {esc(h.checkpoint or 'none given')}",
+           f"- **Profile:** {esc(h.profile)}",
+           f"- **Selection:** {', '.join(code(s) for s in h.select) or 'none (every arm shown)'}",
+           *map_choice_lines(h.choices, m),
            f"- **Operator layer:** {esc(m.operator_rule)}",
-           f"- **Entry:** {code(e['qualname'])} at {esc(e['file'])}:{e['line']}",
-           f"- **apxtui:** {h['apxtui']}", "",
+           f"- **Entry:** {code(e.qualname)} at {esc(e.file)}:{e.line}",
+           f"- **apxtui:** {h.apxtui}", "",
            f"> {m.static_note}", "", "## Summary", ""]
     out += [f"- {esc(x)}" for x in m.lead]
     out.append(f"- cuts: {len(m.cuts)} subtree(s) not followed (listed under Cuts)" if m.cuts
@@ -576,15 +538,14 @@ def render_map_markdown(rep: Any, detail: bool = False) -> str:
     if al:
         out += ["", "Aliases: " + "; ".join(f"`{a}` = `{n}`" for n, a in al.items())]
     out += map_boundaries(m) + map_capture(m) + map_transfers(m) + map_open(m)
-    doc = rep.trace or {"checkpoint": h.get("checkpoint")}
-    if rep.checkpoint_error:
-        doc = {**doc, "checkpoint_error": rep.checkpoint_error}
-    if "stages" in doc:
-        out += trace_cut_lines(doc)
-    if detail and "stages" in doc:
-        out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(doc)
+    stages = rep.analysed.stages if rep.analysed is not None else []
+    ckpt = checkpoint_sections(rep.checkpoint_facts, stages, h.checkpoint, rep.checkpoint_error)
+    if rep.trace is not None:
+        out += trace_cut_lines(rep.trace)
+    if detail and rep.trace is not None:
+        out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(rep.trace, stages, ckpt)
     else:
-        out += checkpoint_sections(doc)
+        out += ckpt
     return "\n".join(out) + "\n"
 
 
@@ -602,14 +563,15 @@ def trace_cut_lines(doc: dict[str, Any]) -> list[str]:
     return out
 
 
-def map_choice_lines(h: dict[str, Any], m: Any) -> list[str]:
-    """Every arm choice: the explorer's (``[``/``]``) and the selection's, each with its dispatch point."""
+def map_choice_lines(choices: dict[str, int], m: Any) -> list[str]:
+    """Every arm choice: the explorer's (``choices``, ``[``/``]``) and the selection's, each with its dispatch
+    point."""
     mine = {c.dispatch for c in m.choices}
     lines = []
     for c in m.choices:
         lines.append(f"  - {code(_cut(c.subject or c.construct, 60))} at {esc(c.site)} → "
                      + ", ".join(code(_cut(x, 60)) for x in c.chosen) + f" ({esc(c.by)})")
-    for key, arm in (h.get("choices") or {}).items():
+    for key, arm in choices.items():
         if key not in mine:
             lines.append(f"  - {code(key)} → arm #{arm} (not reached on this path)")
     if not lines:

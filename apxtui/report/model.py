@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from apxtui.index.build import Index
 from apxtui.map import build_map, iter_calls, path_to
-from apxtui.report.header import header
+from apxtui.report.header import ReportHeader, header, report_header
 from apxtui.trace import DEFAULT_BUDGET, Dispatch, Stage, Tracer, Via, cuts, dispatches, walk
 
 if TYPE_CHECKING:
@@ -166,8 +166,7 @@ def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[st
         "path": str(ckpt.path), "tensors": len(ckpt.tensors), "bytes": ckpt.total_bytes,
         "config": ckpt.config_file, "problems": [str(p) for p in ckpt.problems][:20],
         "join": facts.join_summary, "stages_with_weights": len(facts.weights),
-        "weights_note": "per-stage weights are heuristic: the field an operator reads matched to the loader's "
-                        "tensor name; stored dtype (checkpoint) and compute dtypes (analysis) are separate facts",
+        "weights_note": facts.WEIGHTS_NOTE,
     }
     if facts.sol is not None:
         doc["speed_of_light"] = facts.sol.to_dict()
@@ -180,15 +179,17 @@ def add_checkpoint_facts(doc: dict[str, Any], facts: CheckpointFacts) -> dict[st
 @dataclass
 class MapReport:
     """What the Markdown / text views of a trace show: the header, the execution map and the path
-    to one row (``path_key``); ``trace`` is the full trace document (``--detail full``, JSON)."""
+    to one row (``path_key``); ``trace`` is the full trace document (``--detail full``, JSON); ``analysed`` and
+    ``checkpoint_facts`` are the typed facts the Markdown and text views read."""
 
-    header: dict[str, Any]
+    header: ReportHeader
     map: Any  # apxtui.map.ExecutionMap
     path_key: tuple[str, ...]
     path: list[Any]  # apxtui.map.PathStep
     trace: dict[str, Any] | None = None
     analysed: AnalysedPath | None = None  # the analysed path of ``trace``
     checkpoint_error: str = ""  # why the checkpoint could not be read or joined ("" when it could, or none given)
+    checkpoint_facts: CheckpointFacts | None = None  # the checkpoint's facts on ``analysed`` (when joined)
 
 
 def default_path(m: Any) -> tuple[str, ...]:
@@ -212,11 +213,7 @@ def map_report(index: Index, entry: str, *, select: list[str] | None = None, cho
                                                   loop_bind=loop_bind, operators=operators)
     key = tuple(path) if path else default_path(m)
     g = index.graph
-    d = g.nodes[entry]
-    head = {**header(index, profile),
-            "entry": {"node": entry, "qualname": d.get("qualname", ""), "kind": d.get("kind", ""),
-                      "file": d.get("file", ""), "line": d.get("line", 0)},
-            "select": list(select or []), "choices": dict(choices or {}), "depth": depth, "checkpoint": checkpoint}
+    head = report_header(index, entry, profile, select=select, choices=choices, depth=depth, checkpoint=checkpoint)
     trace, analysed = None, None
     if detail:
         kw = {"budget": budget} if budget else {}

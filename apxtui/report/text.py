@@ -6,8 +6,10 @@ a name with a newline, tab or escape sequence stays on its own line, visibly.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from apxtui.analysis.dtypefacts import KernelDtypes, LibraryDtypes
 from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
 from apxtui.map.fold import BlockRef, Heading, aliases, fold_blocks
 from apxtui.map.model import marked
@@ -16,6 +18,10 @@ from apxtui.report.maptable import FrequencyChange, table_lines
 from apxtui.report.markdown import also_cell, map_choice_lines, path_line, work_cell
 from apxtui.textsafe import one_line
 from apxtui.trace import Dispatch, Stage
+
+if TYPE_CHECKING:
+    from apxtui.analysis.path import PathStage
+    from apxtui.report.model import MapReport
 
 
 def _s(x: Any) -> str:
@@ -66,24 +72,23 @@ def _items(items: list[Stage | Dispatch], prefix: str, lines: list[str]) -> None
                     _items(arm.children, prefix + cont + ac, lines)
 
 
-def render_summary(doc: dict[str, Any]) -> str:
-    """Path-level analyses: launch totals, dtype boundaries, capture regions, host transfers."""
+def render_summary(doc: dict[str, Any], stages: Sequence[PathStage]) -> str:
+    """Path-level analyses: launch totals, device work (``stages``: the analysed path of ``doc``), dtype
+    boundaries, capture regions, host transfers."""
     if doc.get("analysis_error"):
         return f"analyses failed: {_s(doc['analysis_error'])}"
     lines = ["", "== launch totals (static) =="] + [f"  {_s(x)}" for x in totals_lines(doc)]
     lines += ["", "== device work =="]
-    for s in doc.get("stages", []):
-        if (
-            s.get("dtypes")
-            and s["dtypes"].get("kind") in ("kernel", "library")
-            or (s.get("capture") or {}).get("hazards")
-        ):
-            v = s.get("via") or {}
+    for ps in stages:
+        f, v = ps.facts, ps.stage.via
+        if f is None:
+            continue
+        if isinstance(f.dtypes, (KernelDtypes, LibraryDtypes)) or (f.capture is not None and f.capture.hazards):
             lines.append(
                 _s(
-                    f"  {s['qualname']} @ {v.get('file', '')}:{v.get('line', '')}: {dtype_short(s.get('dtypes'))}"
-                    f" | {launches_short(s)} | {(s.get('frequency') or {}).get('label', '')}"
-                    + (f" | {capture_short(s)}" if s.get("capture") else "")
+                    f"  {ps.stage.qualname} @ {v.file if v else ''}:{v.line if v else ''}: {dtype_short(f.dtypes)}"
+                    f" | {launches_short(f.launches)} | {f.frequency.label}"
+                    + (f" | {capture_short(f.capture)}" if f.capture is not None and f.capture.shown else "")
                 )
             )
     lines += ["", "== dtype boundaries =="]
@@ -111,14 +116,14 @@ def render_summary(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_map_text(rep: Any) -> str:
+def render_map_text(rep: MapReport) -> str:
     """The execution map as plain text (``apxtui trace`` default; ``--view tree`` for the call tree)."""
     h, m = rep.header, rep.map
     plain = _plain
-    out = [f"# execution map: {h['entry']['qualname']}  ({h['entry']['file']}:{h['entry']['line']})",
-           f"# {h['profile']} · selection: {', '.join(h['select']) or 'none'} · {m.static_note}",
+    out = [f"# execution map: {h.entry.qualname}  ({h.entry.file}:{h.entry.line})",
+           f"# {h.profile} · selection: {', '.join(h.select) or 'none'} · {m.static_note}",
            f"# operator layer: {m.operator_rule}"]
-    out += [plain(x.removeprefix("- ")) for x in map_choice_lines(h, m)]
+    out += [plain(x.removeprefix("- ")) for x in map_choice_lines(h.choices, m)]
     out += [f"lead: {x}" for x in m.lead]
     out.append("path: " + plain(path_line(rep.path)))
     al = aliases(m)

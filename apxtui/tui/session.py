@@ -264,7 +264,7 @@ class Session:
         ``path``: the stage-key chain of the row the report's ``Path:`` follows (the cursor's row); ``built``:
         that map when already built (by :meth:`map_builder`'s builder under the same choices)."""
         from apxtui.checkpoint.ontrace import checkpoint_facts, loop_binder  # lazy: first paint
-        from apxtui.report.model import add_checkpoint_facts, map_report  # lazy: first paint
+        from apxtui.report.model import map_report  # lazy: first paint
 
         assert self.entry is not None
         ckpt, err = None, ""
@@ -277,10 +277,9 @@ class Session:
                          checkpoint=str(self.checkpoint) if self.checkpoint else None, built=built)
         rep.checkpoint_error = err
         if ckpt is not None and rep.trace is not None:
-            rep.trace["checkpoint"] = str(self.checkpoint)
             try:
                 assert rep.analysed is not None  # analysed with the trace (detail)
-                add_checkpoint_facts(rep.trace, checkpoint_facts(rep.analysed, self.index, ckpt))
+                rep.checkpoint_facts = checkpoint_facts(rep.analysed, self.index, ckpt)
             except Exception as e:  # noqa: BLE001 - the report is still worth writing
                 rep.checkpoint_error = f"{type(e).__name__}: {e}"
         return rep
