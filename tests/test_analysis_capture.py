@@ -20,7 +20,7 @@ def _path(idx, entry, select=()):
 
 
 def test_demo_region_through_wrappers(demo_index):
-    regions = _path(demo_index, "Pi05ModelRunner::infer", SEL)["capture_regions"]
+    regions = _path(demo_index, "Pi05ModelRunner::infer", SEL).capture_regions
     assert len(regions) == 1
     r = regions[0]
     assert r["begin"]["target"] == "apxinf_cuda::graph::begin_capture" and r["end"]["role"] == "end"
@@ -29,7 +29,7 @@ def test_demo_region_through_wrappers(demo_index):
 
 
 def test_demo_position_in_graph_key_buffer_not_flagged(demo_index):
-    r = _path(demo_index, "Pi05ModelRunner::infer", SEL)["capture_regions"][0]
+    r = _path(demo_index, "Pi05ModelRunner::infer", SEL).capture_regions[0]
     rope = [x for x in r["launches"] if x["kernel"] == "rope_kernel"]
     assert rope
     consts = {c["param"]: c for c in rope[0]["constants"]}
@@ -44,7 +44,7 @@ def test_demo_position_in_graph_key_buffer_not_flagged(demo_index):
 
 
 def test_demo_sync_inside_capture_is_a_hazard(demo_index):
-    r = _path(demo_index, "Pi05ModelRunner::infer", SEL)["capture_regions"][0]
+    r = _path(demo_index, "Pi05ModelRunner::infer", SEL).capture_regions[0]
     syncs = [h for h in r["hazards"] if h["kind"] == "sync"]
     assert [(h["api"], h["via"]) for h in syncs] == [
         ("cudaStreamSynchronize", "apxinf_cuda::stream::Stream::synchronize")
@@ -53,12 +53,12 @@ def test_demo_sync_inside_capture_is_a_hazard(demo_index):
 
 
 def test_demo_d2h_copy_outside_capture(demo_index):
-    tr = _path(demo_index, "Pi05ModelRunner::infer", SEL)["host_transfers"]
-    d2h = [t for t in tr if t["kind"] == "copy" and t["direction"] == "D2H"]
-    assert d2h and all(t["in_capture"] is None and t["phase"] == "eager" for t in d2h)
-    assert any("Tensor::to_host" in " ".join(t["via"]) for t in d2h)
-    h2d = [t for t in tr if t["kind"] == "copy" and t["direction"] == "H2D"]
-    assert any("per step" in t["frequency"] for t in h2d)  # input_buf upload before each replay
+    tr = _path(demo_index, "Pi05ModelRunner::infer", SEL).host_transfers
+    d2h = [t for t in tr if t.kind == "copy" and t.direction == "D2H"]
+    assert d2h and all(t.in_capture is None and t.phase == "eager" for t in d2h)
+    assert any("Tensor::to_host" in " ".join(t.via) for t in d2h)
+    h2d = [t for t in tr if t.kind == "copy" and t.direction == "H2D"]
+    assert any("per step" in t.frequency for t in h2d)  # input_buf upload before each replay
 
 
 def test_begin_and_end_in_one_cpp_function_with_default_stream_launch():
@@ -73,7 +73,7 @@ void step(cudaStream_t s, float* buf, int pos, cudaGraph_t* g) {
 }
 """
     idx = MiniIndex({"g.cu": ("", src)})
-    r = _path(idx, "step")["capture_regions"][0]
+    r = _path(idx, "step").capture_regions[0]
     assert r["status"] == "exact" and len(r["launches"]) == 2
     first, second = r["launches"]
     assert {c["param"]: c["flagged"] for c in first["constants"]} == {"pos": True}

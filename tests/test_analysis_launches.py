@@ -41,7 +41,7 @@ def _totals(idx, entry, select=(), first_arm_at=None):
         keys = {d.key: 0 for d in dispatches(root) if f"{d.file}:{d.line}" == first_arm_at}
         assert keys
         root = Tracer(idx.graph, select=list(select), choices=keys).trace(entry)
-    return annotate(idx, root).path["launch_totals"]
+    return annotate(idx, root).path.launch_totals
 
 
 def test_library_call_counted_as_library_not_launch_and_const_loop_bound():

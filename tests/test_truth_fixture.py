@@ -34,7 +34,7 @@ def _annotated(idx, entry):
 
 def _region(idx):
     _root, ann = _annotated(idx, "Runtime::capture")
-    regions = ann.path["capture_regions"]
+    regions = ann.path.capture_regions
     assert len(regions) == 1
     return regions[0]
 

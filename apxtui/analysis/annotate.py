@@ -23,6 +23,7 @@ from apxtui.analysis.evidence import HEURISTIC
 from apxtui.analysis.hostops import host_op
 from apxtui.analysis.launches import Count, LaunchCounter, own_kind
 from apxtui.analysis.loops import LoopCount, consts_of, frequency, multiplier
+from apxtui.analysis.pathfacts import HostTransfer, PathFacts
 from apxtui.analysis.stagefacts import CaptureFacts, Frequency, Launches, StageFacts
 from apxtui.trace import Dispatch, Stage, Via, iter_stages
 from apxtui.vocab import EdgeKind, Evidence
@@ -49,7 +50,7 @@ class _Info:
 class Annotations:
     make: Callable[[Stage], StageFacts]  # a stage → its facts (stages of this trace only), made on first request
     per_stage: dict[int, StageFacts] = field(default_factory=dict)
-    path: dict[str, Any] = field(default_factory=dict)
+    path: PathFacts = field(default_factory=PathFacts)
 
     def stage(self, st: Stage) -> StageFacts:
         rec = self.per_stage.get(id(st))
@@ -217,17 +218,17 @@ class _Annotator:
         self.counter = counter
         ann = Annotations(make=self.record)
         entry = self.root.qualname
-        ann.path = {
-            "launch_totals": {
+        ann.path = PathFacts(
+            launch_totals={
                 "scope": f"static counts, per call of {entry}; captured work is recorded once per capture and "
                          "replayed (not launched) on every replay; a library call is not a device launch",
                 "by_phase": {ph: c.to_dict() for ph, c in root_counts.items()},
                 "alternatives": counter.alternatives,
             },
-            "dtype_boundaries": self.boundaries(ann),
-            "host_transfers": self.transfers(),
-            "capture_regions": [{k: v for k, v in r.items() if not k.startswith("_")} for r in self.regions],
-        }
+            dtype_boundaries=self.boundaries(ann),
+            host_transfers=self.transfers(),
+            capture_regions=[{k: v for k, v in r.items() if not k.startswith("_")} for r in self.regions],
+        )
         return ann
 
     def record(self, st: Stage) -> StageFacts:
@@ -306,21 +307,18 @@ class _Annotator:
                 cur = o0
         return out
 
-    def transfers(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def transfers(self) -> tuple[HostTransfer, ...]:
+        out: list[HostTransfer] = []
         for st in self.order:
             info = self.info[id(st)]
-            where = st.call_at
             item: dict[str, Any] | None = None
             if st.kind == "external":
-                op = host_op(st.qualname, st.via.args if st.via else ())
-                if op:
-                    item = dict(op)
+                item = host_op(st.qualname, st.via.args if st.via else ())
             elif st.kind in ("rust_fn", "python_fn") and HOST_COMPUTE.search(st.qualname or "") \
                     and info.parent is not None and not HOST_COMPUTE.search(info.parent.qualname or ""):
                 item = {"kind": "host compute", "api": st.qualname, "status": HEURISTIC,
                         "reason": "CPU/host module or backend by name"}
-            if item is None:
+            if not item:
                 continue
             chain: list[str] = []
             p = info.parent
@@ -328,11 +326,11 @@ class _Annotator:
                 if p.kind in ("rust_fn", "python_fn", "abi_fn"):
                     chain.append(p.qualname)
                 p = self.info[id(p)].parent
-            item.update({"at": where, "via": chain, "phase": info.phase, "in_capture": info.region or None,
-                         "frequency": frequency(info.path_mults, info.phase, self.root.qualname, info.graph_key),
-                         "arms": list(info.arms), "alternative": info.alternative})
-            out.append(item)
-        return out
+            out.append(HostTransfer(
+                at=st.call_at, via=tuple(chain), phase=info.phase, in_capture=info.region or None,
+                frequency=frequency(info.path_mults, info.phase, self.root.qualname, info.graph_key),
+                arms=tuple(info.arms), alternative=info.alternative, **item))
+        return tuple(out)
 
 
 def _summary(counts: dict[str, Count], own: str | None) -> dict[str, str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apxtui.analysis.annotate import annotate
+from apxtui.analysis.pathfacts import PathFacts
 from apxtui.analysis.stagefacts import StageFacts
 from apxtui.trace import Stage, walk
 
@@ -32,7 +33,7 @@ class AnalysedPath:
 
     root: Stage
     stages: list[PathStage]
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: PathFacts = field(default_factory=PathFacts)
     error: str = ""  # why the analyses failed ("" when they did not)
 
 

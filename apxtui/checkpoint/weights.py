@@ -231,7 +231,7 @@ def _loops(path: AnalysedPath) -> dict[str, str]:
         for m in ps.facts.launches.loops if ps.facts else ():
             if m.value is None:
                 out.setdefault(m.label, ps.stage.qualname)
-    for ph in ((path.summary.get("launch_totals") or {}).get("by_phase") or {}).values():
+    for ph in (path.summary.launch_totals.get("by_phase") or {}).values():
         for k in ph.values():
             for t in k.get("terms", []):
                 for lab in t.get("per", []):
@@ -274,7 +274,7 @@ def bind_loops(path: AnalysedPath, ckpt: Checkpoint, bind: dict[str, int] | None
     """
     loops = tuple(bind_loop(label, qual, ckpt, bind) for label, qual in _loops(path).items())
     values = {r.loop: r.value for r in loops if r.value is not None}
-    return LoopBounds(loops, _bound_totals(path.summary.get("launch_totals") or {}, values))
+    return LoopBounds(loops, _bound_totals(path.summary.launch_totals, values))
 
 
 def bind_loop(label: str, qual: str, ckpt: Checkpoint, bind: dict[str, int] | None = None) -> LoopBound:

@@ -28,7 +28,7 @@ from apxtui.textsafe import one_line
 from apxtui.vocab import DEVICE_KINDS, CallClass, DtypeKind, FigureStatus, NodeKind, Phase, Resolution
 
 if TYPE_CHECKING:
-    from apxtui.analysis.path import PathStage
+    from apxtui.analysis.path import AnalysedPath, PathStage
     from apxtui.analysis.stagefacts import StageFacts
     from apxtui.checkpoint.ontrace import CheckpointFacts
     from apxtui.checkpoint.solfacts import SpeedOfLight
@@ -111,10 +111,10 @@ def _mermaid_label(text: str) -> str:
     return one_line(text, 120)
 
 
-def detail_sections(doc: dict[str, Any], stages: Sequence[PathStage], checkpoint: list[str]) -> list[str]:
-    """Every device stage and stage (``stages``: the analysed path of ``doc``), dispatch points, open
+def detail_sections(doc: dict[str, Any], path: AnalysedPath, checkpoint: list[str]) -> list[str]:
+    """Every device stage and stage (``path``: the analysed path of ``doc``), dispatch points, open
     questions, analyses, the ``checkpoint`` sections (:func:`checkpoint_sections`) and graph."""
-    e = doc["entry"]
+    e, stages = doc["entry"], path.stages
     out = ["## Execution order (device work)", ""]
     rows = device_rows(stages)
     if rows:
@@ -169,7 +169,7 @@ def detail_sections(doc: dict[str, Any], stages: Sequence[PathStage], checkpoint
         )
     for s in unresolved:
         out.append(f"- unresolved {code(s.qualname)} called at {esc(_site(s))} ({esc(s.via.how if s.via else '')})")
-    out += analysis_sections(doc)
+    out += analysis_sections(doc, path)
     out += checkpoint
     out += ["", "## Graph", "", mermaid(stages), ""]
     return out
@@ -183,7 +183,7 @@ def analysis_cells(f: StageFacts | None) -> list[str]:
             esc(capture_short(f.capture))]
 
 
-def analysis_sections(doc: dict[str, Any]) -> list[str]:
+def analysis_sections(doc: dict[str, Any], path: AnalysedPath) -> list[str]:
     """Launch totals, dtype boundaries, capture regions and the host-transfer audit."""
     out: list[str] = []
     if doc.get("analysis_error"):
@@ -227,17 +227,17 @@ def analysis_sections(doc: dict[str, Any]) -> list[str]:
         for h in r.get("hazards", []):
             out.append(f"  - **hazard** {esc(hazard_line(h))}")
     out += ["", "## Host transfers, syncs, allocations", ""]
-    tr = doc.get("host_transfers") or []
+    tr = path.summary.host_transfers
     if not tr:
         out.append("None reached on this path.")
     else:
         out += ["| kind | api | direction / size | via | phase | in capture | frequency | at |",
                 "|---|---|---|---|---|---|---|---|"]
         for t in tr:
-            ds = " ".join(x for x in (t.get("direction", ""), t.get("size", "")) if x)
-            out.append("| " + " | ".join([esc(t["kind"]), code(t["api"]), esc(ds), code((t.get("via") or [""])[0]),
-                                          esc(t["phase"]), "yes" if t.get("in_capture") else "no",
-                                          esc(t["frequency"]), esc(t["at"])]) + " |")
+            ds = " ".join(x for x in (t.direction, t.size) if x)
+            out.append("| " + " | ".join([esc(t.kind), code(t.api), esc(ds), code(t.via[0] if t.via else ""),
+                                          esc(t.phase), "yes" if t.in_capture else "no",
+                                          esc(t.frequency), esc(t.at)]) + " |")
     return out
 
 
@@ -542,8 +542,9 @@ def render_map_markdown(rep: MapReport, detail: bool = False) -> str:
     ckpt = checkpoint_sections(rep.checkpoint_facts, stages, h.checkpoint, rep.checkpoint_error)
     if rep.trace is not None:
         out += trace_cut_lines(rep.trace)
-    if detail and rep.trace is not None:
-        out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(rep.trace, stages, ckpt)
+    if detail and rep.trace is not None and rep.analysed is not None:
+        out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(rep.trace, rep.analysed,
+                                                                                          ckpt)
     else:
         out += ckpt
     return "\n".join(out) + "\n"

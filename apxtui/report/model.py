@@ -146,7 +146,7 @@ def add_analyses(path: AnalysedPath, doc: dict[str, Any]) -> dict[str, Any]:
     if path.error:
         doc["analysis_error"] = path.error
         return doc
-    doc.update(path.summary)
+    doc.update(path.summary.to_dict())
     return doc
 
 

@@ -6,7 +6,6 @@ a name with a newline, tab or escape sequence stays on its own line, visibly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from apxtui.analysis.dtypefacts import KernelDtypes, LibraryDtypes
@@ -20,7 +19,7 @@ from apxtui.textsafe import one_line
 from apxtui.trace import Dispatch, Stage
 
 if TYPE_CHECKING:
-    from apxtui.analysis.path import PathStage
+    from apxtui.analysis.path import AnalysedPath
     from apxtui.report.model import MapReport
 
 
@@ -72,14 +71,14 @@ def _items(items: list[Stage | Dispatch], prefix: str, lines: list[str]) -> None
                     _items(arm.children, prefix + cont + ac, lines)
 
 
-def render_summary(doc: dict[str, Any], stages: Sequence[PathStage]) -> str:
-    """Path-level analyses: launch totals, device work (``stages``: the analysed path of ``doc``), dtype
+def render_summary(doc: dict[str, Any], path: AnalysedPath) -> str:
+    """Path-level analyses: launch totals, device work (``path``: the analysed path of ``doc``), dtype
     boundaries, capture regions, host transfers."""
     if doc.get("analysis_error"):
         return f"analyses failed: {_s(doc['analysis_error'])}"
     lines = ["", "== launch totals (static) =="] + [f"  {_s(x)}" for x in totals_lines(doc)]
     lines += ["", "== device work =="]
-    for ps in stages:
+    for ps in path.stages:
         f, v = ps.facts, ps.stage.via
         if f is None:
             continue
@@ -110,9 +109,9 @@ def render_summary(doc: dict[str, Any], stages: Sequence[PathStage]) -> str:
         for h in r.get("hazards", []):
             lines.append(_s(f"    HAZARD {hazard_line(h)}"))
     lines += ["", "== host transfers / syncs / allocations =="]
-    for t in doc.get("host_transfers", []):
-        lines.append(_s(f"  {t['kind']} {t['api']} {t.get('direction', '')} at {t['at']} ({t['phase']}"
-                        + (", in capture" if t.get("in_capture") else "") + f") {t['frequency']}"))
+    for t in path.summary.host_transfers:
+        lines.append(_s(f"  {t.kind} {t.api} {t.direction or ''} at {t.at} ({t.phase}"
+                        + (", in capture" if t.in_capture else "") + f") {t.frequency}"))
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ from apxtui.vocab import CALL_EDGE_KINDS
 
 if TYPE_CHECKING:
     from apxtui.analysis.path import AnalysedPath, PathStage
+    from apxtui.analysis.pathfacts import PathFacts
     from apxtui.checkpoint.weights import StageWeights
     from apxtui.map.model import ExecutionMap
 
@@ -55,10 +56,10 @@ def _own(session: Session) -> Session:
     return session.after_fork() if in_child() else session
 
 
-def capture_rows(path: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+def capture_rows(path: PathFacts) -> list[tuple[str, str, str, str]]:
     """Rows (item, what, at, note) of the capture regions and host transfers of an analysed path."""
     rows: list[tuple[str, str, str, str]] = []
-    for i, r in enumerate(path.get("capture_regions") or [], 1):
+    for i, r in enumerate(path.capture_regions, 1):
         begin, end = r.get("begin") or {}, r.get("end") or {}
         errs = [e for e in r.get("ends") or [] if e.get("path") == "error"]
         rows.append((f"region {i}", r.get("function", ""), begin.get("at", ""),
@@ -93,10 +94,9 @@ def capture_rows(path: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             guard = f"conditional under {' | '.join(h.get('guards', []))}; " if h.get("conditional") else ""
             rows.append(("  HAZARD", f"{h.get('api', '')} {h.get('direction', '')}".strip(), h.get("at", ""),
                          f"{guard}{h.get('paths', 1)} path(s); {h.get('detail', '')}"))
-    for t in path.get("host_transfers") or []:
-        where = "in capture" if t.get("in_capture") else t.get("phase", "")
-        rows.append(("transfer", f"{t.get('api', '')} {t.get('direction', t.get('kind', ''))}".strip(),
-                     t.get("at", ""), f"{where}; {t.get('frequency', '')}"))
+    for t in path.host_transfers:
+        where = "in capture" if t.in_capture else t.phase
+        rows.append(("transfer", f"{t.api} {t.direction_or_kind}".strip(), t.at, f"{where}; {t.frequency}"))
     return rows
 
 
@@ -161,8 +161,8 @@ def analyse_path(session: Session) -> Iterator[Any]:
     else:
         yield Progress("analysis: joining the checkpoint…")
         note = _add_weights(session, stages, path, per_stage)
-    yield PathSummary(len(stages), device, capture_rows(ann.path), len(ann.path.get("capture_regions") or []),
-                      len(ann.path.get("host_transfers") or []), cuts, note)
+    yield PathSummary(len(stages), device, capture_rows(ann.path), len(ann.path.capture_regions),
+                      len(ann.path.host_transfers), cuts, note)
     yield Serve(PathServer(order, per_stage, device_at))
 
 
