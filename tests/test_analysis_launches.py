@@ -46,21 +46,21 @@ def _totals(idx, entry, select=(), first_arm_at=None):
 
 def test_library_call_counted_as_library_not_launch_and_const_loop_bound():
     lt = _totals(MiniIndex({"a.cu": ("", ADAPTER_CU)}), "fused")
-    eager = lt["by_phase"]["eager"]
-    assert eager["device"]["max"] == "4" and eager["device"]["exact"]  # 1 + 3 × (const passes = 3)
-    assert eager["library"]["max"] == "1"  # cublasLtMatmul: one library call, not a device launch
-    assert eager["library_setup"]["max"] == "1"  # the layout destroy is kept apart
-    assert "static" in lt["scope"] and "not a device launch" in lt["scope"]
+    eager = lt.by_phase["eager"]
+    assert eager["device"].max == "4" and eager["device"].exact  # 1 + 3 × (const passes = 3)
+    assert eager["library"].max == "1"  # cublasLtMatmul: one library call, not a device launch
+    assert eager["library_setup"].max == "1"  # the layout destroy is kept apart
+    assert "static" in lt.scope and "not a device launch" in lt.scope
 
 
 def test_unselected_branch_gives_min_max_not_a_sum():
     idx = MiniIndex({"a.cu": ("", ADAPTER_CU)})
     lt = _totals(idx, "pick")
-    dev = lt["by_phase"]["eager"]["device"]
-    assert (dev["min"], dev["max"], dev["exact"]) == ("1", "2", False)
-    assert len(lt["alternatives"]) == 1 and len(lt["alternatives"][0]["arms"]) == 2
-    dev = _totals(idx, "pick", first_arm_at="a.cu:14")["by_phase"]["eager"]["device"]
-    assert (dev["min"], dev["max"]) == ("2", "2")
+    dev = lt.by_phase["eager"]["device"]
+    assert (dev.min, dev.max, dev.exact) == ("1", "2", False)
+    assert len(lt.alternatives) == 1 and len(lt.alternatives[0].arms) == 2
+    dev = _totals(idx, "pick", first_arm_at="a.cu:14").by_phase["eager"]["device"]
+    assert (dev.min, dev.max) == ("2", "2")
 
 
 def test_multiplier_rules():
@@ -85,28 +85,28 @@ def test_const_bound_needs_a_single_literal_assignment():
 
 def test_demo_block_forward_default_build(demo_index):
     sel = ["CudaBackend", "BF16", 'not(feature = "fp8")', "all(not(apxinf_fa2_sm80)", "else", "case 16"]
-    eager = _totals(demo_index, "Block::forward", sel)["by_phase"]["eager"]
+    eager = _totals(demo_index, "Block::forward", sel).by_phase["eager"]
     # rms_norm ×2, rope ×2, kv_write, attention, add ×2, silu_mul; q/k/v/o/gate/up/down through cuBLASLt
-    assert (eager["device"]["max"], eager["device"]["exact"]) == ("9", True)
-    assert eager["library"]["max"] == "7"
+    assert (eager["device"].max, eager["device"].exact) == ("9", True)
+    assert eager["library"].max == "7"
 
 
 def test_demo_split_k_literal_loop_and_layer_loop(demo_index):
     sel = ["CudaBackend", "BF16", 'not(feature = "fp8")', "all(not(apxinf_fa2_sm80)", "case 16"]
     lt = _totals(demo_index, "Pi05Model::forward", sel, first_arm_at="crates/apxinf-cuda/src/kernels/attention.rs:55")
-    dev = lt["by_phase"]["eager"]["device"]
+    dev = lt.by_phase["eager"]["device"]
     # per layer: 8 + 4 split launches (literal `for (int i = 0; i < 4; ++i)`) + 1 combine; embed + final norm
-    assert dev["max"] == "2 + 13 × [for layer in &self.layers]" and dev["exact"]
+    assert dev.max == "2 + 13 × [for layer in &self.layers]" and dev.exact
 
 
 def test_demo_infer_keeps_capture_apart(demo_index):
     sel = ["CudaBackend", "BF16", 'not(feature = "fp8")', "all(not(apxinf_fa2_sm80)", "else", "case 16"]
     lt = _totals(demo_index, "Pi05ModelRunner::infer", sel)
-    assert lt["by_phase"]["eager"]["device"]["max"] == "2 + 9 × [for layer in &self.layers]"
-    cap = lt["by_phase"]["captured"]["device"]
-    assert cap["min"] == "0"  # the capture-miss arm is one alternative of the graph-cache match
-    assert "[for layer in &self.layers] × [for step in 0..num_steps]" in cap["max"]
-    assert lt["by_phase"]["capture"]["graph_launches"]["max"] == "1 × [for step in 0..num_steps]"
+    assert lt.by_phase["eager"]["device"].max == "2 + 9 × [for layer in &self.layers]"
+    cap = lt.by_phase["captured"]["device"]
+    assert cap.min == "0"  # the capture-miss arm is one alternative of the graph-cache match
+    assert "[for layer in &self.layers] × [for step in 0..num_steps]" in cap.max
+    assert lt.by_phase["capture"]["graph_launches"].max == "1 × [for step in 0..num_steps]"
 
 
 def test_stream_memops_and_graph_replays_come_from_the_calls_toml_families():

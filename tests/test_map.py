@@ -372,15 +372,15 @@ def test_per_stage_frequency_labels_first_call_and_graph_key(demo_index):
     assert freq["begin_capture"] == {"once per graph key"}  # the capture miss arm, not "per call"
     assert "first call" in freq["cublasLtCreate"] and "first call" in freq["cublasLtMatmulAlgoCheck"]
     assert all(not x.startswith("per call") for x in freq["cublasLtMatmulAlgoCheck"])
-    lt = ann.path.launch_totals["by_phase"]
+    lt = ann.path.launch_totals.by_phase
     # 7 projections + lm_head and a FlashAttention call at most: the AlgoChecks (setup) would double it
-    assert lt["eager"]["library"]["max"] == "1 + 8 × [for layer in &self.layers]"
+    assert lt["eager"]["library"].max == "1 + 8 × [for layer in &self.layers]"
 
 
 def test_capture_lists_if_else_launches_as_one_with_alternatives(demo_index):
     from apxtui.analysis.annotate import annotate
-    from apxtui.trace import Tracer
     from apxtui.analysis.pathfacts import PathFacts
+    from apxtui.trace import Tracer
     from apxtui.tui.background import capture_rows
 
     g = demo_index.graph
@@ -389,7 +389,8 @@ def test_capture_lists_if_else_launches_as_one_with_alternatives(demo_index):
     launches = [la for r in regions for la in r["launches"]]
     adds = [la for la in launches if la["kernel"].startswith("add_")]
     assert adds and {la["alternatives"] for la in adds} == {3}
-    rows = [row for row in capture_rows(PathFacts(capture_regions=regions)) if row[0] == "  launch" and "add_" in row[1]]
+    rows = [row for row in capture_rows(PathFacts(capture_regions=regions))
+            if row[0] == "  launch" and "add_" in row[1]]
     assert rows and all(r[1] == "add_packed4_kernel | add_packed2_kernel | add_kernel" and "one of 3" in r[3]
                         for r in rows)
     assert len(rows) == len(adds) // 3

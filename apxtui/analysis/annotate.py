@@ -23,7 +23,7 @@ from apxtui.analysis.evidence import HEURISTIC
 from apxtui.analysis.hostops import host_op
 from apxtui.analysis.launches import Count, LaunchCounter, own_kind
 from apxtui.analysis.loops import LoopCount, consts_of, frequency, multiplier
-from apxtui.analysis.pathfacts import HostTransfer, PathFacts
+from apxtui.analysis.pathfacts import HostTransfer, LaunchTotals, PathFacts
 from apxtui.analysis.stagefacts import CaptureFacts, Frequency, Launches, StageFacts
 from apxtui.trace import Dispatch, Stage, Via, iter_stages
 from apxtui.vocab import EdgeKind, Evidence
@@ -219,12 +219,10 @@ class _Annotator:
         ann = Annotations(make=self.record)
         entry = self.root.qualname
         ann.path = PathFacts(
-            launch_totals={
-                "scope": f"static counts, per call of {entry}; captured work is recorded once per capture and "
-                         "replayed (not launched) on every replay; a library call is not a device launch",
-                "by_phase": {ph: c.to_dict() for ph, c in root_counts.items()},
-                "alternatives": counter.alternatives,
-            },
+            launch_totals=LaunchTotals(
+                f"static counts, per call of {entry}; captured work is recorded once per capture and "
+                "replayed (not launched) on every replay; a library call is not a device launch",
+                {ph: c.kinds() for ph, c in root_counts.items()}, tuple(counter.alternatives)),
             dtype_boundaries=self.boundaries(ann),
             host_transfers=self.transfers(),
             capture_regions=[{k: v for k, v in r.items() if not k.startswith("_")} for r in self.regions],

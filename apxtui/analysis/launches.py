@@ -13,6 +13,7 @@ from typing import Any
 
 from apxtui.analysis.calls import bare_name, call_rules
 from apxtui.analysis.loops import LoopCount
+from apxtui.analysis.pathfacts import ArmCounts, DispatchCounts, KindCount
 from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.vocab import CallClass, EdgeKind
 
@@ -84,13 +85,13 @@ class Count:
             return None
         return lo.get((), 0), hi.get((), 0)
 
+    def kinds(self) -> dict[str, KindCount]:
+        """Every kind's count, rendered."""
+        return {k: KindCount(render(self.lo[k]), render(self.hi[k]), self.lo[k] == self.hi[k],
+                             tuple((n, m) for m, n in sorted(self.hi[k].items()))) for k in KINDS}
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k in KINDS:
-            lo, hi = render(self.lo[k]), render(self.hi[k])
-            out[k] = {"min": lo, "max": hi, "exact": self.lo[k] == self.hi[k],
-                      "terms": [{"count": n, "per": list(m)} for m, n in sorted(self.hi[k].items())]}
-        return out
+        return {k: c.to_dict() for k, c in self.kinds().items()}
 
 
 def render(e: Expr) -> str:
@@ -135,7 +136,7 @@ class LaunchCounter:
         self.mults = mults
         self.phase_of = phase_of or (lambda st: "eager")
         self.per_stage: dict[int, dict[str, Count]] = {}
-        self.alternatives: list[dict[str, Any]] = []
+        self.alternatives: list[DispatchCounts] = []
 
     def stage(self, st: Stage) -> dict[str, Count]:
         """Counts of one call of ``st`` (its subtree), split by phase."""
@@ -195,10 +196,9 @@ class LaunchCounter:
         phases = list(dict.fromkeys(ph for _, r in per_arm for ph in r))  # first-seen order: deterministic
         out = {ph: Count.alternatives([r.get(ph, Count()) for _, r in per_arm]) for ph in phases}
         if _differs(per_arm):
-            self.alternatives.append({
-                "dispatch": d.key, "construct": d.construct, "subject": d.subject, "at": f"{d.file}:{d.line}",
-                "arms": [{"label": a.label, "counts": {ph: c.to_dict() for ph, c in r.items()}} for a, r in per_arm],
-            })
+            self.alternatives.append(DispatchCounts(
+                d.key, d.construct, d.subject, f"{d.file}:{d.line}",
+                tuple(ArmCounts(a.label, {ph: c.kinds() for ph, c in r.items()}) for a, r in per_arm)))
         return out
 
 

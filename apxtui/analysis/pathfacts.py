@@ -50,16 +50,82 @@ class HostTransfer:
 
 
 @dataclass(frozen=True)
+class KindCount:
+    """How many of one kind (device launches, library calls, …) a call submits: ``min``/``max`` rendered
+    (``2 + 13 × [for layer in &self.layers]``), ``exact`` when they agree, ``terms`` the max as
+    (count, symbolic loops) pairs."""
+
+    min: str
+    max: str
+    exact: bool
+    terms: tuple[tuple[int, tuple[str, ...]], ...]
+
+    @property
+    def range_text(self) -> str:
+        """``max`` when exact, else ``min .. max``."""
+        return self.max if self.exact else f"{self.min} .. {self.max}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"min": self.min, "max": self.max, "exact": self.exact,
+                "terms": [{"count": n, "per": list(per)} for n, per in self.terms]}
+
+
+#: phase → kind → count
+PhaseCounts = dict[str, dict[str, KindCount]]
+
+
+def counts_dict(counts: PhaseCounts) -> dict[str, Any]:
+    return {ph: {k: c.to_dict() for k, c in kinds.items()} for ph, kinds in counts.items()}
+
+
+@dataclass(frozen=True)
+class ArmCounts:
+    """One arm of a dispatch point and the counts below it."""
+
+    label: str
+    counts: PhaseCounts
+
+
+@dataclass(frozen=True)
+class DispatchCounts:
+    """A dispatch point with no selection whose arms submit different work (the totals are min .. max)."""
+
+    dispatch: str  # the dispatch point's key
+    construct: str
+    subject: str
+    at: str
+    arms: tuple[ArmCounts, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dispatch": self.dispatch, "construct": self.construct, "subject": self.subject, "at": self.at,
+                "arms": [{"label": a.label, "counts": counts_dict(a.counts)} for a in self.arms]}
+
+
+@dataclass(frozen=True)
+class LaunchTotals:
+    """Static counts per call of the entry, by phase, and the dispatch points that make them ranges."""
+
+    scope: str
+    by_phase: PhaseCounts
+    alternatives: tuple[DispatchCounts, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scope": self.scope, "by_phase": counts_dict(self.by_phase),
+                "alternatives": [a.to_dict() for a in self.alternatives]}
+
+
+@dataclass(frozen=True)
 class PathFacts:
     """The path-level analyses of one traced path."""
 
-    launch_totals: dict[str, Any] = field(default_factory=dict)  # scope, by_phase, alternatives
+    launch_totals: LaunchTotals | None = None
     dtype_boundaries: list[dict[str, Any]] = field(default_factory=list)
     host_transfers: tuple[HostTransfer, ...] = ()
     capture_regions: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The trace document's ``launch_totals``, ``dtype_boundaries``, ``host_transfers``, ``capture_regions``."""
-        return {"launch_totals": self.launch_totals, "dtype_boundaries": self.dtype_boundaries,
+        return {"launch_totals": self.launch_totals.to_dict() if self.launch_totals is not None else {},
+                "dtype_boundaries": self.dtype_boundaries,
                 "host_transfers": [t.to_dict() for t in self.host_transfers],
                 "capture_regions": self.capture_regions}

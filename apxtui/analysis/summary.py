@@ -3,9 +3,8 @@ execution map)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from apxtui.analysis.dtypefacts import DtypeFacts, KernelDtypes, LibraryDtypes, OperatorDtypes
+from apxtui.analysis.pathfacts import LaunchTotals
 from apxtui.analysis.stagefacts import CaptureFacts, Launches
 from apxtui.vocab import Evidence
 
@@ -77,15 +76,16 @@ def capture_short(c: CaptureFacts | None) -> str:
     return out
 
 
-def totals_lines(doc: dict[str, Any]) -> list[str]:
-    lt = doc.get("launch_totals") or {}
-    out = [lt.get("scope", "")] if lt else []
-    for ph, c in (lt.get("by_phase") or {}).items():
-        kinds = [f"{k}: {v['max'] if v['exact'] else v['min'] + ' .. ' + v['max']}" for k, v in c.items()
-                 if v["max"] != "0"]
+def totals_lines(lt: LaunchTotals | None) -> list[str]:
+    """The scope, each phase's non-zero counts and how many dispatch points make them ranges."""
+    if lt is None:
+        return []
+    out = [lt.scope]
+    for ph, c in lt.by_phase.items():
+        kinds = [f"{k}: {v.range_text}" for k, v in c.items() if v.max != "0"]
         if kinds:
             out.append(f"{ph}: " + "; ".join(kinds))
-    n = len(lt.get("alternatives") or [])
+    n = len(lt.alternatives)
     if n:
         out.append(f"{n} dispatch point(s) with no selection change the counts: ranges are min .. max over their arms")
     return out

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from apxtui.analysis.dtypefacts import KernelDtypes, LibraryDtypes
 from apxtui.analysis.path import AnalysedPath, PathStage
+from apxtui.analysis.pathfacts import LaunchTotals
 from apxtui.checkpoint.config import dims_for, text_section
 from apxtui.checkpoint.join import JoinResult, PatternMatch
 from apxtui.checkpoint.model import Checkpoint
@@ -231,10 +232,11 @@ def _loops(path: AnalysedPath) -> dict[str, str]:
         for m in ps.facts.launches.loops if ps.facts else ():
             if m.value is None:
                 out.setdefault(m.label, ps.stage.qualname)
-    for ph in (path.summary.launch_totals.get("by_phase") or {}).values():
+    lt = path.summary.launch_totals
+    for ph in (lt.by_phase if lt is not None else {}).values():
         for k in ph.values():
-            for t in k.get("terms", []):
-                for lab in t.get("per", []):
+            for _count, per in k.terms:
+                for lab in per:
                     out.setdefault(lab, "")
     return out
 
@@ -309,17 +311,16 @@ def _symbolic(label: str, reason: str) -> LoopBound:
     return LoopBound(label, None, None, LoopBinding.SYMBOLIC.value, reason)
 
 
-def _bound_totals(launch_totals: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
+def _bound_totals(launch_totals: LaunchTotals | None, values: dict[str, int]) -> dict[str, Any]:
     """``launch_totals_bound``: the static totals with bound loops substituted (rest symbolic)."""
-    lt = launch_totals.get("by_phase") or {}
     res: dict[str, dict[str, Any]] = {}
-    for ph, kinds in lt.items():
+    for ph, kinds in (launch_totals.by_phase if launch_totals is not None else {}).items():
         for kind, c in kinds.items():
             num = 0
             left_terms: dict[tuple[str, ...], int] = {}
-            for t in c.get("terms", []):
-                factor, left = t["count"], []
-                for lab in t["per"]:
+            for count, per in c.terms:
+                factor, left = count, []
+                for lab in per:
                     if lab in values:
                         factor *= values[lab]
                     else:
@@ -331,5 +332,5 @@ def _bound_totals(launch_totals: dict[str, Any], values: dict[str, int]) -> dict
             sym = [f"{n} × " + " × ".join(f"[{x}]" for x in k) for k, n in left_terms.items()]
             if num or sym:
                 res.setdefault(ph, {})[kind] = {"value": " + ".join([str(num)] * bool(num) + sym),
-                                                "numeric": not sym, "exact_min_max": c.get("exact", False)}
+                                                "numeric": not sym, "exact_min_max": c.exact}
     return {"scope": "max of the static counts, loops over layers bound to the config", "by_phase": res}

@@ -188,14 +188,15 @@ def analysis_sections(doc: dict[str, Any], path: AnalysedPath) -> list[str]:
     out: list[str] = []
     if doc.get("analysis_error"):
         return ["", "## Analyses", "", f"Analyses failed: {esc(doc['analysis_error'])}"]
-    if "launch_totals" not in doc:
+    lt = path.summary.launch_totals
+    if lt is None:
         return out
-    out += ["", "## Launch totals (static)", ""] + [f"- {esc(x)}" for x in totals_lines(doc)]
-    for a in doc["launch_totals"].get("alternatives", [])[:20]:
-        out.append(f"  - alternatives at {code(a['subject'] or a['construct'])} {esc(a['at'])}: " + "; ".join(
-            f"{code(arm['label'][:60])} → " + ", ".join(
-                f"{esc(k)} {esc(v['max'])}" for c in arm["counts"].values() for k, v in c.items()
-                if k in ("device", "library") and v["max"] != "0") for arm in a["arms"]))
+    out += ["", "## Launch totals (static)", ""] + [f"- {esc(x)}" for x in totals_lines(lt)]
+    for a in lt.alternatives[:20]:
+        out.append(f"  - alternatives at {code(a.subject or a.construct)} {esc(a.at)}: " + "; ".join(
+            f"{code(arm.label[:60])} → " + ", ".join(
+                f"{esc(k)} {esc(v.max)}" for c in arm.counts.values() for k, v in c.items()
+                if k in ("device", "library") and v.max != "0") for arm in a.arms))
     out += ["", "## Dtype boundaries", ""]
     bounds = doc.get("dtype_boundaries") or []
     if not bounds:

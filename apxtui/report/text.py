@@ -76,7 +76,7 @@ def render_summary(doc: dict[str, Any], path: AnalysedPath) -> str:
     boundaries, capture regions, host transfers."""
     if doc.get("analysis_error"):
         return f"analyses failed: {_s(doc['analysis_error'])}"
-    lines = ["", "== launch totals (static) =="] + [f"  {_s(x)}" for x in totals_lines(doc)]
+    lines = ["", "== launch totals (static) =="] + [f"  {_s(x)}" for x in totals_lines(path.summary.launch_totals)]
     lines += ["", "== device work =="]
     for ps in path.stages:
         f, v = ps.facts, ps.stage.via
