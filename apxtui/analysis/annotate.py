@@ -23,7 +23,7 @@ from apxtui.analysis.evidence import HEURISTIC
 from apxtui.analysis.hostops import host_op
 from apxtui.analysis.launches import Count, LaunchCounter, own_kind
 from apxtui.analysis.loops import LoopCount, consts_of, frequency, multiplier
-from apxtui.analysis.pathfacts import HostTransfer, LaunchTotals, PathFacts
+from apxtui.analysis.pathfacts import DtypeBoundary, HostTransfer, LaunchTotals, PathFacts
 from apxtui.analysis.stagefacts import CaptureFacts, Frequency, Launches, StageFacts
 from apxtui.trace import Dispatch, Stage, Via, iter_stages
 from apxtui.vocab import EdgeKind, Evidence
@@ -223,7 +223,7 @@ class _Annotator:
                 f"static counts, per call of {entry}; captured work is recorded once per capture and "
                 "replayed (not launched) on every replay; a library call is not a device launch",
                 {ph: c.kinds() for ph, c in root_counts.items()}, tuple(counter.alternatives)),
-            dtype_boundaries=self.boundaries(ann),
+            dtype_boundaries=self.boundaries(),
             host_transfers=self.transfers(),
             capture_regions=[{k: v for k, v in r.items() if not k.startswith("_")} for r in self.regions],
         )
@@ -257,8 +257,8 @@ class _Annotator:
 
     # -- path level ----------------------------------------------------------------------
 
-    def boundaries(self, ann: Annotations) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def boundaries(self) -> tuple[DtypeBoundary, ...]:
+        out: list[DtypeBoundary] = []
         cur: str | None = None
         for st in self.order:
             d = self.stage_dtypes(st)
@@ -266,8 +266,7 @@ class _Annotator:
                 continue
             info = self.info[id(st)]
             where = st.call_at
-            base = {"stage": st.qualname, "at": where, "arms": list(info.arms), "alternative": info.alternative,
-                    "phase": info.phase}
+            base = (st.qualname, where, tuple(info.arms), info.alternative, info.phase)
             evidence: list[str]
             if isinstance(d, KernelDtypes):
                 ins = [x for x in d.input.value if x not in ("u32", "i32", "i64", "u64")]
@@ -286,24 +285,21 @@ class _Annotator:
                 evidence = list(d.compute.evidence) if d.compute is not None else []
             i0 = ins[0] if ins else None
             if cur and i0 and i0 != cur and not info.alternative:
-                out.append({**base, "from": cur, "to": i0, "kind": "input differs from previous output",
-                            "status": HEURISTIC})
+                out.append(DtypeBoundary(*base, cur, i0, "input differs from previous output", HEURISTIC))
             a0 = acc[0] if acc else None
             akind = "accumulate"
             if a0 is None and rounds:  # no accumulator: the math type is what the stores round from
                 a0, akind = rounds[0].source, "compute"
             if i0 and a0 and a0 != i0:
-                out.append({**base, "from": i0, "to": a0, "kind": akind, "status": status,
-                            "evidence": evidence})
+                out.append(DtypeBoundary(*base, i0, a0, akind, status, tuple(evidence)))
             o0 = outs[0] if outs else None
             src = a0 or i0
             if src and o0 and o0 != src:
                 kind = "quantize" if o0 in ("e4m3", "e5m2", "i8", "i4") else "round"
-                out.append({**base, "from": src, "to": o0, "kind": kind, "status": status,
-                            "evidence": [c.where for c in rounds][:4]})
+                out.append(DtypeBoundary(*base, src, o0, kind, status, tuple(c.where for c in rounds[:4])))
             if o0:
                 cur = o0
-        return out
+        return tuple(out)
 
     def transfers(self) -> tuple[HostTransfer, ...]:
         out: list[HostTransfer] = []

@@ -50,6 +50,36 @@ class HostTransfer:
 
 
 @dataclass(frozen=True)
+class DtypeBoundary:
+    """A dtype change on the path: ``source`` → ``to`` at a kernel or library call (``kind``: accumulate,
+    compute, round, quantize, or an input that differs from the previous output)."""
+
+    stage: str  # the qualname of the kernel or library call
+    at: str  # its call site, path:line
+    arms: tuple[str, ...]
+    alternative: bool  # under a dispatch point with no selection
+    phase: str
+    source: str  # the dtype before (``from`` in the trace document)
+    to: str
+    kind: str
+    status: str
+    evidence: tuple[str, ...] | None = None  # where the change is established (None: not recorded)
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        """Consecutive boundaries with one key are shown once."""
+        return self.stage, self.source, self.to, self.kind, self.at
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"stage": self.stage, "at": self.at, "arms": list(self.arms),
+                               "alternative": self.alternative, "phase": self.phase, "from": self.source,
+                               "to": self.to, "kind": self.kind, "status": self.status}
+        if self.evidence is not None:
+            out["evidence"] = list(self.evidence)
+        return out
+
+
+@dataclass(frozen=True)
 class KindCount:
     """How many of one kind (device launches, library calls, …) a call submits: ``min``/``max`` rendered
     (``2 + 13 × [for layer in &self.layers]``), ``exact`` when they agree, ``terms`` the max as
@@ -119,13 +149,13 @@ class PathFacts:
     """The path-level analyses of one traced path."""
 
     launch_totals: LaunchTotals | None = None
-    dtype_boundaries: list[dict[str, Any]] = field(default_factory=list)
+    dtype_boundaries: tuple[DtypeBoundary, ...] = ()
     host_transfers: tuple[HostTransfer, ...] = ()
     capture_regions: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The trace document's ``launch_totals``, ``dtype_boundaries``, ``host_transfers``, ``capture_regions``."""
         return {"launch_totals": self.launch_totals.to_dict() if self.launch_totals is not None else {},
-                "dtype_boundaries": self.dtype_boundaries,
+                "dtype_boundaries": [b.to_dict() for b in self.dtype_boundaries],
                 "host_transfers": [t.to_dict() for t in self.host_transfers],
                 "capture_regions": self.capture_regions}

@@ -133,7 +133,7 @@ def _tree_text(args: argparse.Namespace, idx: Index, entry: str, profile: Resolv
     path = analyse(idx, root)
     doc = trace_document(idx, root, args.select, args.depth, profile, path=path)
     text = (f"# {doc['profile']} · {doc['static_analysis']}\n" + render_tree(root) + "\n"
-            + render_summary(doc, path))
+            + render_summary(path))
     if ckpt is not None:
         text += "\n" + _checkpoint_text(_checkpoint_facts(args, path, idx, ckpt, bind))
     return text

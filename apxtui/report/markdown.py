@@ -169,7 +169,7 @@ def detail_sections(doc: dict[str, Any], path: AnalysedPath, checkpoint: list[st
         )
     for s in unresolved:
         out.append(f"- unresolved {code(s.qualname)} called at {esc(_site(s))} ({esc(s.via.how if s.via else '')})")
-    out += analysis_sections(doc, path)
+    out += analysis_sections(path)
     out += checkpoint
     out += ["", "## Graph", "", mermaid(stages), ""]
     return out
@@ -183,11 +183,11 @@ def analysis_cells(f: StageFacts | None) -> list[str]:
             esc(capture_short(f.capture))]
 
 
-def analysis_sections(doc: dict[str, Any], path: AnalysedPath) -> list[str]:
+def analysis_sections(path: AnalysedPath) -> list[str]:
     """Launch totals, dtype boundaries, capture regions and the host-transfer audit."""
     out: list[str] = []
-    if doc.get("analysis_error"):
-        return ["", "## Analyses", "", f"Analyses failed: {esc(doc['analysis_error'])}"]
+    if path.error:
+        return ["", "## Analyses", "", f"Analyses failed: {esc(path.error)}"]
     lt = path.summary.launch_totals
     if lt is None:
         return out
@@ -198,23 +198,22 @@ def analysis_sections(doc: dict[str, Any], path: AnalysedPath) -> list[str]:
                 f"{esc(k)} {esc(v.max)}" for c in arm.counts.values() for k, v in c.items()
                 if k in ("device", "library") and v.max != "0") for arm in a.arms))
     out += ["", "## Dtype boundaries", ""]
-    bounds = doc.get("dtype_boundaries") or []
+    bounds = path.summary.dtype_boundaries
     if not bounds:
         out.append("No dtype change established on this path.")
     else:
         out += ["| stage | from | to | kind | phase | status | at | evidence |", "|---|---|---|---|---|---|---|---|"]
         prev = None
         for b in bounds:
-            key = (b["stage"], b["from"], b["to"], b["kind"], b["at"])
-            if key == prev:
+            if b.key == prev:
                 continue
-            prev = key
-            alt = " (alternative)" if b.get("alternative") else ""
-            out.append("| " + " | ".join([code(b["stage"]) + alt, esc(b["from"]), esc(b["to"]), esc(b["kind"]),
-                                          esc(b["phase"]), esc(b["status"]), esc(b["at"]),
-                                          esc(", ".join(b.get("evidence", [])))]) + " |")
+            prev = b.key
+            alt = " (alternative)" if b.alternative else ""
+            out.append("| " + " | ".join([code(b.stage) + alt, esc(b.source), esc(b.to), esc(b.kind),
+                                          esc(b.phase), esc(b.status), esc(b.at),
+                                          esc(", ".join(b.evidence or ()))]) + " |")
     out += ["", "## CUDA Graph capture", ""]
-    regions = doc.get("capture_regions") or []
+    regions = path.summary.capture_regions
     if not regions:
         out.append("No capture region on this path.")
     for r in regions:

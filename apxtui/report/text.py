@@ -71,11 +71,11 @@ def _items(items: list[Stage | Dispatch], prefix: str, lines: list[str]) -> None
                     _items(arm.children, prefix + cont + ac, lines)
 
 
-def render_summary(doc: dict[str, Any], path: AnalysedPath) -> str:
-    """Path-level analyses: launch totals, device work (``path``: the analysed path of ``doc``), dtype
-    boundaries, capture regions, host transfers."""
-    if doc.get("analysis_error"):
-        return f"analyses failed: {_s(doc['analysis_error'])}"
+def render_summary(path: AnalysedPath) -> str:
+    """Path-level analyses of ``path``: launch totals, device work, dtype boundaries, capture regions, host
+    transfers."""
+    if path.error:
+        return f"analyses failed: {_s(path.error)}"
     lines = ["", "== launch totals (static) =="] + [f"  {_s(x)}" for x in totals_lines(path.summary.launch_totals)]
     lines += ["", "== device work =="]
     for ps in path.stages:
@@ -92,14 +92,13 @@ def render_summary(doc: dict[str, Any], path: AnalysedPath) -> str:
             )
     lines += ["", "== dtype boundaries =="]
     prev = None
-    for b in doc.get("dtype_boundaries", []):
-        key = (b["stage"], b["from"], b["to"], b["kind"], b["at"])
-        if key != prev:
-            lines.append(_s(f"  {b['from']} → {b['to']} ({b['kind']}) at {b['stage']} {b['at']}"
-                            + (" [alternative]" if b.get("alternative") else "")))
-        prev = key
+    for b in path.summary.dtype_boundaries:
+        if b.key != prev:
+            lines.append(_s(f"  {b.source} → {b.to} ({b.kind}) at {b.stage} {b.at}"
+                            + (" [alternative]" if b.alternative else "")))
+        prev = b.key
     lines += ["", "== capture regions =="]
-    for r in doc.get("capture_regions", []):
+    for r in path.summary.capture_regions:
         lines.append(
             _s(
                 f"  {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}, "
