@@ -25,6 +25,7 @@ from apxtui.report.maptable import FrequencyChange, table_lines
 from apxtui.textsafe import md as esc
 from apxtui.textsafe import md_code as code
 from apxtui.textsafe import one_line
+from apxtui.trace import dispatches
 from apxtui.vocab import DEVICE_KINDS, CallClass, DtypeKind, FigureStatus, NodeKind, Phase, Resolution
 
 if TYPE_CHECKING:
@@ -150,23 +151,23 @@ def detail_sections(doc: dict[str, Any], path: AnalysedPath, checkpoint: list[st
         out += ["", f"… {len(stages) - ALL_STAGES_MAX:,} more stages not listed here (the device table above has "
                     "every kernel and library call; `apxtui trace --format json` has every stage)."]
     out += ["", "## Dispatch points", ""]
-    if doc["dispatch_points"]:
-        for d in doc["dispatch_points"]:
-            out.append(f"- **{esc(d['construct'])}** {code(d['subject'])} at {esc(d['file'])}:{d['line']}")
-            for a in d["arms"]:
-                mark = {True: "chosen", False: "not chosen", None: "shown"}[a["selected"]]
-                out.append(f"  - {code(a['label'])} — {mark}")
+    disp = list(dispatches(path.root))
+    if disp:
+        for d in disp:
+            out.append(f"- **{esc(d.construct)}** {code(d.subject)} at {esc(d.file)}:{d.line}")
+            for a in d.arms:
+                mark = {True: "chosen", False: "not chosen", None: "shown"}[a.selected]
+                out.append(f"  - {code(a.label)} — {mark}")
     else:
         out.append("None on this path.")
     out += ["", "## Ambiguous and unresolved", ""]
     unresolved = [ps.stage for ps in stages if ps.stage.via and ps.stage.via.resolution == Resolution.UNRESOLVED]
-    if not doc["ambiguous"] and not unresolved:
+    ambiguous = [d for d in disp if d.construct == "candidates"]
+    if not ambiguous and not unresolved:
         out.append("Every edge on this path resolved exactly or heuristically.")
-    for a in doc["ambiguous"]:
-        out.append(
-            f"- ambiguous {code(a['callee'])} at {esc(a['file'])}:{a['line']}: "
-            + "; ".join(code(c) for c in a["candidates"])
-        )
+    for d in ambiguous:
+        out.append(f"- ambiguous {code(d.subject)} at {esc(d.file)}:{d.line}: "
+                   + "; ".join(code(a.label) for a in d.arms))
     for s in unresolved:
         out.append(f"- unresolved {code(s.qualname)} called at {esc(_site(s))} ({esc(s.via.how if s.via else '')})")
     out += analysis_sections(path)
