@@ -239,6 +239,7 @@ def test_budget_cuts_of_the_call_tree_are_listed(demo_index):
     rep = map_report(demo_index, entry, select=SELECT, detail=True, budget=60)
     tc = rep.trace["trace_cuts"]
     assert tc["count"] > 0 and tc["by_reason"].get("budget") and tc["first"][0]["site"]
+    assert rep.cuts is not None and rep.cuts.to_dict() == tc and rep.cuts.budget == 60
     md = render_map_markdown(rep)
     assert "## Call-tree cuts" in md and f"{tc['count']} subtree(s)" in md
     assert rep.map.phases and not rep.map.cuts  # the map is not budgeted

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from apxtui.checkpoint.ontrace import CheckpointFacts
     from apxtui.checkpoint.solfacts import SpeedOfLight
     from apxtui.checkpoint.weights import ComputeBelow
-    from apxtui.report.model import MapReport
+    from apxtui.report.model import MapReport, TraceCuts
     from apxtui.trace import Stage, Via
 
 IE, OK = FigureStatus.INSUFFICIENT.value, FigureStatus.OK.value
@@ -541,8 +541,8 @@ def render_map_markdown(rep: MapReport, detail: bool = False) -> str:
     out += map_boundaries(m) + map_capture(m) + map_transfers(m) + map_open(m)
     stages = rep.analysed.stages if rep.analysed is not None else []
     ckpt = checkpoint_sections(rep.checkpoint_facts, stages, h.checkpoint, rep.checkpoint_error)
-    if rep.trace is not None:
-        out += trace_cut_lines(rep.trace)
+    if rep.cuts is not None:
+        out += trace_cut_lines(rep.cuts)
     if detail and rep.trace is not None and rep.analysed is not None:
         out += ["", "# Full detail (every stage of the call tree)", ""] + detail_sections(rep.trace, rep.analysed,
                                                                                           ckpt)
@@ -551,17 +551,16 @@ def render_map_markdown(rep: MapReport, detail: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def trace_cut_lines(doc: dict[str, Any]) -> list[str]:
+def trace_cut_lines(tc: TraceCuts) -> list[str]:
     """The call tree's cuts (budget, depth, recursion): how many and the first few, never silent."""
-    tc = doc.get("trace_cuts") or {}
     out = ["", "## Call-tree cuts", ""]
-    if not tc.get("count"):
+    if not tc.count:
         return out + ["None: the call tree was expanded whole."]
-    out.append(f"{tc['count']} subtree(s) of the call tree not expanded (`--budget` {tc.get('budget')} stages, "
+    out.append(f"{tc.count} subtree(s) of the call tree not expanded (`--budget` {tc.budget} stages, "
                f"shared per branch; the map above is not budgeted): "
-               + ", ".join(f"{k} {v}" for k, v in tc.get("by_reason", {}).items()))
-    for c in tc.get("first", []):
-        out.append(f"- {esc(c['reason'])}: {code(c['qualname'])} called at {esc(c['site'])}")
+               + ", ".join(f"{k} {v}" for k, v in tc.by_reason.items()))
+    for st, _key in tc.first:
+        out.append(f"- {esc(st.cut)}: {code(st.qualname)} called at {esc(tc.site(st))}")
     return out
 
 

@@ -70,9 +70,10 @@ def flat_stages(root: Stage) -> list[dict[str, Any]]:
 
 def trace_document(index: Index, root: Stage, select: list[str], depth: int, profile: Any = None,
                    choices: dict[str, int] | None = None, budget: int | None = None,
-                   path: AnalysedPath | None = None) -> dict[str, Any]:
+                   path: AnalysedPath | None = None, cut: TraceCuts | None = None) -> dict[str, Any]:
     """The trace document of ``root`` with the analyses of its path (``path``: already analysed, else
-    analysed here).  ``choices``: dispatch key → chosen arm index (the explorer's ``[``/``]``), kept in it."""
+    analysed here; ``cut``: its cuts, already listed, else listed here).  ``choices``: dispatch key → chosen
+    arm index (the explorer's ``[``/``]``), kept in it."""
     if path is None:
         from apxtui.analysis.path import analyse  # lazy: start-up
 
@@ -119,21 +120,40 @@ def trace_document(index: Index, root: Stage, select: list[str], depth: int, pro
                 for d in disp
                 if d.construct == "candidates"
             ],
-            "trace_cuts": trace_cuts(root, budget),
+            "trace_cuts": (cut if cut is not None else trace_cuts(root, budget)).to_dict(),
         },
     )
 
 
-def trace_cuts(root: Stage, budget: int | None = None, first: int = 12) -> dict[str, Any]:
-    """Subtrees of the call tree not expanded: how many by reason and the first few with path:line."""
+@dataclass(frozen=True)
+class TraceCuts:
+    """Subtrees of the call tree not expanded (``recursion``, ``depth``, ``budget``): how many by reason and
+    the first few (each stage with its key chain from the entry)."""
+
+    count: int
+    budget: int | None
+    by_reason: dict[str, int]
+    first: tuple[tuple[Stage, tuple[str, ...]], ...]
+
+    @staticmethod
+    def site(st: Stage) -> str:
+        """Where a cut stage is called (``:0`` for the entry)."""
+        return st.via.at if st.via else ":0"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The trace document's ``trace_cuts``."""
+        return {"count": self.count, "budget": self.budget, "by_reason": self.by_reason,
+                "first": [{"reason": st.cut, "qualname": st.qualname, "node": st.node,
+                           "site": self.site(st), "key": list(k)} for st, k in self.first]}
+
+
+def trace_cuts(root: Stage, budget: int | None = None, first: int = 12) -> TraceCuts:
+    """The call tree's cuts below ``root`` and the first ``first`` of them."""
     cs = cuts(root)
     by: dict[str, int] = {}
     for st, _k in cs:
         by[st.cut] = by.get(st.cut, 0) + 1
-    return {"count": len(cs), "budget": budget, "by_reason": by,
-            "first": [{"reason": st.cut, "qualname": st.qualname, "node": st.node,
-                       "site": st.via.at if st.via else ":0", "key": list(k)}
-                      for st, k in cs[:first]]}
+    return TraceCuts(len(cs), budget, by, tuple(cs[:first]))
 
 
 def add_analyses(path: AnalysedPath, doc: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +210,7 @@ class MapReport:
     analysed: AnalysedPath | None = None  # the analysed path of ``trace``
     checkpoint_error: str = ""  # why the checkpoint could not be read or joined ("" when it could, or none given)
     checkpoint_facts: CheckpointFacts | None = None  # the checkpoint's facts on ``analysed`` (when joined)
+    cuts: TraceCuts | None = None  # the cuts of ``analysed``'s call tree (with ``trace``)
 
 
 def default_path(m: Any) -> tuple[str, ...]:
@@ -214,14 +235,15 @@ def map_report(index: Index, entry: str, *, select: list[str] | None = None, cho
     key = tuple(path) if path else default_path(m)
     g = index.graph
     head = report_header(index, entry, profile, select=select, choices=choices, depth=depth, checkpoint=checkpoint)
-    trace, analysed = None, None
+    trace, analysed, cut = None, None, None
     if detail:
         kw = {"budget": budget} if budget else {}
         from apxtui.analysis.path import analyse  # lazy: start-up
 
         root = Tracer(g, select=select, choices=choices, depth=depth, profile=profile, **kw).trace(entry)
         analysed = analyse(index, root)
+        cut = trace_cuts(root, budget or DEFAULT_BUDGET)
         trace = trace_document(index, root, list(select or []), depth, profile, choices=choices,
-                               budget=budget or DEFAULT_BUDGET, path=analysed)
+                               budget=budget or DEFAULT_BUDGET, path=analysed, cut=cut)
         trace["execution_map"] = m.to_dict()
-    return MapReport(head, m, key, path_to(g, key), trace, analysed)
+    return MapReport(head, m, key, path_to(g, key), trace, analysed, cuts=cut)
