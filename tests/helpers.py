@@ -43,3 +43,12 @@ def build_isolated(root, cache_dir):
             os.environ.pop("APXTUI_CACHE_DIR", None)
         else:
             os.environ["APXTUI_CACHE_DIR"] = old
+
+
+def rust_calls(src: str, caller: str, callee: str | None = None,
+               manifest: str | None = None) -> list[tuple[int, str, str, str]]:
+    """Call edges (line, target qualname, resolution, how) from ``caller`` in a one-file crate ``m`` of ``src``
+    (``manifest``: its Cargo.toml), only those of ``callee`` when given; sorted."""
+    g, _ = graph_of({"m/src/lib.rs": ("m", src)}, {"m/Cargo.toml": manifest} if manifest is not None else None)
+    return sorted((e["line"], t.get("qualname", t.get("name", "")), e["resolution"], e["how"])
+                  for t, e in edges_from(g, caller, "call") if callee is None or e["callee"] == callee)

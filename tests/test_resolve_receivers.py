@@ -3,13 +3,9 @@ tuple `let`s typed by their branches, block-scoped `let` bindings.  Tiny in-memo
 
 from __future__ import annotations
 
-from helpers import edges_from, graph_of
+from helpers import edges_from, graph_of, rust_calls
 
-
-def calls(src: str, caller: str, callee: str | None = None) -> list[tuple[int, str, str, str]]:
-    g, _ = graph_of({"m/src/lib.rs": ("m", src)})
-    return sorted((e["line"], t["qualname"], e["resolution"], e["how"])
-                  for t, e in edges_from(g, caller, "call") if callee is None or e["callee"] == callee)
+calls = rust_calls
 
 
 TRAIT_DEFAULT = """

@@ -4,7 +4,7 @@ impls for external types (only those whose trait is in scope).  Tiny in-memory s
 
 from __future__ import annotations
 
-from helpers import edges_from, graph_of
+from helpers import rust_calls
 
 from apxtui.index.resolve_rust import _local_turbofish, join_branches
 
@@ -13,9 +13,7 @@ MANIFEST = ('[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\ncandle-
 
 
 def calls(src: str, caller: str, callee: str | None = None) -> list[tuple[int, str, str, str]]:
-    g, _ = graph_of({"m/src/lib.rs": ("m", src)}, {"m/Cargo.toml": MANIFEST})
-    return sorted((e["line"], t.get("qualname", t.get("name", "")), e["resolution"], e["how"])
-                  for t, e in edges_from(g, caller, "call") if callee is None or e["callee"] == callee)
+    return rust_calls(src, caller, callee, MANIFEST)
 
 
 def test_branches_agree_on_one_type_and_unknown_external_values_take_the_known_one():

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from apxtui.facts import Context, Definition
 from apxtui.index.tables import ALIAS_ARMS
+from apxtui.parse.util import split_commas
 
 _INT_LIT_RE = re.compile(r"^[-+]?(0[xX][0-9a-fA-F]+|\d+)([uU]?[lL]{0,2}|[lL]{0,2}[uU]?)$")
 _FLOAT_LIT_RE = re.compile(r"^[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?[fF]$")
@@ -47,14 +48,15 @@ def _arith_result(types: list[str]) -> str:
     return next(t for t, r in _ARITH_RANK.items() if r == best)
 
 
-def _balanced(t: str) -> bool:
+def _balanced(t: str, open_: str = "([{", close: str = ")]}", closed: bool = True) -> bool:
+    """No bracket of ``t`` closes before it opens (and, ``closed``, every one that opens closes)."""
     depth = 0
     for ch in t:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
+        depth += ch in open_
+        depth -= ch in close
         if depth < 0:
             return False
-    return depth == 0
+    return depth == 0 or not closed
 
 
 def _split_arith(a: str) -> list[str] | None:
@@ -193,18 +195,10 @@ def _split_template(t: str) -> tuple[str, list[str]]:
     lt = t.find("<")
     if lt < 0 or not t.endswith(">"):
         return t, []
-    args, depth, cur = [], 0, ""
-    for ch in t[lt + 1 : -1]:
-        depth += ch in "<([{"
-        depth -= ch in ">)]}"
-        if depth < 0:
-            return t, []
-        if ch == "," and depth == 0:
-            args.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    args.append(cur.strip())
+    inner = t[lt + 1 : -1]
+    if not _balanced(inner, "<([{", ">)]}", closed=False):
+        return t, []
+    args = [a.strip() for a in split_commas(inner, "<([{", ">)]}")]
     return t[:lt].strip(), [a for a in args if a]
 
 
