@@ -22,7 +22,6 @@ Not a test: nothing is asserted; min / median are printed.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import statistics
@@ -34,15 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from index_speed import copy_checkout, run  # noqa: E402
+from index_speed import copy_checkout, index_digest, run  # noqa: E402
 
 from apxtui.scan import scan  # noqa: E402
-
-
-def _digest(out: bytes) -> str:
-    d = json.loads(out)
-    d.pop("seconds", None)
-    return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def _env(src: Path, cache: Path) -> dict[str, str]:
@@ -93,7 +86,7 @@ def main() -> None:
                                        env)
                     cpu[k].setdefault("cold", []).append(c)
                     rss[k].append(m / 1024)
-                    digests[k].add(_digest(out))
+                    digests[k].add(index_digest(out))
                     if not listing.exists():  # the project files and the vendored ones indexed lazily
                         lazy = json.loads(out)["vendored_files"]["indexed_lazily"]
                         listing.write_text("\n".join([f.rel for f in scan(checkout).files if not f.vendored] + lazy))

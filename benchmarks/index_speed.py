@@ -25,6 +25,7 @@ the ratio to the floor of the same run move less.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -73,6 +74,15 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, bytes]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed")
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, out
+
+
+def index_digest(out: bytes) -> str:
+    """A short hash of ``apxtui index --json`` output without what differs between equal runs (times, files
+    parsed by this run)."""
+    d = json.loads(out)
+    for k in ("seconds", "parsed_this_run"):
+        d.pop(k, None)
+    return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def stats(runs: list[tuple[float, float, int, bytes]]) -> dict[str, float]:

@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from index_speed import copy_checkout, run  # noqa: E402
+from index_speed import copy_checkout, index_digest, run  # noqa: E402
 
 Run = tuple[float, float, int, bytes]
 
@@ -44,13 +44,6 @@ def _fmt(rows: list[Run]) -> str:
     w, c = [r[0] for r in rows], [r[1] for r in rows]
     return (f"wall {min(w):.3f} / {statistics.median(w):.3f} s   cpu {min(c):.3f} / {statistics.median(c):.3f} s   "
             f"peak {max(r[2] for r in rows) / 1024:.0f} MB")
-
-
-def _index_digest(out: bytes) -> str:
-    d = json.loads(out)
-    for k in ("seconds", "parsed_this_run"):
-        d.pop(k, None)
-    return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def main() -> None:
@@ -96,10 +89,10 @@ def main() -> None:
             print(f"  {rel}: {'/'.join(sorted(modes[rel]))}; in-process seconds of the fastest: {phases[rel][fastest]}")
         if args.check:
             graph = [*apx, "graph", str(root), "--format", "json", *jobs]
-            warm = (_index_digest(run([*apx, "index", str(root), "--json", *jobs], env)[3]),
+            warm = (index_digest(run([*apx, "index", str(root), "--json", *jobs], env)[3]),
                     hashlib.sha1(run(graph, env)[3]).hexdigest()[:12])
             cold_env = {**env, "APXTUI_CACHE_DIR": str(Path(tmp) / "cold")}
-            cold = (_index_digest(run([*apx, "index", str(root), "--json", *jobs], cold_env)[3]),
+            cold = (index_digest(run([*apx, "index", str(root), "--json", *jobs], cold_env)[3]),
                     hashlib.sha1(run(graph, cold_env)[3]).hexdigest()[:12])
             print(f"  after the edits: index --json {warm[0]} (re-indexed) vs {cold[0]} (cold); "
                   f"graph json {warm[1]} vs {cold[1]}: {'identical' if warm == cold else 'DIFFERENT'}")
