@@ -29,7 +29,7 @@ def _screen(session: str) -> str:
     return _tmux("capture-pane", "-p", "-t", session)
 
 
-def _wait_for(session: str, text: str, timeout: float = 30.0) -> str:
+def _wait_for(session: str, text: str, timeout: float = 60.0) -> str:
     end = time.monotonic() + timeout
     screen = ""
     while time.monotonic() < end:
@@ -38,6 +38,19 @@ def _wait_for(session: str, text: str, timeout: float = 30.0) -> str:
             return screen
         time.sleep(0.2)
     raise AssertionError(f"{text!r} not on screen after {timeout}s:\n{screen}")
+
+
+def _wait_for_file(folder: Path, session: str, timeout: float = 120.0) -> list[Path]:
+    """The Markdown reports in ``folder`` once one is written and the app has said so on screen."""
+    end = time.monotonic() + timeout
+    said = False
+    while time.monotonic() < end:
+        said = said or "Report written" in _screen(session)
+        reports = sorted(folder.glob("*.md"))
+        if said and reports:
+            return reports
+        time.sleep(0.2)
+    raise AssertionError(f"no report in {folder} announced after {timeout}s:\n{_screen(session)}")
 
 
 @pytest.fixture
@@ -70,8 +83,9 @@ def test_demo_in_tmux_keys_reach_the_binding_and_export(tmux_app):
     screen = _wait_for(session, "Py infer → PyO3 infer → Rust infer_py")
     assert "crates/apxinf-py/src/lib.rs:27" in screen
     _tmux("send-keys", "-t", session, "e")
-    screen = _wait_for(session, "Report written")
-    reports = list((tmp / "reports").glob("*.md"))
+    # Wait for the state (the report file), not only for the toast: under load the export can outlast a
+    # fixed wait, and a toast seen between two polls is not the end of the write.
+    reports = _wait_for_file(tmp / "reports", session)
     assert len(reports) == 1 and reports[0].read_text().startswith(
         "# apxtui execution map: `apxinf.policy.Pi05Policy.infer`")
     _tmux("send-keys", "-t", session, "2")
