@@ -1,6 +1,6 @@
 """Resolution precision of an index: boundary crossings, ambiguity, vendor names defined locally.
 
-    python benchmarks/resolution_stats.py CHECKOUT [--graph GRAPH.json] [--sample N] [--seed S] [--json]
+    python benchmarks/resolution_stats.py CHECKOUT [--graph GRAPH.json] [--sample N] [--seed S] [--causes] [--json]
 
 Builds the index of CHECKOUT (or reads a node-link graph written by
 ``apxtui graph CHECKOUT --format json``, e.g. by another apxtui version, to compare)
@@ -17,6 +17,9 @@ and prints:
   receiver of unknown exact type among checkout impls for external types, trait
   object, generic bound, several C/C++ definitions …), and the share without the trait-object
   and generic-bound fan-outs (genuine runtime dispatch);
+* with ``--causes``: the Rust name-only sites by why the receiver's type is unknown (its
+  shape, and for a variable the binding that gave it: a parameter, a closure's, a loop's, an
+  arm pattern, a ``let`` and the shape of its value), with ``--sample N`` examples each;
 * with ``--sample N``: N random exact and N random heuristic edges (caller path:line, the
   call text, the target path:line, the rule), for checking by hand against the source, and
   N random ambiguous sites per bucket (with their candidates).
@@ -29,9 +32,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -43,13 +48,118 @@ LINKED = ("exact", "heuristic", "ambiguous")
 FN_KINDS = {"rust_fn", "ffi_decl", "abi_fn", "host_fn", "device_fn", "kernel", "python_fn", "python_class"}
 
 
-def load_graph(checkout: str, graph_json: str | None) -> nx.MultiDiGraph:
+def load_graph(checkout: str, graph_json: str | None) -> tuple[nx.MultiDiGraph, Any]:
+    """(graph, the index's per-file facts or None when read from JSON)."""
     if graph_json:
         data = json.loads(Path(graph_json).read_text())
-        return nx.node_link_graph(data, edges="edges", multigraph=True, directed=True)
+        return nx.node_link_graph(data, edges="edges", multigraph=True, directed=True), None
     from apxtui.index.build import build_index
 
-    return build_index(checkout).graph
+    idx = build_index(checkout)
+    return idx.graph, idx.facts
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _value_shape(value: str) -> str:
+    """A `let` value's shape, for the name-only causes."""
+    v = " ".join(value.split())
+    if "\0" in value:
+        return "branches"
+    if v.startswith(("if ", "match ")):
+        return "if/match"
+    if re.match(r"^\w+!", v):
+        return "macro " + v.split("!")[0] + "!"
+    if v.startswith(("|", "move |")):
+        return "closure"
+    if re.match(r"^[\w:]+(::<[^>]*>)?\s*\(", v):
+        head = v.split("(")[0]
+        return "path call " + ("Type::" if re.search(r"(^|::)[A-Z]\w*::\w+$", head) else "") + head.rsplit("::", 1)[-1]
+    m = re.search(r"\.(\w+)\s*(::<[^>]*>)?\s*\([^()]*\)\s*[?]?\s*(\.await)?\s*$", v)
+    if m:
+        return "method ." + m.group(1)
+    if _WORD.fullmatch(v):
+        return "variable"
+    return "other"
+
+
+def name_only_cause(call: Any, caller: Any) -> str:
+    """Why a Rust method call's receiver has no type: its shape and, for a variable, what bound it."""
+    r = call.receiver.strip().lstrip("&*").removeprefix("mut ").strip()
+    if r.startswith(("self.", "self[")):
+        return "self field chain"
+    if not _WORD.fullmatch(r):
+        if r.endswith((")", ")?", ".await", ".await?")):
+            m = re.search(r"\.(\w+)\s*(::<[^>]*>)?\s*\([^()]*\)\s*[?]?\s*(\.await)?\s*[?]?$", r)
+            return "call result ." + m.group(1) if m else "call result " + r.split("(")[0].rsplit("::", 1)[-1]
+        return "field/index of " + ("variable" if _WORD.match(r) else "expr")
+    if caller is None:
+        return "no caller"
+    if any(p.name == r for p in caller.params):
+        ty = next(p.type for p in caller.params if p.name == r)
+        return "parameter " + ("generic/impl" if ty.startswith(("impl ", "&impl ")) or ty.strip("&mut ") in
+                               caller.generic_bounds else "typed")
+    for ctx in reversed(call.contexts):
+        if ctx.kind == "closure" and re.search(rf"\b{r}\b", ctx.text.split("|")[1] if "|" in ctx.text else ""):
+            return "closure parameter"
+        if ctx.kind == "loop" and re.match(rf"^for\s+.*\b{r}\b.*\s+in\s", ctx.text):
+            return "for-loop variable"
+        if ctx.kind in ("match_arm", "if") and re.search(rf"\b{r}\b", ctx.text):
+            pat = ctx.text
+            if re.match(r"^(let\s+)?(Some|Ok|Err)\s*\(", pat.strip()):
+                return "arm pattern Some/Ok"
+            if re.search(r"[\w:]+::\w+\s*\(", pat):
+                return "arm pattern Enum::Variant(..)"
+            if "{" in pat:
+                return "arm pattern { .. }"
+            return "arm pattern other"
+    attrs = caller.attrs
+    best: tuple[int, str] = (-1, "")
+    for a in attrs.get("assigns", ()):
+        if a.get("var") == r and a.get("line", 0) <= call.line:
+            best = max(best, (a.get("line", 0), "let = " + _value_shape("\0".join(a["tails"]) if a.get("tails")
+                                                                          else a.get("value", ""))))
+    for a in attrs.get("tuple_assigns", ()):
+        if r in a.get("vars", ()) and a.get("line", 0) <= call.line:
+            best = max(best, (a.get("line", 0), "let (tuple) = " + _value_shape(
+                "\0".join(a["tails"]) if a.get("tails") else a.get("value", ""))))
+    for a in attrs.get("pattern_assigns", ()):
+        if r in a.get("vars", ()) and a.get("line", 0) <= call.line:
+            best = max(best, (a.get("line", 0), "let pattern"))
+    if best[1]:
+        return best[1]
+    return "unbound (static, const, capture?)"
+
+
+def causes(g: nx.MultiDiGraph, facts: Any, sample: int, seed: int) -> dict[str, Any]:
+    """Rust name-only sites by :func:`name_only_cause`, with ``sample`` examples each (file:line, text)."""
+    rows: dict[str, list[str]] = {}
+    seen: set[tuple[str, str]] = set()
+    calls_at: dict[str, dict[tuple[int, int, str], Any]] = {}
+    defs_at: dict[str, dict[str, Any]] = {}
+    for u, _, d in g.edges(data=True):
+        if d.get("resolution") != "ambiguous" or not d.get("name_only") or g.nodes[u].get("lang") != "rust" \
+                or d.get("call_kind") != "method" or "by method name only" not in d.get("how", ""):
+            continue
+        key = (u, d.get("site", ""))
+        if key in seen:
+            continue
+        seen.add(key)
+        f = d.get("file", "")
+        if f not in calls_at:
+            ff = facts.get(f)
+            calls_at[f] = {(c.line, c.col, c.callee): c for c in ff.calls} if ff else {}
+            defs_at[f] = {x.qualname: x for x in ff.defs} if ff else {}
+        call = calls_at[f].get((d.get("line"), d.get("col"), d.get("callee")))
+        if call is None:
+            cause = "call not in facts (macro expansion?)"
+        else:
+            cause = name_only_cause(call, defs_at[f].get(call.caller))
+        rows.setdefault(cause, []).append(f"{f}:{d.get('line')} [{d.get('text', '')[:80]}]")
+    rnd = random.Random(seed)
+    return {f"{k}: {len(v)}": rnd.sample(v, min(sample, len(v)))
+            for k, v in sorted(rows.items(), key=lambda kv: -len(kv[1]))}
 
 
 def _targets(g: nx.MultiDiGraph, v: str) -> list[str]:
@@ -169,14 +279,24 @@ def main() -> None:
     ap.add_argument("--graph", help="node-link JSON from `apxtui graph --format json` instead of indexing")
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--causes", action="store_true", help="Rust name-only sites by cause (needs the index)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    out = stats(load_graph(a.checkout, a.graph), a.checkout, a.sample, a.seed)
+    g, facts = load_graph(a.checkout, a.graph)
+    out = stats(g, a.checkout, a.sample, a.seed)
+    if a.causes and facts is not None:
+        out["name_only_causes"] = causes(g, facts, a.sample, a.seed)
     if a.json:
         print(json.dumps(out, indent=1))
         return
     for k, v in out.items():
-        if isinstance(v, list):
+        if isinstance(v, dict) and k == "name_only_causes":
+            print(f"{k}:")
+            for cause, xs in v.items():
+                print(f"  {cause}")
+                for x in xs:
+                    print(f"      {x}")
+        elif isinstance(v, list):
             print(f"{k}: ({len(v)})")
             for x in v:
                 print(f"    {x}")

@@ -416,6 +416,16 @@ def _local_turbofish(text: str) -> bool:
     return m is not None and any(peel_refs(a) not in PRIMITIVES and a != "_" for a in split_top(m.group(1)))
 
 
+def takes(d: Definition, call: CallSite) -> bool:
+    """Can ``d`` be the method of the method call ``call`` (``recv.m(a, b)``) by its parameters: it takes ``self``
+    and as many more parameters as the call passes arguments (Rust has no overloading, default or variadic
+    arguments).  A parameter list or argument list the texts do not tell for sure (macro metavariables, C
+    variadics, another language's definition) fits."""
+    if d.lang != "rust" or any("$" in a for a in call.args) or any("$" in p.name or p.name == "..." for p in d.params):
+        return True
+    return bool(d.params) and d.params[0].name == "self" and len(d.params) - 1 == len(call.args)
+
+
 def _scope_module(d: Definition) -> str:
     """The module a definition's own text (signature, fields, body) is written in."""
     q = d.qualname
@@ -1187,13 +1197,15 @@ class RustResolver:
         if r.startswith("X:"):
             ids = self.visible(self.impl_methods.get((r, name), []) or self.impl_methods.get((r[:-2], name), [])
                                if r.endswith("<>") else self.impl_methods.get((r, name), []), call, caller)
+            if not path:  # (a trait impl's method another arity cannot be: then the external type's own)
+                ids = [i for i in ids if takes(self.t.defs[i], call)]
             if ids:
                 return Resolved.of(ids, f"local trait impl for {r[2:]} ({what})")
             if name in STD_METHODS or _is_std(r):
                 return Resolved(drop=True, how=f"std method; {bare}")  # as `std::` paths: counted, not drawn
             if _is_opaque(r) and not path:
                 ids = [i for i in self.visible(self._external_impls(name), call, caller)
-                       if self._trait_in_scope_at(self._impl_trait(i), call, caller)]
+                       if takes(self.t.defs[i], call) and self._trait_in_scope_at(self._impl_trait(i), call, caller)]
                 if ids:  # of some external type: a checkout trait impl for one may be the method
                     return Resolved(sorted(ids), AMBIGUOUS, f"by method name among checkout impls for external "
                                     f"types whose trait is in scope ({what}, exact type unknown)", name_only=True)
@@ -1289,7 +1301,11 @@ class RustResolver:
                 if not (self.t.defs[i].attrs.get("trait_decl") and self.t.defs[i].container in impl_traits))
         if not ids:
             return Resolved(drop=True, how="no method of that name in the caller's dependency closure")
-        return Resolved(list(ids), AMBIGUOUS, f"by method name only (receiver `{call.receiver}` type unknown)",
+        fit = [i for i in ids if takes(self.t.defs[i], call)]
+        if not fit:
+            return Resolved(drop=True, how=f"no method of that name taking self and {len(call.args)} argument(s) in "
+                            "the caller's dependency closure")
+        return Resolved(fit, AMBIGUOUS, f"by method name only (receiver `{call.receiver}` type unknown)",
                         name_only=True)
 
     def _tuple_methods(self) -> frozenset[str]:

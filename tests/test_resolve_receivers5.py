@@ -1,0 +1,59 @@
+"""Receiver typing rules of the Rust resolver (issue 10, fifth round): candidates by arity, payloads of other
+crates' enums, tuple lets over branches, strum's `EnumIter`.  Tiny in-memory sources."""
+
+from __future__ import annotations
+
+from helpers import rust_calls
+
+MANIFEST = ('[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\nstrum = "0.26"\n')
+
+
+def calls(src: str, caller: str, callee: str | None = None) -> list[tuple[int, str, str, str]]:
+    return rust_calls(src, caller, callee, MANIFEST)
+
+
+ARITY = """
+pub struct Cache;
+impl Cache { pub fn dim(&self) -> usize { 0 } pub fn new() -> Self { Cache } }
+pub struct Other;
+impl Other { pub fn dim(&self) -> usize { 1 } }
+pub fn run(xs: Vec<u8>) {
+    for x in make() {
+        x.dim(0);
+        x.dim();
+        x.new();
+    }
+}
+"""
+
+
+def test_a_name_only_candidate_must_take_self_and_as_many_arguments_as_the_call_passes():
+    got = calls(ARITY, "m::run")
+    by_line: dict[int, list[str]] = {}
+    for line, q, _, _ in got:
+        by_line.setdefault(line, []).append(q)
+    assert 8 not in by_line  # `x.dim(0)`: neither `dim(&self)` takes an argument (std's / another crate's)
+    assert sorted(by_line[9]) == ["m::Cache::dim", "m::Other::dim"]  # still a choice
+    assert 10 not in by_line  # `Cache::new` takes no `self`: no method
+
+
+EXT_ARITY = """
+pub mod vision {
+    use candle_core::{Device, Tensor};
+    pub trait Transforms { fn apply(&self, t: u32, d: &Device) -> Tensor; }
+    impl Transforms for Tensor { fn apply(&self, t: u32, d: &Device) -> Tensor { self.clone() } }
+}
+use crate::vision::Transforms;
+pub fn run(x: &candle_core::Tensor, m: &M, d: &candle_core::Device) {
+    x.apply(m);
+    x.apply(1, d);
+}
+"""
+
+
+def test_a_local_trait_impl_for_an_external_type_of_another_arity_is_not_the_method():
+    got = calls(EXT_ARITY, "m::run", "apply")
+    assert [(line, q, r) for line, q, r, _ in got] == [
+        (9, "Tensor::apply", "unresolved"),  # candle's inherent `Tensor::apply(&self, m)`: outside the checkout
+        (10, "m::vision::Tensor::apply", "exact"),
+    ]
