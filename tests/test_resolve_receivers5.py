@@ -57,3 +57,39 @@ def test_a_local_trait_impl_for_an_external_type_of_another_arity_is_not_the_met
         (9, "Tensor::apply", "unresolved"),  # candle's inherent `Tensor::apply(&self, m)`: outside the checkout
         (10, "m::vision::Tensor::apply", "exact"),
     ]
+
+
+PAYLOADS = """
+use candle_core::{Storage, Tensor};
+use either::Either;
+pub struct Local;
+impl Local { pub fn device(&self) {} }
+pub struct Other;
+impl Other { pub fn run(&self) {} }
+pub fn run(t: &Tensor, e: Either<Local, u8>, v: Vec<Other>) {
+    let (s, _l) = t.storage_and_layout();
+    match &*s {
+        Storage::Cuda(c) => { c.device(); }
+        _ => {}
+    }
+    let Storage::Cuda(d) = &*s else { return };
+    d.device();
+    if let Storage::Cuda(f) = &*s { f.device(); }
+    let g = match &*s { Storage::Cuda(g) => g, _ => panic!() };
+    g.device();
+    match (&*s, &*s) { (Storage::Cpu(a), Storage::Cuda(b)) => { b.device(); } _ => {} }
+    match e { Either::Left(x) => { x.device(); } _ => {} }
+    match (v.first(), 1) { (Some(y), _) => { y.run(); } _ => {} }
+}
+"""
+
+
+def test_a_payload_of_another_crates_enum_matched_on_that_crates_value_is_external():
+    manifest = MANIFEST + 'either = "1"\n'
+    got = {line: (q, r) for line, q, r, _ in rust_calls(PAYLOADS, "m::run", None, manifest)
+           if q in ("m::Local::device", "m::Other::run") or r == "unresolved" and q.endswith(("device", "run"))}
+    # arm, `let .. else`, `if let`, a match's value, a tuple of values: cudarc's, never `Local::device`
+    for line in (11, 15, 16, 18, 19):
+        assert got[line] == ("(external)::device", "unresolved"), line
+    assert got[20] == ("m::Local::device", "ambiguous")  # `Either<Local, u8>` may hold a checkout type
+    assert got[21] == ("m::Other::run", "exact")  # `(Some(y), _)` against `(v.first(), 1)`: slot by slot

@@ -339,6 +339,31 @@ def _pattern_path(pattern: str, var: str) -> list[int] | None:
 
 
 _RANGE_INDEX_RE = re.compile(r"\[[^\[\]]*\.\.[^\[\]]*\]$")
+_LET_COND_RE = re.compile(r"^let\s+(.+?)\s*=\s*(.+)$", re.S)
+
+
+def _pattern_and_subject(pattern: str, subject: str) -> tuple[str, str]:
+    """An arm's pattern and the value it matches: ``if let P = v`` conditions carry both in their text."""
+    p = pattern.strip()
+    if subject or not p.startswith("let "):
+        return p, subject.strip()
+    m = _LET_COND_RE.match(p)
+    if m is None or "=" in m.group(1) or len(split_top(m.group(2), "=")) != 1:
+        return p, ""
+    return m.group(1).strip(), m.group(2).strip()
+
+
+def _tuple_slot(pattern: str, subject: str, var: str) -> tuple[str, str] | None:
+    """(sub-pattern, sub-value) of a tuple pattern matched against a tuple value of as many elements
+    (``(A(x), B(y))`` against ``(a, b)``) whose sub-pattern binds ``var``; None when they are not such tuples."""
+    p, v = pattern.strip().removeprefix("let ").strip(), subject.strip()
+    if not (p.startswith("(") and p.endswith(")") and v.startswith("(") and v.endswith(")")):
+        return None
+    pats, vals = split_top(p[1:-1]), split_top(v[1:-1])
+    if len(pats) < 2 or len(pats) != len(vals) or "|" in p:
+        return None
+    hits = [k for k, x in enumerate(pats) if re.search(rf"(?<![\w.]){re.escape(var)}\b", x)]
+    return (pats[hits[0]], vals[hits[0]]) if len(hits) == 1 else None
 
 
 def _clip(text: str, n: int = 48) -> str:
@@ -1724,10 +1749,17 @@ class RustResolver:
             if expr and depth < 4:
                 return self._expr_or_receiver(expr.strip(), caller, call, depth + 1)
             return ""
+        pat, subj = _pattern_and_subject(pattern, subject)
+        pair = _tuple_slot(pat, subj, var)
+        if pair is not None and depth < 4:  # `match (&*a, &*b) { (S::Cuda(x), S::Cuda(y)) => .. }`: slot by slot
+            return self._pattern_binding(pair[0], pair[1], var, caller, call, sc, depth + 1)
         for m in _VARIANT_TUPLE_RE.finditer(pattern):
             names = [re.sub(r"^(ref\s+)?(mut\s+)?&?", "", x.strip()) for x in m.group(3).split(",")]
             if var in names:
-                return self._variant_payload(m.group(1), m.group(2), names.index(var), sc)
+                got = self._variant_payload(m.group(1), m.group(2), names.index(var), sc)
+                if not got and subj and depth < 4 and _external_path(self.type_ref(m.group(1), sc)):
+                    got = self._external_payload(m.group(1), subj, caller, call, sc, depth + 1)
+                return got
         for path, fname in _brace_fields(pattern, var):  # `E::V { a, .. }`, `S { a, b: c, .. }` (nested too)
             enum_text, _, variant = path.rpartition("::")
             got = (self._variant_payload(enum_text, variant, fname, sc) if enum_text else "") or self._struct_field(
@@ -1735,6 +1767,17 @@ class RustResolver:
             if got:
                 return got
         return ""
+
+    def _external_payload(self, enum_text: str, subject: str, caller: Definition, call: CallSite, sc: Scope,
+                          depth: int) -> str:
+        """A payload of another crate's enum variant (``Storage::Cuda(c)``) matched against ``subject``: external
+        when the subject's type is another crate's that is not generic over a checkout type (``X:c::T``, or a value
+        one of its types handed out, ``X:c::?``): no part of its value can be a checkout type.  (The pattern alone
+        does not tell: ``Either::Left(x)`` may hold a checkout type.)"""
+        ty = strip_marks(self._expr_or_receiver(subject, caller, call, depth))[0]
+        if not ty.startswith("X:") or "<" in ty or _is_std(ty):
+            return ""
+        return _opaque(strip_marks(self.type_ref(enum_text, sc))[0])
 
     def _struct_field(self, path: str, field: str, sc: Scope, file: str) -> str:
         """Type of field ``field`` of the struct named ``path`` (written in ``sc``), or ""."""
