@@ -93,3 +93,27 @@ def test_a_payload_of_another_crates_enum_matched_on_that_crates_value_is_extern
         assert got[line] == ("(external)::device", "unresolved"), line
     assert got[20] == ("m::Local::device", "ambiguous")  # `Either<Local, u8>` may hold a checkout type
     assert got[21] == ("m::Other::run", "exact")  # `(Some(y), _)` against `(v.first(), 1)`: slot by slot
+
+
+INHERENT = """
+pub trait QuantMethod { fn new(cfg: u32) -> Self; }
+pub struct Layer;
+impl Layer { pub fn new(a: usize, b: usize) -> Self { Layer } }
+impl QuantMethod for Layer { fn new(cfg: u32) -> Self { Layer } }
+pub struct Pick;
+impl Pick { pub fn make(a: usize) -> Self { Pick } }
+#[cfg(feature = "x")]
+impl Pick { pub fn make(a: usize, b: usize) -> Self { Pick } }
+pub fn run() {
+    Layer::new(1, 2);
+    <Layer as QuantMethod>::new(1);
+    Pick::make(1, 2);
+}
+"""
+
+
+def test_a_path_finds_the_inherent_function_before_a_trait_impls_then_the_one_of_that_arity():
+    got = [(line, r, how) for line, _, r, how in calls(INHERENT, "m::run")]
+    assert got[0][:2] == (11, "exact") and "inherent before trait impls" in got[0][2]
+    assert got[1][:2] == (12, "exact")  # the qualified path names the trait's
+    assert got[2][:2] == (13, "exact") and "by the number of arguments" in got[2][2]

@@ -1117,8 +1117,13 @@ class RustResolver:
             ids, how = self.lookup(absolute, 0, call.file)
             if ids:
                 vis = self.visible(ids, call, caller)
+                if len(vis) > 1:
+                    vis, why = self._path_choice(vis, call)
+                    how = f"{how} {absolute}{why}"
+                else:
+                    how = f"{how} {absolute}"
                 if vis:
-                    return Resolved.of(vis, f"{how} {absolute}".strip())
+                    return Resolved.of(vis, how.strip())
         if len(segs) >= 2 and segs[-1][:1].isupper():
             return Resolved(drop=True, how="enum variant or tuple-struct constructor")
         if len(segs) >= 2:
@@ -1137,6 +1142,24 @@ class RustResolver:
         if segs[0] in STD_CRATES:
             return Resolved(drop=True, how="std")
         return Resolved(status=UNRESOLVED, how="no definition in the checkout", external=ext, external_kind="external")
+
+    def _path_choice(self, ids: list[str], call: CallSite) -> tuple[list[str], str]:
+        """Of several functions at one path (``Type::new``): the inherent ones when some are (Rust looks an
+        associated function up in the type's inherent impls before its traits'), then those taking as many
+        parameters as the call passes arguments (when some do); with the reason for ``how``."""
+        defs = [self.t.defs[i] for i in ids]
+        why = ""
+        if all(d.lang == "rust" and d.container for d in defs) and any(not d.trait for d in defs) \
+                and any(d.trait for d in defs):
+            ids = [i for i, d in zip(ids, defs, strict=True) if not d.trait]
+            why = " (inherent before trait impls)"
+        if len(ids) > 1 and not any("$" in a for a in call.args):
+            fit = [i for i in ids if self.t.defs[i].lang != "rust" or any(
+                "$" in p.name or p.name == "..." for p in self.t.defs[i].params)
+                or len(self.t.defs[i].params) == len(call.args)]
+            if fit and len(fit) < len(ids):
+                ids, why = fit, f"{why} (by the number of arguments)"
+        return ids, why
 
     def _qualified_path(self, inner: str, name: str, sc: Scope, call: CallSite, caller: Definition | None) -> Resolved:
         ty, _, trait = inner.partition(" as ")
