@@ -117,3 +117,29 @@ def test_a_path_finds_the_inherent_function_before_a_trait_impls_then_the_one_of
     assert got[0][:2] == (11, "exact") and "inherent before trait impls" in got[0][2]
     assert got[1][:2] == (12, "exact")  # the qualified path names the trait's
     assert got[2][:2] == (13, "exact") and "by the number of arguments" in got[2][2]
+
+
+FROM = """
+pub struct ApiErr;
+impl From<&str> for ApiErr { fn from(s: &str) -> Self { ApiErr } }
+impl From<String> for ApiErr { fn from(s: String) -> Self { ApiErr } }
+impl From<std::io::Error> for ApiErr { fn from(e: std::io::Error) -> Self { ApiErr } }
+pub struct Wide;
+impl<T: std::fmt::Display> From<T> for Wide { fn from(t: T) -> Self { Wide } }
+impl From<ApiErr> for Wide { fn from(e: ApiErr) -> Self { Wide } }
+pub fn run(e: std::io::Error, n: u32) {
+    ApiErr::from("literal");
+    ApiErr::from(format!("{n}"));
+    ApiErr::from(e);
+    ApiErr::from(n.into());
+    Wide::from(ApiErr::from("x"));
+}
+"""
+
+
+def test_one_of_several_from_impls_is_chosen_by_the_arguments_known_type():
+    got = [(line, r, how) for line, _, r, how in calls(FROM, "m::run", "ApiErr::from")]
+    assert sorted({(line, r) for line, r, _ in got}) == [(10, "exact"), (11, "exact"), (12, "exact"),
+                                                         (13, "ambiguous"), (14, "exact")]
+    assert "by the argument's type `str`" in got[0][2] and "`String`" in got[1][2] and "`Error`" in got[2][2]
+    assert {r for _, _, r, _ in calls(FROM, "m::run", "Wide::from")} == {"ambiguous"}  # a generic impl takes any

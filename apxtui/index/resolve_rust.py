@@ -1118,7 +1118,7 @@ class RustResolver:
             if ids:
                 vis = self.visible(ids, call, caller)
                 if len(vis) > 1:
-                    vis, why = self._path_choice(vis, call)
+                    vis, why = self._path_choice(vis, call, caller)
                     how = f"{how} {absolute}{why}"
                 else:
                     how = f"{how} {absolute}"
@@ -1143,10 +1143,11 @@ class RustResolver:
             return Resolved(drop=True, how="std")
         return Resolved(status=UNRESOLVED, how="no definition in the checkout", external=ext, external_kind="external")
 
-    def _path_choice(self, ids: list[str], call: CallSite) -> tuple[list[str], str]:
+    def _path_choice(self, ids: list[str], call: CallSite, caller: Definition | None) -> tuple[list[str], str]:
         """Of several functions at one path (``Type::new``): the inherent ones when some are (Rust looks an
         associated function up in the type's inherent impls before its traits'), then those taking as many
-        parameters as the call passes arguments (when some do); with the reason for ``how``."""
+        parameters as the call passes arguments (when some do), then the one trait impl whose one parameter has
+        the one argument's known type (``E::from("x")`` of ``impl From<&str> for E``); with the reason for ``how``."""
         defs = [self.t.defs[i] for i in ids]
         why = ""
         if all(d.lang == "rust" and d.container for d in defs) and any(not d.trait for d in defs) \
@@ -1159,7 +1160,33 @@ class RustResolver:
                 or len(self.t.defs[i].params) == len(call.args)]
             if fit and len(fit) < len(ids):
                 ids, why = fit, f"{why} (by the number of arguments)"
+        if len(ids) > 1 and len(call.args) == 1 and caller is not None:
+            one = self._by_argument_type(ids, call.args[0], call, caller)
+            if one:
+                ids, why = [one[0]], f"{why} (by the argument's type {one[1]})"
         return ids, why
+
+    def _by_argument_type(self, ids: list[str], arg: str, call: CallSite, caller: Definition) -> tuple[str, str] | None:
+        """The one of several trait impl functions of one parameter (``From::from`` of several ``From<A>``) whose
+        parameter type is the argument's known type (references aside); None unless exactly one is and every
+        parameter type is known (a generic one may take anything)."""
+        defs = [self.t.defs[i] for i in ids]
+        if not all(d.lang == "rust" and d.trait and len(d.params) == 1 and d.params[0].name != "self" for d in defs):
+            return None
+        a = arg.strip()
+        if a.startswith(('"', 'r"', 'r#"')):
+            got = "X:str"
+        elif _MACRO_VALUE_RE.match(a) and a.startswith("format!") or a.endswith(".to_string()"):
+            got = strip_marks(self.type_ref("String", self.scope_of(caller)))[0]
+        else:
+            got, heur = strip_marks(self._expr_or_receiver(a, caller, call, 0))
+            if heur or not got.startswith(("T:", "X:")) or _is_opaque(got) or got.endswith("<>"):
+                return None
+        params = [strip_marks(self.type_ref(d.params[0].type, self.scope_of(d)))[0] for d in defs]
+        if any(not p or p.startswith(("G:", "D:", "U:")) or p.endswith("<>") for p in params):
+            return None
+        hits = [i for i, p in zip(ids, params, strict=True) if p == got]
+        return (hits[0], f"`{_display(got) if got.startswith('X:') else short(got)}`") if len(hits) == 1 else None
 
     def _qualified_path(self, inner: str, name: str, sc: Scope, call: CallSite, caller: Definition | None) -> Resolved:
         ty, _, trait = inner.partition(" as ")
