@@ -143,3 +143,18 @@ def test_one_of_several_from_impls_is_chosen_by_the_arguments_known_type():
                                                          (13, "ambiguous"), (14, "exact")]
     assert "by the argument's type `str`" in got[0][2] and "`String`" in got[1][2] and "`Error`" in got[2][2]
     assert {r for _, _, r, _ in calls(FROM, "m::run", "Wide::from")} == {"ambiguous"}  # a generic impl takes any
+
+
+ARRAY_CLOSURE = """
+pub struct Other;
+impl Other { pub fn ready(&self) -> bool { true } }
+pub struct Local;
+impl Local { pub fn ready(&self) -> bool { false } }
+pub fn run(a: &Other, b: &Other) -> bool {
+    [a, b].into_iter().all(|x| x.ready())
+}
+"""
+
+
+def test_a_closure_over_an_iterated_array_of_known_values_receives_their_type():
+    assert [(q, r) for _, q, r, _ in calls(ARRAY_CLOSURE, "m::run", "ready")] == [("m::Other::ready", "exact")]

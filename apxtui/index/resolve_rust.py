@@ -339,6 +339,9 @@ def _pattern_path(pattern: str, var: str) -> list[int] | None:
 
 
 _RANGE_INDEX_RE = re.compile(r"\[[^\[\]]*\.\.[^\[\]]*\]$")
+#: A value iterated by an iterator method (the closure of `.map` on it receives its items, not the value).
+_ITER_HEAD_RE = re.compile(r"\.\s*(?:iter|iter_mut|into_iter|values|values_mut|into_values|drain|chunks|windows|"
+                           r"chunks_exact)\s*\(\s*\)")
 _LET_COND_RE = re.compile(r"^let\s+(.+?)\s*=\s*(.+)$", re.S)
 
 
@@ -1626,6 +1629,9 @@ class RustResolver:
                     f"({call.file.rsplit('/', 1)[-1]}:{ctx.line})"
         if owner.callee in _CONTENT_CLOSURE:  # `Option`/`Result` only (no iterator has them): the content
             return ty if r.startswith(("T:", "D:", "U:", "X:")) else ""
+        if not r and depth < 4 and _ITER_HEAD_RE.search(owner.receiver):  # `[q, k, v].into_iter().all(|x| ..)`
+            item = self._iter_item(owner.receiver, caller, owner, depth + 1)
+            return item if isinstance(item, str) else ""
         if r.startswith("X:"):
             return self._element(r)
         return ty if r.startswith(("T:", "D:", "U:")) else ""  # an `Option<T>` receiver is typed as its T
