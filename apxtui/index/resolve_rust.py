@@ -20,7 +20,11 @@ Rules (each answer says which one fired, in ``Resolved.how``):
 * a receiver of unknown type falls back to the method name, within the caller's
   dependency closure: always ``ambiguous`` (even with one candidate) and marked
   ``name_only`` (the trace leaves it unexpanded until chosen); names of common std
-  methods (``unwrap``, ``iter``) are dropped.
+  methods (``unwrap``, ``iter``) are dropped;
+* a method call's candidates by name (and local trait impls for an external type) must take
+  ``self`` and as many more parameters as the call passes arguments (:func:`takes`); a path
+  naming several functions prefers the type's inherent ones, then the call's arity, then the
+  ``From<A>`` impl of the argument's known type (:meth:`RustResolver._path_choice`).
 
 Every candidate must lie in the caller's dependency closure (``apxtui.packages``);
 code under ``#[cfg(test)]`` is a candidate only for test code.
