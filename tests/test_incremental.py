@@ -83,6 +83,31 @@ def test_body_edit_is_relinked_incrementally_and_matches_a_full_link(tmp_path, i
     assert "snapshot" in warm.timings and _shape(warm.graph) == _shape(inc.graph)
 
 
+@pytest.mark.parametrize("rel, edit, relinks", [
+    (BLOCK, lambda s: s + "\n// a trailing comment: the same facts\n", False),  # a file with imports
+    (BLOCK, lambda s: s.replace("use ", "use  ", 1), False),  # white space inside a line
+    # a module-level caller node ends at the file's last line: a longer file re-links
+    ("python/examples/run_pi05.py", lambda s: s + "\n# a trailing comment\n", True),
+])
+def test_an_edit_leaving_the_facts_as_stored_relinks_nothing(tmp_path, indexed_demo, monkeypatch, rel, edit,
+                                                             relinks):
+    import apxtui.index.incremental as inc_mod
+
+    root = _indexed_copy(tmp_path, indexed_demo)
+    p = root / rel
+    p.write_text(edit(p.read_text()))
+    linked = []
+    real = inc_mod.link_file
+    monkeypatch.setattr(inc_mod, "link_file", lambda f, ctx: linked.append(f.file) or real(f, ctx))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == [rel]
+    assert (rel in linked) is relinks
+    full = _full(root)
+    assert _shape(inc.graph) == _shape(full.graph) and inc.summary() == full.summary()
+    warm = build_index(root, workers=1)
+    assert "snapshot" in warm.timings and _shape(warm.graph) == _shape(inc.graph)
+
+
 MODEL = "crates/apxinf-model/src/pi05/model/mod.rs"
 POLICY = "python/apxinf/policy.py"
 PYO3 = "crates/apxinf-py/src/lib.rs"
