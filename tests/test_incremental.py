@@ -86,8 +86,9 @@ def test_body_edit_is_relinked_incrementally_and_matches_a_full_link(tmp_path, i
 @pytest.mark.parametrize("rel, edit, relinks", [
     (BLOCK, lambda s: s + "\n// a trailing comment: the same facts\n", False),  # a file with imports
     (BLOCK, lambda s: s.replace("use ", "use  ", 1), False),  # white space inside a line
-    # a module-level caller node ends at the file's last line: a longer file re-links
-    ("python/examples/run_pi05.py", lambda s: s + "\n# a trailing comment\n", True),
+    # a module-level caller node ends at the file's last line: patched in place
+    ("python/examples/run_pi05.py", lambda s: s + "\n# a trailing comment\n", False),
+    ("python/examples/run_pi05.py", lambda s: s + "\nprint()\n", True),  # a new call: re-linked
 ])
 def test_an_edit_leaving_the_facts_as_stored_relinks_nothing(tmp_path, indexed_demo, monkeypatch, rel, edit,
                                                              relinks):

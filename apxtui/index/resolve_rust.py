@@ -28,9 +28,7 @@ code under ``#[cfg(test)]`` is a candidate only for test code.
 
 from __future__ import annotations
 
-import pickle
 import re
-import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -38,6 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from apxtui.facts import CallSite, Context, Definition, FileFacts, Import
+from apxtui.index import rust_indexes
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
 from apxtui.index.rust_types import (
     CONTAINERS,
@@ -467,13 +466,13 @@ def _let_entry(a: dict[str, Any], slot: int) -> tuple[Any, ...]:
 
 
 def pack_indexes(indexes: dict[str, Any]) -> bytes:
-    """:data:`STORED_INDEXES` as stored with a generation."""
-    return zlib.compress(pickle.dumps(indexes, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    """:data:`STORED_INDEXES` as stored with a generation (``rust_indexes.py``)."""
+    return rust_indexes.pack(indexes)
 
 
 def unpack_indexes(blob: bytes) -> dict[str, Any]:
-    out: dict[str, Any] = pickle.loads(zlib.decompress(blob))
-    return out
+    """The stored indexes; the type index unpickled per qualname on first look-up."""
+    return rust_indexes.unpack(blob)
 
 
 class RustResolver:
@@ -547,8 +546,12 @@ class RustResolver:
         except AttributeError:
             pass
 
-    def _set_types(self, types_by_qual: dict[str, list[Definition]]) -> None:
+    def _set_types(self, types_by_qual: Mapping[str, list[Definition]]) -> None:
         self.types_by_qual = types_by_qual
+        if isinstance(types_by_qual, rust_indexes.LazyTypes):  # as stored: views unpickling on look-up
+            self.type_defs: Mapping[str, Definition] = rust_indexes.FirstTypes(types_by_qual)
+            self._same_qual: Mapping[str, list[Definition]] = rust_indexes.SharedQualnames(types_by_qual)
+            return
         self.type_defs = {q: ds[0] for q, ds in types_by_qual.items()}
         self._same_qual = {q: ds for q, ds in types_by_qual.items() if len(ds) > 1}
 
