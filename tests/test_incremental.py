@@ -168,6 +168,60 @@ def test_a_picker_in_another_file_is_followed_after_a_one_file_relink(tmp_path):
     assert _shape(inc.graph) == _shape(_full(root).graph)
 
 
+PICK_RS = '''use crate::ffi;
+pub type Launcher = unsafe extern "C" fn(*const f32);
+
+pub fn plain_launcher(q: u8) -> Option<Launcher> {
+    let f: Launcher = match q {
+        4 => ffi::launch_q4,
+        _ => ffi::launch_q8,
+    };
+    Some(f)
+}
+
+pub fn own_choice(q: u8, x: *const f32) {
+    let g: Launcher = match q {
+        4 => ffi::launch_q4,
+        _ => ffi::launch_q8,
+    };
+    unsafe { g(x) };
+}
+'''
+PICKER_CRATE = {  # a picker (its returned function values read by lib.rs) and a function's own local choice
+    "pa/Cargo.toml": '[package]\nname = "pa"\n',
+    "pa/src/lib.rs": "pub mod ffi;\npub mod pick;\npub fn forward(q: u8, x: *const f32) {\n"
+                     "    let launcher = pick::plain_launcher(q).unwrap();\n    unsafe { launcher(x) };\n}\n",
+    "pa/src/ffi.rs": 'extern "C" {\n    pub fn launch_q4(x: *const f32);\n    pub fn launch_q8(x: *const f32);\n}\n',
+    "pa/src/pick.rs": PICK_RS,
+}
+
+
+@pytest.mark.parametrize("edit, dependants", [
+    # a line inside own_choice: its own function values move, the picker's do not: pick.rs alone
+    (lambda s: s.replace("    let g: Launcher", "    // moved\n    let g: Launcher"), False),
+    # a line above the picker: its returned values (and line, cited by lib.rs's edges) move: lib.rs too
+    (lambda s: s.replace("pub fn plain_launcher", "// moved\npub fn plain_launcher"), True),
+])
+def test_only_a_pickers_returned_function_values_reach_other_files(tmp_path, monkeypatch, edit, dependants):
+    import apxtui.index.incremental as inc_mod
+
+    root = tmp_path / "fp"
+    for rel, text in PICKER_CRATE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    first = build_index(root, workers=1)
+    assert "returned by pa::pick::plain_launcher" in str(list(first.graph.edges(data=True)))
+    p = root / "pa/src/pick.rs"
+    p.write_text(edit(p.read_text()))
+    linked = []
+    real = inc_mod.link_file
+    monkeypatch.setattr(inc_mod, "link_file", lambda f, ctx: linked.append(f.file) or real(f, ctx))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == ["pa/src/pick.rs"]
+    assert ("pa/src/lib.rs" in linked) is dependants
+    assert _shape(inc.graph) == _shape(_full(root).graph)
+
+
 RELATIVE_USE = {  # `use ops::norm` inside crate k: a 2018-edition relative path the tables make absolute
     "k/Cargo.toml": '[package]\nname = "k"\n',
     "k/src/lib.rs": "pub mod ops;\nuse ops::norm;\npub use ops::Scale;\npub fn entry() { norm(); }\n",
