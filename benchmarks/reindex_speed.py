@@ -80,7 +80,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / checkout.name
         copy_checkout(checkout, root)
-        env = {**os.environ, "PYTHONPATH": str(Path(args.src).resolve()), "APXTUI_CACHE_DIR": str(Path(tmp) / "c")}
+        env = {**os.environ, "PYTHONPATH": str(Path(args.src).resolve()), "APXTUI_CACHE_DIR": str(Path(tmp) / "c"),
+               "PYTHONSAFEPATH": "1"}  # `-m apxtui` imports --src's apxtui, not the current directory's
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: imports read compiled bytecode
         apx = [py, "-m", "apxtui"]
         run([*apx, "--version"], env)  # byte-compile once, outside the measurements
