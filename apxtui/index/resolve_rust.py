@@ -586,15 +586,19 @@ class RustResolver:
         for rel in order:
             by_file[rel].add_file(ifaces[rel])
         touched: set[str] = set()
-        types = {q: [d for d in ds if d.file not in gone] for q, ds in self.types_by_qual.items()}
-        for rel in order:
-            for defs in by_file[rel].types.values():
-                for d in defs:
-                    types.setdefault(d.qualname, []).append(d)
-                    touched.add(d.qualname)
-        for q in touched:
-            types[q].sort(key=lambda d: rank.get(d.file, 1 << 30))
-        self._set_types({q: ds for q, ds in types.items() if ds})
+        if isinstance(self.types_by_qual, rust_indexes.LazyTypes):  # as stored: only these files' entries
+            added = [d for rel in order for defs in by_file[rel].types.values() for d in defs]
+            self._set_types(self.types_by_qual.replace_files(gone, added, rank))
+        else:
+            types = {q: [d for d in ds if d.file not in gone] for q, ds in self.types_by_qual.items()}
+            for rel in order:
+                for defs in by_file[rel].types.values():
+                    for d in defs:
+                        types.setdefault(d.qualname, []).append(d)
+                        touched.add(d.qualname)
+            for q in touched:
+                types[q].sort(key=lambda d: rank.get(d.file, 1 << 30))
+            self._set_types({q: ds for q, ds in types.items() if ds})
         self.test_only = {i for i in self.test_only if node_file(i) not in gone}
         self.test_only |= {i for rel in order for i, d in by_file[rel].defs.items() if d.cfg and is_test_only(d)}
         lists = ("impl_methods", "trait_impl_methods", "trait_decls")
