@@ -38,7 +38,7 @@ from apxtui.facts import FileFacts
 from apxtui.index.dropped import by_category, drop_rows, sorted_categories
 from apxtui.index.expanded import base_key, expand_records
 from apxtui.index.factstore import Record, contribution_rows_of, load_facts, load_iface, load_iface_flagged
-from apxtui.index.generation import FACTS_KEEP_S, set_meta, sorted_counts
+from apxtui.index.generation import FACTS_KEEP_S, KEEP_STORED, set_meta, sorted_counts
 from apxtui.index.includes import files_by_base
 from apxtui.index.interface import from_plain, interface_facts, interface_key, to_plain
 from apxtui.index.link import cpp_binding_ids, makes_node, module_node_id, pyo3_names, resolve_include
@@ -370,8 +370,7 @@ def _write_keys(b: _Build, w: sqlite3.Connection, rank: dict[str, int], changed:
             attrs["end_line"] = new_full[r].lines
             w.execute("UPDATE nodes SET attrs=? WHERE id=?", (pack(attrs), nid))
     w.executemany("INSERT OR REPLACE INTO stat VALUES (?, ?, ?, ?, ?, ?)", b.stat_rows)
-    row = w.execute("SELECT value FROM meta WHERE key='rust_indexes'").fetchone()
-    b.rust_indexes = row[0] if row else None
+    b.rust_indexes = KEEP_STORED
     set_meta(w, b.state, b.shared_signature(), unpack(w.execute("SELECT value FROM meta WHERE key='summary'")
                                                       .fetchone()[0]), b.rust_indexes)
 
@@ -449,7 +448,7 @@ def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: d
     elif all(old_iface[f].defs == new_iface[f].defs and old_iface[f].imports == new_iface[f].imports
              for f in new_iface):  # the other re-linked files' interfaces are the stored ones
         RustResolver(cast(Tables, tables), b.sr.packages, indexes=unpack_indexes(row[0]))  # shared via tables
-        b.rust_indexes = row[0]
+        b.rust_indexes = KEEP_STORED
         return
     else:
         ifaces = {}

@@ -4,13 +4,13 @@ A re-link of one file looks up a few hundred of the ~3,000 type qualnames of a b
 unpickling every type's definitions took most of the indexes' load time.  So the type index
 is stored as one pickle per qualname with the files defining it (:class:`LazyTypes` unpickles
 an entry when it is first looked up, and a file's re-index remakes only the entries of that
-file) and the other indexes as one compressed pickle.
+file) and the other indexes as one pickle (uncompressed: about 3 MB on mistral.rs, where
+compressing and decompressing them cost more than reading them).
 """
 
 from __future__ import annotations
 
 import pickle
-import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -125,13 +125,13 @@ def pack(indexes: Mapping[str, Any]) -> bytes:
     """The indexes as stored with a generation."""
     types = LazyTypes.of(indexes[_TYPES])
     rest = {k: v for k, v in indexes.items() if k != _TYPES}
-    return pickle.dumps((zlib.compress(_dumps(rest), 1), types.blobs, types.files), protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps((_dumps(rest), types.blobs, types.files), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def unpack(blob: bytes) -> dict[str, Any]:
     """The stored indexes, the type index as a :class:`LazyTypes`."""
     rest, blobs, files = pickle.loads(blob)
-    out: dict[str, Any] = pickle.loads(zlib.decompress(rest))
+    out: dict[str, Any] = pickle.loads(rest)
     out[_TYPES] = LazyTypes(blobs, files)
     return out
 
