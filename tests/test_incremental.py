@@ -448,3 +448,20 @@ def test_a_full_relink_reads_the_stored_expansion_when_the_closure_is_unchanged(
     monkeypatch.setattr(macros, "expand_encoded", refuse)  # (expanded.py imports it when it expands)
     idx = build_index(root, workers=1)
     assert "incremental" not in idx.timings and _launcher_sizes(idx.graph) == ["16", "8"]
+
+
+def test_stored_tables_answer_a_files_module_path_without_reading_its_interface(indexed_demo):
+    import sqlite3
+
+    from apxtui.index.stored_tables import StoredTables
+    from apxtui.scan import scan
+
+    root, db = indexed_demo
+    conn = sqlite3.connect(db)
+    module_of = {f.rel: f.module for f in scan(root).files}
+    lazy, eager = StoredTables(conn, {}, module_of), StoredTables(conn)
+    f = lazy.file_of.get(BLOCK)
+    assert f.module == eager.file_of[BLOCK].module == "apxinf_model::pi05::model::block"
+    assert lazy.file_of.whole is None and not lazy.file_of.memo[BLOCK]._facts  # not read
+    assert f.imports == eager.file_of[BLOCK].imports and f.imports  # read when asked
+    assert lazy.file_of.get("no/such/file.rs") is None

@@ -259,13 +259,13 @@ class _StoredFile:
 
 class _FileOfField(_Field):
     """``file_of``: the resolvers mostly ask a file's module path; the stored interface is read
-    only when they ask more (``StoredTables.modules``: the stored files' module paths)."""
+    only when they ask more (``StoredTables.module_of``: the stored files' module paths)."""
 
     def _get(self, key: Any) -> Any:
         if key in self.memo:
             return self.memo[key]
         o = self.owner
-        module = o.modules.get(key)
+        module = o.module_of.get(key)
         if module is None or self.whole is not None or any(key in t.file_of for t in o.overlay.values()):
             return super()._get(key)
         v = self.memo[key] = _StoredFile(self, key, module)
@@ -274,15 +274,15 @@ class _FileOfField(_Field):
 
 class StoredTables:
     """:class:`Tables` of a stored index generation, with ``overlay`` (rank → contribution)
-    replacing the stored rows of those ranks (files being re-linked).  ``modules``: the module
+    replacing the stored rows of those ranks (files being re-linked).  ``module_of``: the module
     path of every file the generation holds (as scanned), so ``file_of`` answers it unread."""
 
     def __init__(self, conn: sqlite3.Connection, overlay: dict[int, Tables] | None = None,
-                 modules: Mapping[str, str] | None = None):
+                 module_of: Mapping[str, str] | None = None):
         self.conn = conn
         self.overlay = dict(sorted((overlay or {}).items()))
         self.replaced = set(self.overlay)
-        self.modules = modules or {}
+        self.module_of = module_of or {}
         for name, kind in SHAPE.items():
             cls = (_UsesField if name in ("uses", "globs") else _FileOfField if name == "file_of"
                    else _ListField if kind is list else _Field)
