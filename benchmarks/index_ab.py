@@ -39,7 +39,9 @@ from apxtui.scan import scan  # noqa: E402
 
 
 def _env(src: Path, cache: Path) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(src), "APXTUI_CACHE_DIR": str(cache)}
+    # PYTHONSAFEPATH: `python -m apxtui` would otherwise import the apxtui of the current directory
+    # (a worktree) before PYTHONPATH's, and both "trees" would run the same code
+    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONSAFEPATH": "1", "APXTUI_CACHE_DIR": str(cache)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 

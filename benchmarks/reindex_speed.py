@@ -9,8 +9,11 @@ copy: nothing is written inside the checkout) and indexed once to fill a cache t
 * ``python -c pass`` (the interpreter's start-up floor) and ``python -m apxtui --version``
   (the CLI's start-up: its imports);
 * a warm ``index --json`` (nothing changed);
-* for each ``--edit REL``: a comment appended to REL, then ``index --json`` (whole process:
-  imports, scan, re-extraction of REL, re-link, store, output, exit).
+* for each ``--edit REL`` and each edit kind, a changed REL then ``index --json`` (whole process:
+  imports, scan, re-extraction of REL, re-link, store, output, exit).  Kinds: ``tail``, a comment
+  appended (the facts stay as stored: nothing is re-linked); ``shift``, a comment line inserted
+  after the first line past the middle ending in ``{`` or ``;`` (every definition and call below
+  it moves: the file is re-linked and its definitions' ids are carried over).  ``--kind`` picks one.
 
 Per figure: wall and CPU seconds (user + system) min / median, and for the re-index its
 in-process phases (the ``seconds`` of the fastest run) and whether it was incremental.
@@ -38,6 +41,20 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from index_speed import copy_checkout, index_digest, run  # noqa: E402
 
 Run = tuple[float, float, int, bytes]
+KINDS = ("tail", "shift")
+
+
+def edit(path: Path, kind: str, i: int) -> None:
+    """Change ``path`` in place: a ``kind`` edit (see the module docstring), numbered ``i``."""
+    text = path.read_text("utf-8")
+    note = f"{'#' if path.suffix in ('.py', '.pyi') else '//'} touched {kind} {i}"
+    if kind == "tail":
+        path.write_text(f"{text}\n{note}\n", "utf-8")
+        return
+    lines = text.split("\n")
+    at = next((j + 1 for j in range(len(lines) // 2, len(lines)) if lines[j].rstrip().endswith(("{", ";"))),
+              len(lines))
+    path.write_text("\n".join([*lines[:at], note, *lines[at:]]), "utf-8")
 
 
 def _fmt(rows: list[Run]) -> str:
@@ -51,17 +68,20 @@ def main() -> None:
     p.add_argument("checkout")
     p.add_argument("--edit", action="append", required=True, metavar="REL", help="file to edit (relative)")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--kind", choices=KINDS, action="append", help="edit kind (default: both)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--src", default=str(ROOT), help="apxtui source tree to run (holds apxtui/)")
     p.add_argument("--check", action="store_true", help="compare the re-indexed output with a cold index")
     args = p.parse_args()
     checkout = Path(args.checkout).resolve()
     py = sys.executable
+    kinds = args.kind or list(KINDS)
     jobs = ["--jobs", str(args.jobs)]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / checkout.name
         copy_checkout(checkout, root)
-        env = {**os.environ, "PYTHONPATH": str(Path(args.src).resolve()), "APXTUI_CACHE_DIR": str(Path(tmp) / "c")}
+        env = {**os.environ, "PYTHONPATH": str(Path(args.src).resolve()), "APXTUI_CACHE_DIR": str(Path(tmp) / "c"),
+               "PYTHONSAFEPATH": "1"}  # `-m apxtui` imports --src's apxtui, not the current directory's
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: imports read compiled bytecode
         apx = [py, "-m", "apxtui"]
         run([*apx, "--version"], env)  # byte-compile once, outside the measurements
@@ -74,19 +94,20 @@ def main() -> None:
             rows["apxtui --version"].append(run([*apx, "--version"], env))
             rows["warm index"].append(run([*apx, "index", str(root), "--json", *jobs], env))
             for rel in args.edit:
-                with open(root / rel, "a") as fh:
-                    fh.write(f"\n{'#' if rel.endswith(('.py', '.pyi')) else '//'} touched {i}\n")
-                r = run([*apx, "index", str(root), "--json", *jobs], env)
-                got = json.loads(r[3])
-                rows.setdefault(f"re-index {rel}", []).append(r)
-                phases.setdefault(rel, []).append(got["seconds"])
-                modes.setdefault(rel, set()).add("incremental" if "incremental" in got["seconds"] else "full link")
+                for kind in kinds:
+                    edit(root / rel, kind, i)
+                    r = run([*apx, "index", str(root), "--json", *jobs], env)
+                    got = json.loads(r[3])
+                    what = f"re-index {rel} ({kind})"
+                    rows.setdefault(what, []).append(r)
+                    phases.setdefault(what, []).append(got["seconds"])
+                    modes.setdefault(what, set()).add("incremental" if "incremental" in got["seconds"] else "full link")
         print(f"{checkout}: min / median of {args.repeat}, runs alternating, jobs {args.jobs}, src {args.src}")
         for what, rs in rows.items():
-            print(f"  {what:<58} {_fmt(rs)}")
-        for rel in args.edit:
-            fastest = min(range(args.repeat), key=lambda j: rows[f"re-index {rel}"][j][1])
-            print(f"  {rel}: {'/'.join(sorted(modes[rel]))}; in-process seconds of the fastest: {phases[rel][fastest]}")
+            print(f"  {what:<64} {_fmt(rs)}")
+        for what, ph in phases.items():
+            fastest = min(range(args.repeat), key=lambda j: rows[what][j][1])
+            print(f"  {what}: {'/'.join(sorted(modes[what]))}; in-process seconds of the fastest: {ph[fastest]}")
         if args.check:
             graph = [*apx, "graph", str(root), "--format", "json", *jobs]
             warm = (index_digest(run([*apx, "index", str(root), "--json", *jobs], env)[3]),

@@ -83,6 +83,32 @@ def test_body_edit_is_relinked_incrementally_and_matches_a_full_link(tmp_path, i
     assert "snapshot" in warm.timings and _shape(warm.graph) == _shape(inc.graph)
 
 
+@pytest.mark.parametrize("rel, edit, relinks", [
+    (BLOCK, lambda s: s + "\n// a trailing comment: the same facts\n", False),  # a file with imports
+    (BLOCK, lambda s: s.replace("use ", "use  ", 1), False),  # white space inside a line
+    # a module-level caller node ends at the file's last line: patched in place
+    ("python/examples/run_pi05.py", lambda s: s + "\n# a trailing comment\n", False),
+    ("python/examples/run_pi05.py", lambda s: s + "\nprint()\n", True),  # a new call: re-linked
+])
+def test_an_edit_leaving_the_facts_as_stored_relinks_nothing(tmp_path, indexed_demo, monkeypatch, rel, edit,
+                                                             relinks):
+    import apxtui.index.incremental as inc_mod
+
+    root = _indexed_copy(tmp_path, indexed_demo)
+    p = root / rel
+    p.write_text(edit(p.read_text()))
+    linked = []
+    real = inc_mod.link_file
+    monkeypatch.setattr(inc_mod, "link_file", lambda f, ctx: linked.append(f.file) or real(f, ctx))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == [rel]
+    assert (rel in linked) is relinks
+    full = _full(root)
+    assert _shape(inc.graph) == _shape(full.graph) and inc.summary() == full.summary()
+    warm = build_index(root, workers=1)
+    assert "snapshot" in warm.timings and _shape(warm.graph) == _shape(inc.graph)
+
+
 MODEL = "crates/apxinf-model/src/pi05/model/mod.rs"
 POLICY = "python/apxinf/policy.py"
 PYO3 = "crates/apxinf-py/src/lib.rs"
@@ -139,6 +165,60 @@ def test_a_picker_in_another_file_is_followed_after_a_one_file_relink(tmp_path):
     assert "incremental" in inc.timings and inc.parsed == ["k/run.cu"]
     launched = sorted(inc.graph.nodes[v]["qualname"] for _, v, d in inc.graph.edges(data=True) if d["kind"] == "launch")
     assert launched == ["k_a", "k_b"]
+    assert _shape(inc.graph) == _shape(_full(root).graph)
+
+
+PICK_RS = '''use crate::ffi;
+pub type Launcher = unsafe extern "C" fn(*const f32);
+
+pub fn plain_launcher(q: u8) -> Option<Launcher> {
+    let f: Launcher = match q {
+        4 => ffi::launch_q4,
+        _ => ffi::launch_q8,
+    };
+    Some(f)
+}
+
+pub fn own_choice(q: u8, x: *const f32) {
+    let g: Launcher = match q {
+        4 => ffi::launch_q4,
+        _ => ffi::launch_q8,
+    };
+    unsafe { g(x) };
+}
+'''
+PICKER_CRATE = {  # a picker (its returned function values read by lib.rs) and a function's own local choice
+    "pa/Cargo.toml": '[package]\nname = "pa"\n',
+    "pa/src/lib.rs": "pub mod ffi;\npub mod pick;\npub fn forward(q: u8, x: *const f32) {\n"
+                     "    let launcher = pick::plain_launcher(q).unwrap();\n    unsafe { launcher(x) };\n}\n",
+    "pa/src/ffi.rs": 'extern "C" {\n    pub fn launch_q4(x: *const f32);\n    pub fn launch_q8(x: *const f32);\n}\n',
+    "pa/src/pick.rs": PICK_RS,
+}
+
+
+@pytest.mark.parametrize("edit, dependants", [
+    # a line inside own_choice: its own function values move, the picker's do not: pick.rs alone
+    (lambda s: s.replace("    let g: Launcher", "    // moved\n    let g: Launcher"), False),
+    # a line above the picker: its returned values (and line, cited by lib.rs's edges) move: lib.rs too
+    (lambda s: s.replace("pub fn plain_launcher", "// moved\npub fn plain_launcher"), True),
+])
+def test_only_a_pickers_returned_function_values_reach_other_files(tmp_path, monkeypatch, edit, dependants):
+    import apxtui.index.incremental as inc_mod
+
+    root = tmp_path / "fp"
+    for rel, text in PICKER_CRATE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    first = build_index(root, workers=1)
+    assert "returned by pa::pick::plain_launcher" in str(list(first.graph.edges(data=True)))
+    p = root / "pa/src/pick.rs"
+    p.write_text(edit(p.read_text()))
+    linked = []
+    real = inc_mod.link_file
+    monkeypatch.setattr(inc_mod, "link_file", lambda f, ctx: linked.append(f.file) or real(f, ctx))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == ["pa/src/pick.rs"]
+    assert ("pa/src/lib.rs" in linked) is dependants
     assert _shape(inc.graph) == _shape(_full(root).graph)
 
 
@@ -368,3 +448,20 @@ def test_a_full_relink_reads_the_stored_expansion_when_the_closure_is_unchanged(
     monkeypatch.setattr(macros, "expand_encoded", refuse)  # (expanded.py imports it when it expands)
     idx = build_index(root, workers=1)
     assert "incremental" not in idx.timings and _launcher_sizes(idx.graph) == ["16", "8"]
+
+
+def test_stored_tables_answer_a_files_module_path_without_reading_its_interface(indexed_demo):
+    import sqlite3
+
+    from apxtui.index.stored_tables import StoredTables
+    from apxtui.scan import scan
+
+    root, db = indexed_demo
+    conn = sqlite3.connect(db)
+    module_of = {f.rel: f.module for f in scan(root).files}
+    lazy, eager = StoredTables(conn, {}, module_of), StoredTables(conn)
+    f = lazy.file_of.get(BLOCK)
+    assert f.module == eager.file_of[BLOCK].module == "apxinf_model::pi05::model::block"
+    assert lazy.file_of.whole is None and not lazy.file_of.memo[BLOCK]._facts  # not read
+    assert f.imports == eager.file_of[BLOCK].imports and f.imports  # read when asked
+    assert lazy.file_of.get("no/such/file.rs") is None

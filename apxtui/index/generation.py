@@ -70,13 +70,20 @@ def write_generation(b: _Build, order: list[str], recs: dict[str, Record], links
         set_meta(c, b.state, b.shared_signature(), summary, b.rust_indexes)
 
 
+#: ``set_meta``'s ``rust_indexes`` for "as stored" (a re-link that did not change them: megabytes not rewritten).
+KEEP_STORED = b""
+
+
 def set_meta(c: sqlite3.Connection, state: str, vendored: str, summary: dict[str, Any],
              rust_indexes: bytes | None) -> None:
-    """The generation's identity and summary, and the Rust resolver's indexes (a re-link patches them)."""
+    """The generation's identity and summary, and the Rust resolver's indexes (a re-link patches them;
+    :data:`KEEP_STORED`: left as stored)."""
     gen = c.execute("SELECT value FROM meta WHERE key='gen'").fetchone()
     c.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                   [("state", state), ("gen", (gen[0] if gen else 0) + 1), ("vendored", vendored),
                    ("summary", pack(summary))])
+    if rust_indexes == KEEP_STORED:
+        return
     if rust_indexes is None:
         c.execute("DELETE FROM meta WHERE key='rust_indexes'")
     else:

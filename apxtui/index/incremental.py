@@ -2,6 +2,10 @@
 
 When a few project files changed (none added or removed, vendored trees untouched):
 
+* when their re-extracted facts equal the stored ones but for the content hash and line count
+  (an edit in a comment or in white space), nothing is re-linked: only their keys, parse-cache
+  rows, table contributions and module-level caller node (its last line) are rewritten
+  (``_same_facts``);
 * the changed files are re-extracted and re-linked against the *stored* symbol tables
   (:class:`~apxtui.index.stored_tables.StoredTables`, their own rows replaced by their new
   contributions), reading only the keys their calls look up;
@@ -27,16 +31,17 @@ import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from apxtui.facts import FileFacts
 from apxtui.index.dropped import by_category, drop_rows, sorted_categories
 from apxtui.index.expanded import base_key, expand_records
 from apxtui.index.factstore import Record, contribution_rows_of, load_facts, load_iface, load_iface_flagged
-from apxtui.index.generation import FACTS_KEEP_S, set_meta, sorted_counts
+from apxtui.index.generation import FACTS_KEEP_S, KEEP_STORED, set_meta, sorted_counts
 from apxtui.index.includes import files_by_base
 from apxtui.index.interface import from_plain, interface_facts, interface_key, to_plain
-from apxtui.index.link import cpp_binding_ids, makes_node, pyo3_names, resolve_include
+from apxtui.index.link import cpp_binding_ids, makes_node, module_node_id, pyo3_names, resolve_include
 from apxtui.index.linkjob import FileLink, LinkContext, link_file
 from apxtui.index.store import SHARED, add_counts, candidates_key, last_segment, node_file, pack, unpack
 from apxtui.index.stored_tables import StoredTables, contribution
@@ -247,6 +252,9 @@ def _apply(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], ch
     rank = {rel: v[0] for rel, v in old.items()}
     recs = _expand_changed(b, w, old, changed, recs)
     new_full = {r: load_facts(recs[r][2]) for r in changed}
+    if _same_facts(w, old, new_full):
+        _write_keys(b, w, rank, changed, recs, new_full)
+        return
     new_iface = {r: load_iface(recs[r][3])[0] for r in changed}
     old_iface = {}
     for r in changed:
@@ -289,7 +297,8 @@ def _apply(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], ch
     if len(relink) > max(limit, len(old) // 10):
         raise Abandon("too many files to re-link")
     # the generation's tables with the changed files' new contributions
-    tables = StoredTables(w, {rank[r]: contribution(new_iface[r]) for r in changed})
+    modules = {rel: b.sources[rel].module for rel in old if rel in b.sources}  # as the stored facts were keyed
+    tables = StoredTables(w, {rank[r]: contribution(new_iface[r]) for r in changed}, modules)
     all_files = set(b.sources)
     vendored = {rel for rel, sf in b.sources.items() if sf.vendored}
     by_base = files_by_base(all_files)
@@ -319,6 +328,51 @@ def _apply(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], ch
         if sorted(map(tuple, old_link[rel][0].get("names", []))) != sorted(map(tuple, fl.info["names"])):
             raise Abandon("names that decide the lazily indexed vendored files changed")
     _write(b, w, rank, links, old_link, remap, changed, new_iface, recs)
+
+
+def _same_facts(w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], new_full: dict[str, FileFacts]) -> bool:
+    """Do the changed files' new facts (macro expansions included) equal their stored ones but for
+    the content hash and the line count (an edit in a comment or in white space that moves no line)?
+    Then every link, table and count is as stored: a link is a function of the files' facts, the
+    manifests and the vendored listing, and of the line count only through the module-level caller
+    node's ``end_line`` (patched by :func:`_write_keys`).  Build scripts (whose syntax tree is kept
+    beside the facts, outside their equality) always re-link."""
+    for r, f in new_full.items():
+        row = w.execute("SELECT facts FROM facts WHERE rel=? AND key=?", (r, old[r][1])).fetchone()
+        if row is None:
+            return False
+        o = load_facts(row[0])
+        if f.syntax is not None or o.syntax is not None or replace(f, sha=o.sha, lines=o.lines) != o:
+            return False
+        if f.lines != o.lines:
+            node = w.execute("SELECT attrs FROM nodes WHERE id=? AND owner=?", (module_node_id(f), r)).fetchone()
+            if node is not None and unpack(node[0]).get("end_line") != o.lines:
+                return False  # not the node link.py makes: re-link
+    return True
+
+
+def _write_keys(b: _Build, w: sqlite3.Connection, rank: dict[str, int], changed: list[str],
+                recs: dict[str, Record], new_full: dict[str, FileFacts]) -> None:
+    """The generation as stored with the changed files' new keys (their facts are the stored ones but
+    for the content hash and the line count, which a module-level caller node ends at)."""
+    for r in changed:
+        w.execute("INSERT OR IGNORE INTO facts VALUES (?, ?, ?, ?, ?, ?, strftime('%s','now'))", recs[r])
+        w.execute("DELETE FROM facts WHERE rel=? AND key NOT IN (?, ?) AND added < strftime('%s','now') - ?",
+                  (r, recs[r][1], base_key(recs[r][1]), FACTS_KEEP_S))
+        w.execute("UPDATE files SET key=? WHERE rel=?", (recs[r][1], r))
+        w.execute("DELETE FROM tabs WHERE rank=?", (rank[r],))  # the same but for the interface's hash and length
+        w.executemany("INSERT INTO tabs VALUES (?, ?, ?, ?)",
+                      ((tab, key, rank[r], value) for tab, key, value in contribution_rows_of(recs[r])))
+        nid = module_node_id(new_full[r])
+        node = w.execute("SELECT attrs FROM nodes WHERE id=? AND owner=?", (nid, r)).fetchone()
+        if node is not None:
+            attrs = unpack(node[0])
+            attrs["end_line"] = new_full[r].lines
+            w.execute("UPDATE nodes SET attrs=? WHERE id=?", (pack(attrs), nid))
+    w.executemany("INSERT OR REPLACE INTO stat VALUES (?, ?, ?, ?, ?, ?)", b.stat_rows)
+    b.rust_indexes = KEEP_STORED
+    set_meta(w, b.state, b.shared_signature(), unpack(w.execute("SELECT value FROM meta WHERE key='summary'")
+                                                      .fetchone()[0]), b.rust_indexes)
 
 
 def _macro_rows(f: FileFacts) -> list[tuple[str, str, str, int, tuple[str, ...]]]:
@@ -394,7 +448,7 @@ def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: d
     elif all(old_iface[f].defs == new_iface[f].defs and old_iface[f].imports == new_iface[f].imports
              for f in new_iface):  # the other re-linked files' interfaces are the stored ones
         RustResolver(cast(Tables, tables), b.sr.packages, indexes=unpack_indexes(row[0]))  # shared via tables
-        b.rust_indexes = row[0]
+        b.rust_indexes = KEEP_STORED
         return
     else:
         ifaces = {}

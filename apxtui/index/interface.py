@@ -9,6 +9,7 @@ form the index stores it in.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +25,25 @@ _IFACE_ATTRS = ("decl_only", "trait_decl", "trait_default", "bases", "extern_c",
                 "specialization_args", "explicit_specialization", "template_param_decls")
 
 
+_WRAPPED_RE = re.compile(r"^(?:Some|Ok)\((\w+)\)$")
+
+
+def returned_fn_values(d: Definition) -> list[dict[str, Any]] | None:
+    """The ``fn_values`` (``parse/rust.py``) the value a function returns takes — its tail variable's
+    (``Ok(x)`` / ``Some(x)`` unwrapped) or its tail expression's: all of a function's ``fn_values``
+    that another file's linking reads (a picker's, ``resolve_fnptr``); the others are its own body's."""
+    tail = d.attrs.get("tail", "")
+    fv = d.attrs.get("fn_values", {})
+    w = _WRAPPED_RE.match(tail)
+    name = w.group(1) if w else tail.strip()
+    values: list[dict[str, Any]] | None = fv.get(name) or fv.get("<tail>")
+    return values
+
+
+def _iface_attr(d: Definition, k: str) -> str:
+    return repr(returned_fn_values(d) if k == "fn_values" else d.attrs.get(k))
+
+
 def _registration_calls(f: FileFacts) -> list[CallSite]:
     """The calls inside a file's registration blocks (``TORCH_LIBRARY``, ``PYBIND11_MODULE``: definitions
     marked ``macro_like``): other files' linking reads them (``resolve_frameworks.registrations``)."""
@@ -36,7 +56,7 @@ def _def_key(d: Definition) -> tuple[Any, ...]:
             tuple((p.name, p.type) for p in d.params), tuple(d.template_params),
             tuple(sorted((k, tuple(v)) for k, v in d.generic_bounds.items())), tuple(d.cfg),
             tuple(c.text for c in d.pp), tuple(sorted(d.fields.items())),
-            tuple((k, repr(d.attrs.get(k))) for k in _IFACE_ATTRS))
+            tuple((k, _iface_attr(d, k)) for k in _IFACE_ATTRS))
 
 
 def interface_key(f: FileFacts) -> tuple[Any, ...]:

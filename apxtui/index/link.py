@@ -64,6 +64,11 @@ def _node_attrs(d: Definition, vendored: bool) -> dict[str, Any]:
     }
 
 
+def module_node_id(f: FileFacts) -> str:
+    """The synthetic caller node of a file's module-level calls (Python scripts, C++ globals)."""
+    return f"{f.module or f.file}.<module>@{f.file}:1"
+
+
 def makes_node(d: Definition) -> bool:
     """Does the definition become a graph node?  (A C/C++ prototype declares, it does not define.)"""
     return d.kind in GRAPH_NODE_KINDS and not (d.lang == "cuda" and d.attrs.get("decl_only"))
@@ -295,7 +300,7 @@ class Linker:
         if ids:
             return ids[0]
         # module-level code (Python scripts, C++ globals): a synthetic node per file
-        nid = f"{f.module or f.file}.<module>@{f.file}:1"
+        nid = module_node_id(f)
         if nid not in self.g:
             lang = f.lang
             self.g.add_node(nid, kind="python_fn" if lang == "python" else "host_fn", name="<module>",

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apxtui.facts import CallSite, Context, Definition
+from apxtui.index.interface import returned_fn_values
 from apxtui.index.resolve import EXACT, HEURISTIC, Resolved
 from apxtui.index.resolve_cuda import CudaResolver
 from apxtui.index.resolve_rust import RustResolver
@@ -30,7 +31,6 @@ from apxtui.index.tables import Tables
 _PICK_RE = re.compile(r"^\s*([\w:]+)\s*(?:::<[^()]*>)?\(.*\)\s*(?:\.unwrap\(\)|\.expect\(.*\)|\?)?\s*$", re.S)
 _SELF_FIELD_RE = re.compile(r"^\(\s*self\.(\w+)\s*\)$")
 _INDEXED_RE = re.compile(r"^(\w+)\[[^\]]*\]$")
-_WRAPPED_RE = re.compile(r"^(?:Some|Ok)\((\w+)\)$")
 _PATH_ARG_RE = re.compile(r"(?:\w+::)*[a-z_]\w*")
 
 
@@ -202,11 +202,7 @@ class FnPointers:
         picker = self.t.defs.get(res.targets[0])
         if picker is None:
             return None
-        tail = picker.attrs.get("tail", "")
-        fv = picker.attrs.get("fn_values", {})
-        w = _WRAPPED_RE.match(tail)
-        name = w.group(1) if w else tail.strip()
-        values = fv.get(name) or fv.get("<tail>")
+        values = returned_fn_values(picker)
         if not values:
             return None
         return picker, values, f", returned by {picker.qualname} ({picker.file}:{picker.line})"

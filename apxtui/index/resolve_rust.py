@@ -32,9 +32,7 @@ code under ``#[cfg(test)]`` is a candidate only for test code.
 
 from __future__ import annotations
 
-import pickle
 import re
-import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -42,6 +40,7 @@ from functools import lru_cache
 from typing import Any
 
 from apxtui.facts import CallSite, Context, Definition, FileFacts, Import
+from apxtui.index import rust_indexes
 from apxtui.index.resolve import AMBIGUOUS, EXACT, HEURISTIC, UNRESOLVED, Resolved
 from apxtui.index.rust_types import (
     CONTAINERS,
@@ -509,13 +508,13 @@ def _let_entry(a: dict[str, Any], slot: int) -> tuple[Any, ...]:
 
 
 def pack_indexes(indexes: dict[str, Any]) -> bytes:
-    """:data:`STORED_INDEXES` as stored with a generation."""
-    return zlib.compress(pickle.dumps(indexes, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    """:data:`STORED_INDEXES` as stored with a generation (``rust_indexes.py``)."""
+    return rust_indexes.pack(indexes)
 
 
 def unpack_indexes(blob: bytes) -> dict[str, Any]:
-    out: dict[str, Any] = pickle.loads(zlib.decompress(blob))
-    return out
+    """The stored indexes; the type index unpickled per qualname on first look-up."""
+    return rust_indexes.unpack(blob)
 
 
 class RustResolver:
@@ -589,8 +588,12 @@ class RustResolver:
         except AttributeError:
             pass
 
-    def _set_types(self, types_by_qual: dict[str, list[Definition]]) -> None:
+    def _set_types(self, types_by_qual: Mapping[str, list[Definition]]) -> None:
         self.types_by_qual = types_by_qual
+        if isinstance(types_by_qual, rust_indexes.LazyTypes):  # as stored: views unpickling on look-up
+            self.type_defs: Mapping[str, Definition] = rust_indexes.FirstTypes(types_by_qual)
+            self._same_qual: Mapping[str, list[Definition]] = rust_indexes.SharedQualnames(types_by_qual)
+            return
         self.type_defs = {q: ds[0] for q, ds in types_by_qual.items()}
         self._same_qual = {q: ds for q, ds in types_by_qual.items() if len(ds) > 1}
 
@@ -625,15 +628,19 @@ class RustResolver:
         for rel in order:
             by_file[rel].add_file(ifaces[rel])
         touched: set[str] = set()
-        types = {q: [d for d in ds if d.file not in gone] for q, ds in self.types_by_qual.items()}
-        for rel in order:
-            for defs in by_file[rel].types.values():
-                for d in defs:
-                    types.setdefault(d.qualname, []).append(d)
-                    touched.add(d.qualname)
-        for q in touched:
-            types[q].sort(key=lambda d: rank.get(d.file, 1 << 30))
-        self._set_types({q: ds for q, ds in types.items() if ds})
+        if isinstance(self.types_by_qual, rust_indexes.LazyTypes):  # as stored: only these files' entries
+            added = [d for rel in order for defs in by_file[rel].types.values() for d in defs]
+            self._set_types(self.types_by_qual.replace_files(gone, added, rank))
+        else:
+            types = {q: [d for d in ds if d.file not in gone] for q, ds in self.types_by_qual.items()}
+            for rel in order:
+                for defs in by_file[rel].types.values():
+                    for d in defs:
+                        types.setdefault(d.qualname, []).append(d)
+                        touched.add(d.qualname)
+            for q in touched:
+                types[q].sort(key=lambda d: rank.get(d.file, 1 << 30))
+            self._set_types({q: ds for q, ds in types.items() if ds})
         self.test_only = {i for i in self.test_only if node_file(i) not in gone}
         self.test_only |= {i for rel in order for i, d in by_file[rel].defs.items() if d.cfg and is_test_only(d)}
         lists = ("impl_methods", "trait_impl_methods", "trait_decls")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pickle
 import sqlite3
 import zlib
-from collections.abc import ItemsView, Iterator, KeysView, ValuesView
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -239,16 +239,53 @@ class _UsesField(_Field):
         return v
 
 
+class _StoredFile:
+    """A stored file's interface whose module path is known (from the scan): ``file`` and ``module``
+    without reading it, any other attribute read from its row on first use."""
+
+    def __init__(self, field: _Field, file: str, module: str):
+        self.file = file
+        self.module = module
+        self._field = field
+        self._facts: FileFacts | None = None
+
+    def __getattr__(self, name: str) -> Any:  # only attributes not set above
+        if self._facts is None:
+            self._facts = self._field._load(self.file)
+            if self._facts is _Field._MISSING:
+                raise RuntimeError(f"{self.file}: stored interface missing")
+        return getattr(self._facts, name)
+
+
+class _FileOfField(_Field):
+    """``file_of``: the resolvers mostly ask a file's module path; the stored interface is read
+    only when they ask more (``StoredTables.module_of``: the stored files' module paths)."""
+
+    def _get(self, key: Any) -> Any:
+        if key in self.memo:
+            return self.memo[key]
+        o = self.owner
+        module = o.module_of.get(key)
+        if module is None or self.whole is not None or any(key in t.file_of for t in o.overlay.values()):
+            return super()._get(key)
+        v = self.memo[key] = _StoredFile(self, key, module)
+        return v
+
+
 class StoredTables:
     """:class:`Tables` of a stored index generation, with ``overlay`` (rank → contribution)
-    replacing the stored rows of those ranks (files being re-linked)."""
+    replacing the stored rows of those ranks (files being re-linked).  ``module_of``: the module
+    path of every file the generation holds (as scanned), so ``file_of`` answers it unread."""
 
-    def __init__(self, conn: sqlite3.Connection, overlay: dict[int, Tables] | None = None):
+    def __init__(self, conn: sqlite3.Connection, overlay: dict[int, Tables] | None = None,
+                 module_of: Mapping[str, str] | None = None):
         self.conn = conn
         self.overlay = dict(sorted((overlay or {}).items()))
         self.replaced = set(self.overlay)
+        self.module_of = module_of or {}
         for name, kind in SHAPE.items():
-            cls = _UsesField if name in ("uses", "globs") else _ListField if kind is list else _Field
+            cls = (_UsesField if name in ("uses", "globs") else _FileOfField if name == "file_of"
+                   else _ListField if kind is list else _Field)
             setattr(self, name, cls(self, name))
         self._pyclass_module: dict[str, str] | None = None
 
