@@ -23,33 +23,40 @@ def test_demo_region_through_wrappers(demo_index):
     regions = _path(demo_index, "Pi05ModelRunner::infer", SEL).capture_regions
     assert len(regions) == 1
     r = regions[0]
-    assert r["begin"]["target"] == "apxinf_cuda::graph::begin_capture" and r["end"]["role"] == "end"
-    assert [c["call"] for c in r["body_calls"]] == ["decode_step"]
-    assert [c["target"] for c in r["instantiate"]] == ["apxinf_cuda::graph::CudaGraph::instantiate"]
+    assert r.begin is not None and r.begin.target == "apxinf_cuda::graph::begin_capture"
+    assert r.end is not None and r.end.role == "end"
+    assert [c.call for c in r.body_calls] == ["decode_step"]
+    assert [c.target for c in r.instantiate] == ["apxinf_cuda::graph::CudaGraph::instantiate"]
+    doc = r.to_dict()  # the trace document's form: the begin, then the body calls, the ends, status
+    assert list(doc)[:11] == ["id", "function", "function_node", "file", "begin", "arms", "body_calls", "ends", "end",
+                              "status", "instantiate"]
+    assert doc["begin"]["target"] == r.begin.target and doc["body_calls"][0]["call"] == "decode_step"
 
 
 def test_demo_position_in_graph_key_buffer_not_flagged(demo_index):
     r = _path(demo_index, "Pi05ModelRunner::infer", SEL).capture_regions[0]
-    rope = [x for x in r["launches"] if x["kernel"] == "rope_kernel"]
+    rope = [x for x in r.launches if x.kernel == "rope_kernel"]
     assert rope
-    consts = {c["param"]: c for c in rope[0]["constants"]}
-    assert "per-request" in consts["pos"]["origin"]
-    assert any("tokens.len() + step" in s for s in consts["pos"]["derivation"])
+    consts = {c.param: c for c in rope[0].constants}
+    assert "per-request" in consts["pos"].origin
+    assert any("tokens.len() + step" in s for s in consts["pos"].derivation)
     # the graphs are cached per seq_len = pos + 1: a different pos builds another graph
-    assert not consts["pos"]["flagged"] and consts["pos"]["in_graph_key"]["key"] == "seq_len"
-    assert "safe by construction" in consts["pos"]["reason"]
-    assert not consts["theta"]["flagged"] and consts["theta"]["origin"] == ["struct field"]
-    buf = {b["param"]: b for b in rope[0]["buffers"]}
-    assert buf["x"]["allocated_before_capture"] is True and "flagged" not in buf["x"]
+    key = consts["pos"].in_graph_key
+    assert not consts["pos"].flagged and key is not None and key.key == "seq_len"
+    assert "safe by construction" in consts["pos"].reason
+    assert consts["pos"].to_dict()["in_graph_key"]["key"] == "seq_len"
+    assert not consts["theta"].flagged and consts["theta"].origin == ("struct field",)
+    buf = {b.param: b for b in rope[0].buffers}
+    assert buf["x"].allocated_before_capture is True and "flagged" not in buf["x"].to_dict()
 
 
 def test_demo_sync_inside_capture_is_a_hazard(demo_index):
     r = _path(demo_index, "Pi05ModelRunner::infer", SEL).capture_regions[0]
-    syncs = [h for h in r["hazards"] if h["kind"] == "sync"]
-    assert [(h["api"], h["via"]) for h in syncs] == [
+    syncs = [h for h in r.hazards if h.kind == "sync"]
+    assert [(h.api, h.via) for h in syncs] == [
         ("cudaStreamSynchronize", "apxinf_cuda::stream::Stream::synchronize")
     ]
-    assert "APXINF_SYNC_DEBUG" in syncs[0]["arms"][-1]
+    assert "APXINF_SYNC_DEBUG" in syncs[0].arms[-1]
 
 
 def test_demo_d2h_copy_outside_capture(demo_index):
@@ -74,21 +81,27 @@ void step(cudaStream_t s, float* buf, int pos, cudaGraph_t* g) {
 """
     idx = MiniIndex({"g.cu": ("", src)})
     r = _path(idx, "step").capture_regions[0]
-    assert r["status"] == "exact" and len(r["launches"]) == 2
-    first, second = r["launches"]
-    assert {c["param"]: c["flagged"] for c in first["constants"]} == {"pos": True}
-    assert {c["param"]: c["flagged"] for c in second["constants"]} == {"pos": False}
-    kinds = sorted(h["kind"] for h in r["hazards"])
+    assert r.status == "exact" and len(r.launches) == 2
+    first, second = r.launches
+    assert {c.param: c.flagged for c in first.constants} == {"pos": True}
+    assert {c.param: c.flagged for c in second.constants} == {"pos": False}
+    kinds = sorted(h.kind for h in r.hazards)
     assert kinds == ["default stream", "sync"]
+    # the JSON form keeps each hazard kind's key order (a default-stream launch names its arms first)
+    by = {h.kind: list(h.to_dict()) for h in r.hazards}
+    assert by["default stream"][3:5] == ["arms", "call_at"] and by["sync"][3:5] == ["call_at", "arms"]
 
 
 def test_capture_report_lists_cache_and_replays(demo_index):
     rep = capture_report(demo_index)
-    assert len(rep["regions"]) == 1
-    cache = rep["graph_caches"][0]
-    assert cache["cache"] == "self.graphs" and cache["key"] == "seq_len"
-    assert cache["key_derivation"][0].startswith("seq_len = pos + 1")
-    hit = [s for s in rep["replay_sites"] if s["conditions"] == ["Some(graph)"]][0]
+    assert len(rep.regions) == 1
+    cache = rep.graph_caches[0]
+    assert cache.cache == "self.graphs" and cache.key == "seq_len"
+    assert cache.key_derivation[0].startswith("seq_len = pos + 1")
+    # the audit lists the body's completeness before the allocations (the trace document after them)
+    assert list(rep.regions[0].to_dict(audit=True))[-4:] == ["complete", "cut", "allocations_in_body", "graph_keys"]
+    assert list(rep.regions[0].to_dict())[-4:] == ["allocations_in_body", "complete", "cut", "graph_keys"]
+    hit = [s for s in rep.replay_sites if s["conditions"] == ["Some(graph)"]][0]
     assert [w["call"] for w in hit["stable_buffer_writes_before"]] == ["copy_from_host"]
 
 

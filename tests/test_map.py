@@ -387,9 +387,9 @@ def test_capture_lists_if_else_launches_as_one_with_alternatives(demo_index):
     g = demo_index.graph
     root = Tracer(g, select=[*SELECT, "None"]).trace(find_symbol(g, "Pi05ModelRunner::infer"))
     regions = annotate(demo_index, root).path.capture_regions
-    launches = [la for r in regions for la in r["launches"]]
-    adds = [la for la in launches if la["kernel"].startswith("add_")]
-    assert adds and {la["alternatives"] for la in adds} == {3}
+    launches = [la for r in regions for la in r.launches]
+    adds = [la for la in launches if la.kernel.startswith("add_")]
+    assert adds and {la.alternatives for la in adds} == {3}
     rows = [row for row in capture_rows(PathFacts(capture_regions=regions))
             if row[0] == "  launch" and "add_" in row[1]]
     assert rows and all(r[1] == "add_packed4_kernel | add_packed2_kernel | add_kernel" and "one of 3" in r[3]

@@ -33,10 +33,11 @@ def _annotated(idx, entry):
 
 
 def _region(idx):
+    """The fixture's one region in its trace-document form (what ``trace --format json`` writes)."""
     _root, ann = _annotated(idx, "Runtime::capture")
     regions = ann.path.capture_regions
     assert len(regions) == 1
-    return regions[0]
+    return regions[0].to_dict()
 
 
 # -- capture ------------------------------------------------------------------------------------
@@ -84,10 +85,12 @@ def test_guard_on_every_arm_is_not_a_guard():
     both = [ArmRef("x > 0", "f#if:1", 0, "if", (0, 1)), ArmRef("else", "f#if:1", 1, "if", (0, 1))]
     occ = [{"kind": "alloc", "api": "cudaMalloc", "at": "a.cu:3", "_arms": (a,), "via": "f", "call_at": "a.cu:3"}
            for a in both]
+    for o in occ:
+        o["detail"], o["arms"] = "allocation inside capture", [o["_arms"][0].label]
     h = group(occ)[0]
-    assert h["paths"] == 2 and not h["conditional"] and h["guards"] == []
+    assert h.paths == 2 and not h.conditional and h.guards == ()
     h = group(occ[:1])[0]
-    assert h["conditional"] and h["guards"] == ["x > 0"]
+    assert h.conditional and h.guards == ("x > 0",)
 
 
 def test_graph_key_makes_a_frozen_scalar_safe_and_others_stay_flagged(fx):
@@ -114,9 +117,9 @@ def test_launch_overload_chosen_by_argument_types(fx):
 
 def test_capture_report_and_command(fx, capsys):
     rep = capture_report(fx)
-    assert [s["at"] for s in rep["replay_sites"]] == ["crates/fxmodel/src/runtime.rs:63"]
-    assert rep["replay_sites"][0]["graph_launches"][0]["call"] == "cudaGraphLaunch"
-    assert [c["key"] for c in rep["graph_caches"]] == ["spec"]
+    assert [s["at"] for s in rep.replay_sites] == ["crates/fxmodel/src/runtime.rs:63"]
+    assert rep.replay_sites[0]["graph_launches"][0]["call"] == "cudaGraphLaunch"
+    assert [c.key for c in rep.graph_caches] == ["spec"]
     assert main(["capture", str(FIXTURE)]) == 0
     out = capsys.readouterr().out
     assert "(error path, under Err(error))" in out and "CONDITIONAL under workspace.is_null()" in out

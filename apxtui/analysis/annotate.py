@@ -17,6 +17,7 @@ from typing import Any
 
 from apxtui.analysis.calls import cache_miss_closure, call_rules, first_call_arm
 from apxtui.analysis.capture import CaptureAnalysis, subtree
+from apxtui.analysis.capturefacts import CapturedLaunch, CaptureRegion, Hazard
 from apxtui.analysis.dtypefacts import DtypeFacts, KernelDtypes, LibraryDtypes, OperatorDtypes
 from apxtui.analysis.dtypes import DtypeAnalysis, is_library_gemm
 from apxtui.analysis.evidence import HEURISTIC
@@ -67,11 +68,11 @@ class _Annotator:
         self.cap = CaptureAnalysis(index)
         self.info: dict[int, _Info] = {}
         self.order: list[Stage] = []
-        self.regions: list[dict[str, Any]] = []
+        self.regions: list[CaptureRegion] = []
         self.body_of: dict[int, str] = {}
         self.role_of: dict[int, str] = {}
-        self.launch_info: dict[int, dict[str, Any]] = {}
-        self.hazard_info: dict[int, list[dict[str, Any]]] = {}
+        self.launch_info: dict[int, CapturedLaunch] = {}
+        self.hazard_info: dict[int, tuple[Hazard, ...]] = {}
         self._consts: dict[str, dict[str, tuple[str, str]]] = {}  # parent node → its constants, once
         self._dt: dict[int, DtypeFacts | None] = {}
 
@@ -126,9 +127,9 @@ class _Annotator:
                 continue
             for r in self.cap.regions_in(st):
                 self.regions.append(r)
-                for c in r["_body"]:
+                for c in r.body_stages:
                     for s, _p, _a in subtree(c):
-                        self.body_of[id(s)] = r["id"]
+                        self.body_of[id(s)] = r.id
         for st in self.order:
             role = self.cap.roles.role(st.node) if st.kind != "file" else None
             if role:
@@ -188,25 +189,19 @@ class _Annotator:
         return self.dt.library(fn.node, call.via, env, at)
 
     def bodies(self) -> None:
-        for r in self.regions:
-            fn = next(s for s in self.order if s.node == r["function_node"])
-            b = self.cap.body(fn, r)
-            r["launches"] = b["launches"]
-            r["hazards"] = b["hazards"]
-            r["library_calls"] = b["library_calls"]
-            r["allocations_in_body"] = b["allocations_in_body"]
-            r["complete"], r["cut"] = b["complete"], b["cut"]
-            r["graph_keys"] = b["graph_keys"]
-            sites = {(x["kernel"], x["at"]): x for x in b["launches"]}
-            haz: dict[str, list[dict[str, Any]]] = {}
-            for h in b["hazards"]:
-                haz.setdefault(h["at"], []).append(h)
-            for s, _p, _a in (t for c in r["_body"] for t in subtree(c)):
+        for i, r in enumerate(self.regions):
+            fn = next(s for s in self.order if s.node == r.function_node)
+            r = self.regions[i] = self.cap.body(fn, r)
+            sites = {(x.kernel, x.at): x for x in r.launches}
+            haz: dict[str, list[Hazard]] = {}
+            for h in r.hazards:
+                haz.setdefault(h.at, []).append(h)
+            for s, _p, _a in (t for c in r.body_stages for t in subtree(c)):
                 at = s.call_at
                 if (s.qualname, at) in sites:
                     self.launch_info[id(s)] = sites[(s.qualname, at)]
                 if at in haz and (s.kind == "external" or (s.via is not None and s.via.kind == EdgeKind.LAUNCH)):
-                    self.hazard_info[id(s)] = haz[at]
+                    self.hazard_info[id(s)] = tuple(haz[at])
 
     def run(self) -> Annotations:
         self.walk(self.root, None, [], "load" if LOADER.match(self.root.name or "") else "eager", (), False)
@@ -225,7 +220,7 @@ class _Annotator:
                 {ph: c.kinds() for ph, c in root_counts.items()}, tuple(counter.alternatives)),
             dtype_boundaries=self.boundaries(),
             host_transfers=self.transfers(),
-            capture_regions=[{k: v for k, v in r.items() if not k.startswith("_")} for r in self.regions],
+            capture_regions=tuple(r.public() for r in self.regions),
         )
         return ann
 
@@ -245,7 +240,7 @@ class _Annotator:
         region, role = (info.region, "body") if info.region else ("", info.role) if info.phase == "capture" \
             else (None, None)
         li = self.launch_info.get(id(st))
-        cap = CaptureFacts(region, role, li["constants"] if li else None, li["buffers"] if li else None,
+        cap = CaptureFacts(region, role, li.constants if li else None, li.buffers if li else None,
                            self.hazard_info.get(id(st)))
         return StageFacts(freq, launches, self.stage_dtypes(st) or None,
                           cap if cap != CaptureFacts() else None)

@@ -15,16 +15,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from apxtui.analysis import types as ty
+from apxtui.analysis.capturefacts import (
+    CaptureBody,
+    CapturedBuffer,
+    CapturedConstant,
+    CapturedLaunch,
+    CaptureRegion,
+    GraphKeyUse,
+    LibraryCall,
+    LifecycleSite,
+    PrimitiveSite,
+    ReplayMethod,
+)
 from apxtui.analysis.dtypes import is_library_gemm
 from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, identifiers, loc
 from apxtui.analysis.graphkeys import graph_keys
 from apxtui.analysis.graphkeys import public as gk_public
 from apxtui.analysis.hazards import ArmRef, wrapper_notes
 from apxtui.analysis.hazards import group as hazard_group
-from apxtui.analysis.hazards import public as public_hazards
 from apxtui.analysis.hostops import Roles, api_name, host_op
 from apxtui.analysis.lifecycle import holder_type, is_error_path, primitive_sites, replay_methods
 from apxtui.analysis.overloads import best_candidates
@@ -104,7 +116,7 @@ class CaptureAnalysis:
 
     # -- regions ---------------------------------------------------------------------------
 
-    def regions_in(self, fn: Stage) -> list[dict[str, Any]]:
+    def regions_in(self, fn: Stage) -> list[CaptureRegion]:
         """Capture regions among the direct calls of one traced function stage.
 
         Every end after a begin is kept (``ends``), the ones on a failure arm (``Err(error) =>``,
@@ -122,73 +134,67 @@ class CaptureAnalysis:
             def inside(c: Stage, bc: list[tuple[str, int]] = bc) -> bool:  # same branch as the begin
                 return _conds(c)[: len(bc)] == bc
 
-            region: dict[str, Any] = {
-                "id": f"{fn.qualname}@{b.via.file if b.via else ''}:{bl}",
-                "function": fn.qualname, "function_node": fn.node, "file": fn.file,
-                "begin": self._site(b), "arms": labels(barms), "body_calls": [],
-            }
-            region["begin"]["primitive"] = primitive_sites(self.g, b.node, "begin")
-            end_list: dict[str, dict[str, Any]] = {}
+            end_list: dict[str, LifecycleSite] = {}
             end_stage: dict[str, Stage] = {}
             for e, ea in ends:
                 if _line(e) <= bl or not inside(e):
                     continue
                 site = self._site(e)
-                if site["at"] in end_list:
+                if site.at in end_list:
                     continue
                 err = is_error_path(labels(_branches(ea)[nb:])
                                     + [c.text for c in (e.via.conditions if e.via else ())[len(bc):]])
-                site.update({"path": "error" if err else "normal", "condition": err,
-                             "primitive": primitive_sites(self.g, e.node, "end")})
-                end_list[site["at"]] = site
-                end_stage[site["at"]] = e
-            region["ends"] = list(end_list.values())
-            normal = [x for x in region["ends"] if x["path"] == "normal"]
-            chosen = normal[0] if normal else (region["ends"][0] if region["ends"] else None)
+                end_list[site.at] = replace(site, path="error" if err else "normal", condition=err,
+                                            primitive=self._prims(e, "end"))
+                end_stage[site.at] = e
+            region_ends = tuple(end_list.values())
+            normal = [x for x in region_ends if x.path == "normal"]
+            chosen = normal[0] if normal else (region_ends[0] if region_ends else None)
+            note: str | None = None
             if chosen is None:
-                region["end"] = None
-                region["note"] = (f"capture begun in {fn.qualname} and not ended there: "
-                                  "the end is in another function")
-                region["status"] = HEURISTIC
+                note = f"capture begun in {fn.qualname} and not ended there: the end is in another function"
+                status = HEURISTIC
                 el = 10**9
             else:
-                region["end"] = chosen
-                region["status"] = EXACT if normal else HEURISTIC
+                status = EXACT if normal else HEURISTIC
                 if not normal:
-                    region["note"] = f"only a failure-path end ({chosen['condition']}) in {fn.qualname}"
-                el = int(chosen["at"].rsplit(":", 1)[-1] or 0)
+                    note = f"only a failure-path end ({chosen.condition}) in {fn.qualname}"
+                el = int(chosen.at.rsplit(":", 1)[-1] or 0)
             lifecycle_sites = {_site_key(c) for c, _a, r in roles if r}
             body = [c for c, a, r in roles if bl < _line(c) < el and r is None and inside(c)
                     and _site_key(c) not in lifecycle_sites and not is_error_path(labels(_branches(a)[nb:]))]
-            region["_body"] = body
-            region["body_calls"] = [self._site(c) for c in body]
-            region["_wrappers"] = [(c, c.call_at) for c in body
-                                   if c.via is not None and any(_CLOSURE_ARG.match(x) for x in c.via.args)]
             after = [(c, r) for c, _a, r in roles if _line(c) > el and r in ("instantiate", "replay") and inside(c)]
-            inst = _dedupe([{**self._site(c), "primitive": primitive_sites(self.g, c.node, "instantiate")}
+            inst = _dedupe([replace(self._site(c), primitive=self._prims(c, "instantiate"))
                             for c, r in after if r == "instantiate"])
-            for e in [x for x in region["ends"] if x["path"] == "normal"] + \
-                    [x for x in region["ends"] if x["path"] == "error"]:
-                for p in primitive_sites(self.g, end_stage[e["at"]].node, "instantiate"):
-                    if all(p["at"] != x["at"] for x in inst):
-                        inst.append({"call": p["call"], "target": p["call"], "at": p["at"], "role": "instantiate",
-                                     "through": p["through"], "from_end": e["at"]})
-            region["instantiate"] = inst
-            region["replay_after_capture"] = _dedupe([{**self._site(c), "primitive": primitive_sites(
-                self.g, c.node, "replay")} for c, r in after if r == "replay"])
-            region["replay"] = self._holder_replays(fn)
-            out.append(region)
+            for es in [x for x in region_ends if x.path == "normal"] + [x for x in region_ends if x.path == "error"]:
+                for p in primitive_sites(self.g, end_stage[es.at].node, "instantiate"):
+                    if all(p.at != x.at for x in inst):
+                        inst.append(LifecycleSite(p.call, p.call, p.at, "instantiate", through=p.through,
+                                                  from_end=es.at))
+            out.append(CaptureRegion(
+                id=f"{fn.qualname}@{b.via.file if b.via else ''}:{bl}", function=fn.qualname, function_node=fn.node,
+                file=fn.file, begin=replace(self._site(b), primitive=self._prims(b, "begin")), end=chosen,
+                ends=region_ends, arms=tuple(labels(barms)), body_calls=tuple(self._site(c) for c in body),
+                instantiate=tuple(inst),
+                replay_after_capture=tuple(_dedupe([replace(self._site(c), primitive=self._prims(c, "replay"))
+                                                    for c, r in after if r == "replay"])),
+                replay=self._holder_replays(fn), status=status, note=note, body_stages=tuple(body),
+                wrappers=tuple((c, c.call_at) for c in body
+                               if c.via is not None and any(_CLOSURE_ARG.match(x) for x in c.via.args))))
         if ends and not begins:
             for e, ea in ends:
-                out.append({"id": f"{fn.qualname}@{self._site(e)['at']}", "function": fn.qualname,
-                            "function_node": fn.node, "file": fn.file, "begin": None, "end": self._site(e),
-                            "ends": [self._site(e)], "arms": labels(ea), "body_calls": [], "_body": [],
-                            "_wrappers": [], "instantiate": [], "replay_after_capture": [], "replay": [],
-                            "status": HEURISTIC,
-                            "note": f"capture ended in {fn.qualname}, begun in another function"})
+                site = self._site(e)
+                out.append(CaptureRegion(
+                    id=f"{fn.qualname}@{site.at}", function=fn.qualname, function_node=fn.node, file=fn.file,
+                    begin=None, end=site, ends=(site,), arms=tuple(labels(ea)), body_calls=(), instantiate=(),
+                    replay_after_capture=(), replay=(), status=HEURISTIC,
+                    note=f"capture ended in {fn.qualname}, begun in another function"))
         return out
 
-    def _holder_replays(self, fn: Stage) -> list[dict[str, Any]]:
+    def _prims(self, st: Stage, role: str) -> tuple[PrimitiveSite, ...]:
+        return tuple(primitive_sites(self.g, st.node, role))
+
+    def _holder_replays(self, fn: Stage) -> tuple[ReplayMethod, ...]:
         """Replaying methods of the type the capturing function returns (or belongs to)."""
         d = self.index.definition(fn.node)
         out = []
@@ -199,24 +205,24 @@ class CaptureAnalysis:
                 continue
             seen.add(t)
             for m in replay_methods(self.g, t, self.roles, fn.qualname):
-                if m["method"] != fn.qualname:
-                    out.append({**m, "type": t, "how": f"method of {t}, the type {fn.qualname} {how}",
-                                "status": HEURISTIC})
-        return out
+                if m.method != fn.qualname:
+                    out.append(replace(m, type=t, how=f"method of {t}, the type {fn.qualname} {how}",
+                                       status=HEURISTIC))
+        return tuple(out)
 
-    def _site(self, st: Stage) -> dict[str, Any]:
-        return {"call": st.via.callee if st.via else st.name, "target": st.qualname, "at": st.call_at,
-                "role": self.roles.role(st.node)}
+    def _site(self, st: Stage) -> LifecycleSite:
+        return LifecycleSite(st.via.callee if st.via else st.name, st.qualname, st.call_at, self.roles.role(st.node))
 
     # -- body ------------------------------------------------------------------------------
 
-    def body(self, fn: Stage, region: dict[str, Any]) -> dict[str, Any]:
-        """Launches with their captured constants, hazards (one per site) and library calls in the body."""
-        launches: list[dict[str, Any]] = []
+    def body(self, fn: Stage, region: CaptureRegion) -> CaptureRegion:
+        """The region with its body analysed (launches with their captured constants, hazards one per site,
+        library calls) and the graph caches keyed on it."""
+        launches: list[CapturedLaunch] = []
         occurrences: list[dict[str, Any]] = []
-        library: dict[tuple[str, str], dict[str, Any]] = {}  # one per call site, with the paths reaching it
+        library: dict[tuple[str, str], LibraryCall] = {}  # one per call site, with the paths reaching it
         allocs = False
-        items = [(s, p, a) for c in region["_body"] for s, p, a in subtree(c)]
+        items = [(s, p, a) for c in region.body_stages for s, p, a in subtree(c)]
         for st, _p, _a in items:
             op = host_op(st.qualname, st.via.args if st.via else ()) if st.kind == "external" else None
             if op and op["kind"] == "alloc":
@@ -232,7 +238,7 @@ class CaptureAnalysis:
             if ekind == EdgeKind.LAUNCH:
                 if not self._overload_fits(st, parents.get(id(st), fn)):
                     continue
-                launches.append(self.launch(fn, region, st, path, arms, allocs))
+                launches.append(self.launch(fn, st, path, arms, allocs))
                 cfg: tuple[str, ...] = v.launch_config if v else ()
                 if len(cfg) < 4 or cfg[3].strip() in _DEFAULT_STREAM:
                     occurrences.append({"kind": "default stream", "api": st.qualname, "at": where, "arms": labels(arms),
@@ -242,23 +248,20 @@ class CaptureAnalysis:
             elif ekind == EdgeKind.VENDOR or (st.kind == "ffi_decl" and is_library_gemm(st.name or "")):
                 key = (api_name(st.qualname), where)
                 if key in library:
-                    library[key]["paths"] += 1
+                    library[key] = replace(library[key], paths=library[key].paths + 1)
                 else:
-                    library[key] = {"api": key[0], "library": v.attrs.get("library", "") if v else "",
-                                    "at": where, "arms": labels(arms), "paths": 1}
+                    library[key] = LibraryCall(key[0], v.attrs.get("library", "") if v else "", where,
+                                               tuple(labels(arms)), 1)
             elif st.kind == "external":
                 h = self._hazard(st, path, arms, where)
                 if h is not None:
                     occurrences.append(h)
         cuts = sorted({f"{s.qualname} ({s.cut})" for s, _p, _a in items if s.cut in ("budget", "depth")})
-        hazards = hazard_group(occurrences)
-        wrapper_notes(self.index, region.get("_wrappers", []), hazards)
-        self._key_coverage(fn, region, launches)
-        strip_private(launches)
-        mark_alternatives(launches)
-        return {"launches": launches, "hazards": public_hazards(hazards), "library_calls": list(library.values()),
-                "complete": not cuts, "cut": cuts[:20], "allocations_in_body": allocs,
-                "graph_keys": [gk_public(c) for c in self._region_caches(fn)]}
+        hazards = wrapper_notes(self.index, list(region.wrappers), hazard_group(occurrences))
+        launches = mark_alternatives(self._key_coverage(fn, launches))
+        body = CaptureBody(tuple(launches), tuple(hazards), tuple(library.values()), allocs, not cuts,
+                           tuple(cuts[:20]))
+        return replace(region, body=body, graph_keys=tuple(gk_public(c) for c in self._region_caches(fn)))
 
     def _hazard(
         self, st: Stage, path: tuple[Stage, ...], arms: tuple[ArmRef, ...], where: str
@@ -290,64 +293,66 @@ class CaptureAnalysis:
         gk = graph_keys(self.index, self.roles)
         return [c for c in gk.caches() if c["function_node"] == fn.node or fn.node in c.get("_used_by", ())]
 
-    def _key_coverage(self, fn: Stage, region: dict[str, Any], launches: list[dict[str, Any]]) -> None:
+    def _key_coverage(self, fn: Stage, launches: list[CapturedLaunch]) -> list[CapturedLaunch]:
         """A frozen per-request scalar that is part of a graph key is safe by construction: unflag it."""
-        flagged = [c for la in launches for c in la["constants"] if c.get("flagged")]
-        if not flagged:
-            return
+        if not any(c.flagged for la in launches for c in la.constants):
+            return launches
         gk = graph_keys(self.index, self.roles)
-        for c in flagged:
-            local = gk.local_in_key(fn.node, set(c.get("_locals", [])))
-            paths = [p for prm in c.get("_params", []) for p in gk.coverage(fn.node, prm)]
-            keyed = [p for p in paths if p["in_key"]]
-            cache = local or (keyed[0]["cache"] if keyed else None)
-            if cache is None:
-                if paths:
-                    c["key_check"] = [f"{' ← '.join(p['chain'][-3:])}: {p['reason']}" for p in paths][:4]
-                continue
-            cache.setdefault("_used_by", set()).add(fn.node)
-            fld = keyed[0]["field"] if keyed and not local else ""
-            c["flagged"] = False
-            c["in_graph_key"] = {"key": cache["key"], "key_type": cache.get("key_type", ""), "field": fld,
-                                 "cache_at": cache["at"], "function": cache["function"],
-                                 "chain": keyed[0]["chain"] if keyed and not local else [],
-                                 "unkeyed_paths": 0 if local else len(paths) - len(keyed), "status": HEURISTIC}
-            what = f"{cache.get('key_type') or cache['key']}{'.' + fld if fld else ''}"
-            c["reason"] = (f"part of the graph key {what} ({cache['function']} at {cache['at']}): a different value "
-                           "builds another graph, so the frozen value is safe by construction")
+        return [replace(la, constants=tuple(self._covered(gk, fn, c) if c.flagged else c for c in la.constants))
+                for la in launches]
+
+    @staticmethod
+    def _covered(gk: Any, fn: Stage, c: CapturedConstant) -> CapturedConstant:
+        local = gk.local_in_key(fn.node, set(c.req_locals))
+        paths = [p for prm in c.req_params for p in gk.coverage(fn.node, prm)]
+        keyed = [p for p in paths if p["in_key"]]
+        cache = local or (keyed[0]["cache"] if keyed else None)
+        if cache is None:
+            if paths:
+                return replace(c, key_check=tuple(f"{' ← '.join(p['chain'][-3:])}: {p['reason']}" for p in paths[:4]))
+            return c
+        cache.setdefault("_used_by", set()).add(fn.node)
+        fld = keyed[0]["field"] if keyed and not local else ""
+        use = GraphKeyUse(cache["key"], cache.get("key_type", ""), fld, cache["at"], cache["function"],
+                          tuple(keyed[0]["chain"]) if keyed and not local else (),
+                          0 if local else len(paths) - len(keyed), HEURISTIC)
+        what = f"{cache.get('key_type') or cache['key']}{'.' + fld if fld else ''}"
+        return replace(c, flagged=False, in_graph_key=use,
+                       reason=f"part of the graph key {what} ({cache['function']} at {cache['at']}): a different "
+                              "value builds another graph, so the frozen value is safe by construction")
 
     # -- constants -------------------------------------------------------------------------
 
-    def launch(self, fn: Stage, region: dict[str, Any], st: Stage, path: tuple[Stage, ...],
-               arms: tuple[ArmRef, ...], allocs: bool) -> dict[str, Any]:
+    def launch(self, fn: Stage, st: Stage, path: tuple[Stage, ...], arms: tuple[ArmRef, ...],
+               allocs: bool) -> CapturedLaunch:
         v = st.via
         d = self.index.definition(st.node)
         params = d.params if d else []
         args = list(v.args) if v else []
-        consts, buffers = [], []
+        consts: list[CapturedConstant] = []
+        buffers: list[CapturedBuffer] = []
         chain = (fn, *path)
         for i, a in enumerate(args):
             p = params[i] if i < len(params) else None
             ptype = p.type if p else ""
             if p is None:
-                consts.append({"param": f"#{i}", "arg": a, "status": UNKNOWN,
-                               "reason": "no parameter at this position in the kernel definition"})
+                consts.append(CapturedConstant(f"#{i}", a, UNKNOWN,
+                                               "no parameter at this position in the kernel definition"))
                 continue
             if ty.is_pointer(ptype):
-                buffers.append({"param": p.name, "type": ptype, "arg": a,
-                                "allocated_before_capture": None if allocs else True,
-                                "status": UNKNOWN if allocs else HEURISTIC,
-                                "reason": ("an allocation is reachable inside the body" if allocs else
-                                           "no allocation is reachable inside the capture body, so the buffer "
-                                           "exists before capture (its address is baked into the graph)")})
+                buffers.append(CapturedBuffer(
+                    p.name, ptype, a, None if allocs else True, UNKNOWN if allocs else HEURISTIC,
+                    "an allocation is reachable inside the body" if allocs else
+                    "no allocation is reachable inside the capture body, so the buffer "
+                    "exists before capture (its address is baked into the graph)"))
                 continue
-            origin = self.origin(chain, len(chain) - 1, a)
-            consts.append({"param": p.name, "type": ptype, "arg": a, **origin})
-        return {"kernel": st.qualname, "at": st.call_at, "arms": labels(arms),
-                "template_args": list(v.template_args) if v else [], "constants": consts, "buffers": buffers}
+            consts.append(self.origin(chain, len(chain) - 1, a, p.name, ptype))
+        return CapturedLaunch(st.qualname, st.call_at, tuple(labels(arms)),
+                              tuple(v.template_args) if v else (), tuple(consts), tuple(buffers))
 
-    def origin(self, chain: tuple[Stage, ...], k: int, expr: str) -> dict[str, Any]:
-        """Follow an argument of the call into ``chain[k]`` back up the chain to the region function."""
+    def origin(self, chain: tuple[Stage, ...], k: int, expr: str, param: str, ptype: str) -> CapturedConstant:
+        """Follow an argument (``expr``, for the kernel parameter ``param``) of the call into ``chain[k]``
+        back up the chain to the region function."""
         steps: list[str] = []
         kinds: set[str] = set()
         work = [(k - 1, expr)]
@@ -380,8 +385,9 @@ class CaptureAnalysis:
         reason = ("derives from a per-request value: the value at capture time is replayed" if per_request
                   else "origin not fully established (see derivation)" if status == UNKNOWN
                   else "no per-request origin on the traced chain")
-        return {"origin": sorted(kinds), "derivation": steps, "flagged": per_request, "status": status,
-                "reason": reason, "_params": sorted(self._req_params), "_locals": sorted(self._req_locals)}
+        return CapturedConstant(param, expr, status, reason, ptype, tuple(sorted(kinds)), tuple(steps), per_request,
+                                req_params=tuple(sorted(self._req_params)),
+                                req_locals=tuple(sorted(self._req_locals)))
 
     def _ident(self, chain: tuple[Stage, ...], j: int, ident: str,
                expr: str) -> tuple[str, str, tuple[int, str] | None]:
@@ -454,40 +460,32 @@ def hazard_detail(op: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def strip_private(launches: list[dict[str, Any]]) -> None:
-    """Drop the private bookkeeping fields of captured constants (in place)."""
-    for la in launches:
-        for c in la["constants"]:
-            c.pop("_params", None)
-            c.pop("_locals", None)
-
-
-def mark_alternatives(launches: list[dict[str, Any]]) -> None:
+def mark_alternatives(launches: list[CapturedLaunch]) -> list[CapturedLaunch]:
     """Launches of one if / else if / else (or match), one launch per arm, are alternatives: one of them is
     recorded per capture.  A run of consecutive launches in the same file whose arm paths differ only in
     the last arm, each arm launching once, gets ``alternative_group`` (the first's index) and
     ``alternatives`` (the run's size).  Arms that launch several kernels are left as they are."""
+    out = list(launches)
     i = 0
-    while i < len(launches):
-        a = launches[i]
+    while i < len(out):
+        a = out[i]
         j = i + 1
-        while j < len(launches) and a["arms"] and launches[j]["arms"][:-1] == a["arms"][:-1] \
-                and len(launches[j]["arms"]) == len(a["arms"]) \
-                and launches[j]["at"].rsplit(":", 1)[0] == a["at"].rsplit(":", 1)[0]:
+        while j < len(out) and a.arms and out[j].arms[:-1] == a.arms[:-1] and len(out[j].arms) == len(a.arms) \
+                and out[j].at.rsplit(":", 1)[0] == a.at.rsplit(":", 1)[0]:
             j += 1
-        last = [launches[k]["arms"][-1] for k in range(i, j)] if j - i > 1 else []
+        last = [out[k].arms[-1] for k in range(i, j)] if j - i > 1 else []
         if last and len(set(last)) == len(last):
             for k in range(i, j):
-                launches[k]["alternative_group"] = i
-                launches[k]["alternatives"] = j - i
+                out[k] = replace(out[k], alternative_group=i, alternatives=j - i)
         i = j
+    return out
 
 
-def _dedupe(sites: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _dedupe(sites: list[LifecycleSite]) -> list[LifecycleSite]:
     """One entry per call site (an ambiguous call has one stage per candidate)."""
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, LifecycleSite] = {}
     for x in sites:
-        seen.setdefault(x["at"], x)
+        seen.setdefault(x.at, x)
     return list(seen.values())
 
 

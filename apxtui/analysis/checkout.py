@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from apxtui.analysis.capture import CaptureAnalysis
+from apxtui.analysis.capturefacts import CaptureRegion, GraphCache, PrimitiveSite
 from apxtui.analysis.dtypes import DtypeAnalysis
 from apxtui.analysis.evidence import loc
 from apxtui.analysis.graphkeys import graph_keys
@@ -40,12 +42,12 @@ def _h2d_reach(g: Any, node: str, memo: dict[str, bool], depth: int = 3) -> bool
     return found
 
 
-def capture_report(index: Any) -> dict[str, Any]:
+def capture_report(index: Any) -> CaptureAudit:
     """Regions (with bodies, constants, hazards), replay sites (one per call site) and graph caches."""
     g = index.graph
     cap = CaptureAnalysis(index)
     roles = cap.roles
-    regions = []
+    regions: list[CaptureRegion] = []
     replays: dict[str, tuple[str, Via, list[str]]] = {}
     gk = graph_keys(index, roles)
     thin: dict[str, bool] = {}
@@ -58,8 +60,7 @@ def capture_report(index: Any) -> dict[str, Any]:
     for u in sorted(gk.capturing):
         root = Tracer(g, depth=CAPTURE_DEPTH, budget=CAPTURE_BUDGET).trace(u)
         for r in cap.regions_in(root):
-            b = cap.body(root, r)
-            regions.append({**{k: v for k, v in r.items() if not k.startswith("_")}, **b})
+            regions.append(cap.body(root, r).public())
     memo: dict[str, bool] = {}
     replay_sites = []
     for site, (u, e, targets) in sorted(replays.items()):
@@ -72,19 +73,31 @@ def capture_report(index: Any) -> dict[str, Any]:
             if [(c.group, c.arm) for c in e2.conditions][: len(conds)] == conds and _h2d_reach(g, w, memo):
                 writes.append({"call": e2.callee, "receiver": e2.receiver, "args": list(e2.args),
                                "at": loc(e2.file, e2.line), "direction": "H2D"})
-        launches: dict[str, dict[str, Any]] = {}
+        launches: dict[str, PrimitiveSite] = {}
         for v in targets:
             for p in primitive_sites(g, v, "replay"):
-                launches.setdefault(p["at"], p)
+                launches.setdefault(p.at, p)
         replay_sites.append({"function": g.nodes[u].get("qualname", ""), "call": e.callee,
                              "receiver": e.receiver, "at": site,
                              "targets": sorted(g.nodes[v].get("qualname", "") for v in targets),
-                             "graph_launches": list(launches.values()),
+                             "graph_launches": [p.to_dict() for p in launches.values()],
                              "conditions": [c.text for c in e.conditions],
                              "loops": list(e.loops), "stable_buffer_writes_before": _dedupe_writes(writes)})
-    return {"static_analysis": "static analysis of the source: not runtime validation",
-            "regions": regions, "replay_sites": replay_sites,
-            "graph_caches": [gk_public(c) for c in gk.caches()]}
+    return CaptureAudit(tuple(regions), replay_sites, tuple(gk_public(c) for c in gk.caches()))
+
+
+@dataclass(frozen=True)
+class CaptureAudit:
+    """``apxtui capture``: every region (bodies analysed), the replay sites and the graph caches."""
+
+    regions: tuple[CaptureRegion, ...]
+    replay_sites: list[dict[str, Any]]
+    graph_caches: tuple[GraphCache, ...]
+    static_analysis: str = "static analysis of the source: not runtime validation"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"static_analysis": self.static_analysis, "regions": [r.to_dict(audit=True) for r in self.regions],
+                "replay_sites": self.replay_sites, "graph_caches": [c.to_dict() for c in self.graph_caches]}
 
 
 def _replay_wrapper(g: Any, node: str, roles: Any, memo: dict[str, bool]) -> bool:

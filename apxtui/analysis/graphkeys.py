@@ -21,6 +21,7 @@ import weakref
 from collections import deque
 from typing import Any
 
+from apxtui.analysis.capturefacts import GraphCache
 from apxtui.analysis.evidence import HEURISTIC, identifiers, loc
 from apxtui.analysis.hostops import DEPTH, ROLE_EDGES, api_name, capture_prims
 from apxtui.analysis.lifecycle import holder_type
@@ -319,5 +320,10 @@ def _arg_for(d: Any, e: dict[str, Any], param: str) -> str | None:
     return args[i] if 0 <= i < len(args) else None
 
 
-def public(c: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in c.items() if not k.startswith("_") and k != "function_node"}
+def public(c: dict[str, Any]) -> GraphCache:
+    """A cache as the reports show it (without the analysis's own fields)."""
+    return GraphCache(kind=c["kind"], function=c["function"], at=c["at"], cache=c["cache"], key=c["key"],
+                      key_type=c["key_type"], key_fields=tuple(c["key_fields"]),
+                      key_derivation=tuple(c["key_derivation"]), status=c["status"], how=c["how"],
+                      call=c.get("call", ""), key_type_at=c.get("key_type_at", ""), builds=tuple(c.get("builds", ())),
+                      insert_at=c.get("insert_at", ""), lookups=tuple(c.get("lookups", ())))

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from dataclasses import replace
 from typing import Any, NamedTuple
 
+from apxtui.analysis.capturefacts import Hazard, WrapperNote
 from apxtui.analysis.evidence import HEURISTIC, loc
 
 _STATE = re.compile(r"^[A-Z][A-Z0-9_]+$")  # a static / thread-local by Rust and C++ naming convention
@@ -36,7 +38,7 @@ class ArmRef(NamedTuple):
     live: tuple[int, ...]  # indices of the dispatch's arms that are not deselected (implicit ones included)
 
 
-def group(occurrences: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def group(occurrences: list[dict[str, Any]]) -> list[Hazard]:
     """One hazard per (kind, api, site), with ``paths``, ``conditional`` and ``guards``.
 
     Each occurrence carries ``_arms`` (its :class:`ArmRef` path from the body call), ``via``
@@ -58,18 +60,15 @@ def group(occurrences: list[dict[str, Any]]) -> list[dict[str, Any]]:
         per_path = [[a for a in h["_arms"] if a.key in decisive] for h in occ]
         conditional = all(per_path)
         first = occ[0]
-        rec = {k: v for k, v in first.items() if not k.startswith("_")}
-        rec.update({
-            "paths": len(occ),
-            "vias": sorted({h.get("via", "") for h in occ if h.get("via")}),
-            "call_sites": sorted({h["call_at"] for h in occ if h.get("call_at")}),
-            "conditional": conditional,
-            "guards": list(dict.fromkeys(p[-1].label for p in per_path if p)),
-            "unguarded_paths": sum(1 for p in per_path if not p),
-            "_guard_arms": list({(a.key, a.index): a for p in per_path for a in p[-1:]}.values()),
-        })
-        rec["status"] = "conditional" if conditional else "unconditional"
-        out.append(rec)
+        out.append(Hazard(
+            kind=first["kind"], api=first["api"], at=first["at"], detail=first["detail"], paths=len(occ),
+            vias=tuple(sorted({h.get("via", "") for h in occ if h.get("via")})),
+            call_sites=tuple(sorted({h["call_at"] for h in occ if h.get("call_at")})),
+            conditional=conditional, guards=tuple(dict.fromkeys(p[-1].label for p in per_path if p)),
+            unguarded_paths=sum(1 for p in per_path if not p),
+            status="conditional" if conditional else "unconditional", call_at=first["call_at"],
+            arms=tuple(first["arms"]), via=first["via"], direction=first.get("direction"), size=first.get("size"),
+            guard_arms=tuple({(a.key, a.index): a for p in per_path for a in p[-1:]}.values())))
     return out
 
 
@@ -128,42 +127,34 @@ def state_read(index: Any, node: str) -> set[str]:
     }
 
 
-def wrapper_notes(index: Any, wrappers: list[tuple[Any, str]], hazards: list[dict[str, Any]]) -> None:
-    """Annotate conditional hazards whose guard reads state a body wrapper installs.
+def wrapper_notes(index: Any, wrappers: list[tuple[Any, str]], hazards: list[Hazard]) -> list[Hazard]:
+    """The hazards, conditional ones whose guard reads state a body wrapper installs annotated.
 
     ``wrappers``: (stage, call site) of body calls that take the body as a closure.
     """
     if not wrappers:
-        return
+        return hazards
     installs = [(st, at, installed_state(index, st.node)) for st, at in wrappers]
     installs = [x for x in installs if x[2]]
     if not installs:
-        return
+        return hazards
+    out = []
     for h in hazards:
-        if not h.get("conditional"):
-            continue
         notes = []
-        for a in h.get("_guard_arms", []):
+        for a in h.guard_arms if h.conditional else ():
             fn = a.key.split("#", 1)[0]
             read = state_read(index, fn) if fn in index.graph else set()
             for st, at, inst in installs:
                 for name in sorted(read & set(inst)):
                     likely = bool(_NULL_TEST.search(a.label)) and not a.label.startswith("else")
-                    notes.append({
-                        "guard": a.label, "state": name, "read_in": index.graph.nodes[fn].get("qualname", fn),
-                        "installed_by": st.qualname, "wrapper_at": at, "installed_at": inst[name],
-                        "status": HEURISTIC,
-                        "detail": (f"the body runs inside {st.qualname} ({at}), which sets {name} "
-                                   f"({inst[name]}) before running it; {index.graph.nodes[fn].get('qualname', fn)} "
-                                   f"reads {name} for `{a.label}`")
-                                  + (": the guarded path is likely not taken while capturing" if likely else ""),
-                        "likely_not_taken": likely,
-                    })
-        if notes:
-            h["wrapper"] = notes
-            h["likely_not_taken"] = all(n["likely_not_taken"] for n in notes)
-
-
-def public(hazards: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The hazards without their private fields (plain data for reports and the cache)."""
-    return [{k: v for k, v in h.items() if not k.startswith("_")} for h in hazards]
+                    notes.append(WrapperNote(
+                        guard=a.label, state=name, read_in=index.graph.nodes[fn].get("qualname", fn),
+                        installed_by=st.qualname, wrapper_at=at, installed_at=inst[name], status=HEURISTIC,
+                        detail=(f"the body runs inside {st.qualname} ({at}), which sets {name} "
+                                f"({inst[name]}) before running it; {index.graph.nodes[fn].get('qualname', fn)} "
+                                f"reads {name} for `{a.label}`")
+                               + (": the guarded path is likely not taken while capturing" if likely else ""),
+                        likely_not_taken=likely))
+        out.append(replace(h, wrapper=tuple(notes), likely_not_taken=all(n.likely_not_taken for n in notes))
+                   if notes else h)
+    return out

@@ -13,6 +13,7 @@ import re
 from collections import deque
 from typing import Any
 
+from apxtui.analysis.capturefacts import PrimitiveSite, ReplayMethod
 from apxtui.analysis.evidence import loc
 from apxtui.analysis.hostops import ROLE_EDGES, api_name, capture_prims
 
@@ -23,15 +24,15 @@ ERROR_ARM = re.compile(r"\bErr\b|\berr(or)?\b|\bfail|\bexcept\b|is_err\(\)|!=\s*
 _WRAPPERS = re.compile(r"^(Result|Option|Box|Arc|Rc|RefCell|Mutex|std::\w+::\w+|anyhow::Result)\s*<(.*)>$")
 
 
-def primitive_sites(g: Any, node: str, role: str, depth: int = DEPTH) -> list[dict[str, Any]]:
+def primitive_sites(g: Any, node: str, role: str, depth: int = DEPTH) -> list[PrimitiveSite]:
     """Calls of a ``role`` primitive (``instantiate``, ``replay``, …) reachable from ``node``.
 
-    Each: ``{"call", "at", "function", "through"}``; ``at`` is the project call site (the Rust
+    Each: a :class:`PrimitiveSite`; ``at`` is the project call site (the Rust
     call of an ``extern`` declaration, not the declaration), ``through`` the functions from
     ``node`` down to the one that calls it.  Breadth-first, so the shortest chains come first.
     """
     names = capture_prims()[role]
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, PrimitiveSite] = {}
     parent: dict[str, tuple[str, dict[str, Any]] | None] = {node: None}
     q = deque([(node, 0)])
     while q:
@@ -46,9 +47,8 @@ def primitive_sites(g: Any, node: str, role: str, depth: int = DEPTH) -> list[di
                     caller, site_edge = parent[n]  # type: ignore[misc]
                 at = loc(site_edge.get("file", ""), site_edge.get("line", 0))
                 if at not in out:
-                    out[at] = {"call": api_name(nd.get("qualname", "")), "at": at,
-                               "function": g.nodes[caller].get("qualname", ""),
-                               "through": _chain(g, parent, caller)}
+                    out[at] = PrimitiveSite(api_name(nd.get("qualname", "")), at, g.nodes[caller].get("qualname", ""),
+                                            tuple(_chain(g, parent, caller)))
                 continue
             if v not in parent and d < depth and nd.get("kind") not in ("external", "vendor_api", "kernel"):
                 parent[v] = (n, e)
@@ -83,7 +83,7 @@ def _module(qualname: str) -> str:
     return qualname.rsplit("::", 2)[0] if qualname.count("::") >= 2 else ""
 
 
-def replay_methods(g: Any, type_name: str, roles: Any, near: str = "") -> list[dict[str, Any]]:
+def replay_methods(g: Any, type_name: str, roles: Any, near: str = "") -> list[ReplayMethod]:
     """Methods of ``type_name`` that reach a graph launch, with the launch sites below them.
 
     Several types may share the short name: those of ``near``'s module (the capturing
@@ -103,9 +103,8 @@ def replay_methods(g: Any, type_name: str, roles: Any, near: str = "") -> list[d
             continue
         prims = primitive_sites(g, n, "replay")
         if prims:
-            out.append({"method": d.get("qualname", ""), "at": loc(d.get("file", ""), d.get("line", 0)),
-                        "launches": prims})
-    return sorted(out, key=lambda r: r["at"])
+            out.append(ReplayMethod(d.get("qualname", ""), loc(d.get("file", ""), d.get("line", 0)), tuple(prims)))
+    return sorted(out, key=lambda r: r.at)
 
 
 def is_error_path(labels: list[str]) -> str:

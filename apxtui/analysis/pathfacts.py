@@ -8,8 +8,10 @@ fields, and ``to_dict`` is used only where the trace document is serialised (``-
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from apxtui.analysis.capturefacts import CaptureRegion
 
 
 @dataclass(frozen=True)
@@ -151,11 +153,11 @@ class PathFacts:
     launch_totals: LaunchTotals | None = None
     dtype_boundaries: tuple[DtypeBoundary, ...] = ()
     host_transfers: tuple[HostTransfer, ...] = ()
-    capture_regions: list[dict[str, Any]] = field(default_factory=list)
+    capture_regions: tuple[CaptureRegion, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The trace document's ``launch_totals``, ``dtype_boundaries``, ``host_transfers``, ``capture_regions``."""
         return {"launch_totals": self.launch_totals.to_dict() if self.launch_totals is not None else {},
                 "dtype_boundaries": [b.to_dict() for b in self.dtype_boundaries],
                 "host_transfers": [t.to_dict() for t in self.host_transfers],
-                "capture_regions": self.capture_regions}
+                "capture_regions": [r.to_dict() for r in self.capture_regions]}

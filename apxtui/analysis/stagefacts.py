@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from apxtui.analysis.capturefacts import CapturedBuffer, CapturedConstant, Hazard
 from apxtui.analysis.dtypefacts import DtypeFacts
 from apxtui.analysis.launches import Count
 from apxtui.analysis.loops import LoopCount
@@ -61,9 +62,9 @@ class CaptureFacts:
 
     region: str | None = None
     role: str | None = None
-    constants: list[dict[str, Any]] | None = None
-    buffers: list[dict[str, Any]] | None = None
-    hazards: list[dict[str, Any]] | None = None
+    constants: tuple[CapturedConstant, ...] | None = None
+    buffers: tuple[CapturedBuffer, ...] | None = None
+    hazards: tuple[Hazard, ...] | None = None
 
     @property
     def shown(self) -> bool:
@@ -74,9 +75,9 @@ class CaptureFacts:
         out: dict[str, Any] = {}
         if self.region is not None:
             out.update(region=self.region, role=self.role)
-        for k in ("constants", "buffers", "hazards"):
-            if getattr(self, k) is not None:
-                out[k] = getattr(self, k)
+        for k, v in (("constants", self.constants), ("buffers", self.buffers), ("hazards", self.hazards)):
+            if v is not None:
+                out[k] = [x.to_dict() for x in v]
         return out
 
 

@@ -68,11 +68,11 @@ def capture_short(c: CaptureFacts | None) -> str:
     out = str(c.role) if c.region is not None else ""
     if c.role == "body":
         out = "captured"
-    flagged = [k for k in c.constants or [] if k.get("flagged")]
+    flagged = [k for k in c.constants or () if k.flagged]
     if flagged:
-        out += "; frozen per-request scalar(s): " + ", ".join(f"{k['param']}={k['arg']}" for k in flagged)
-    for h in c.hazards or []:
-        out += f"; HAZARD {h['kind']} {h['api']}"
+        out += "; frozen per-request scalar(s): " + ", ".join(f"{k.param}={k.arg}" for k in flagged)
+    for h in c.hazards or ():
+        out += f"; HAZARD {h.kind} {h.api}"
     return out
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.report.capture_lines import cache_line, constant_line, end_lines, hazard_line, lifecycle_lines
 from apxtui.textsafe import join_lines
+
+if TYPE_CHECKING:
+    from apxtui.analysis.checkout import CaptureAudit
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -22,36 +25,38 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def render(rep: dict[str, Any]) -> str:
-    lines = [f"# {rep['static_analysis']}"]
-    if not rep["regions"]:
+def render(rep: CaptureAudit) -> str:
+    lines = [f"# {rep.static_analysis}"]
+    if not rep.regions:
         lines.append("no capture region found")
-    for r in rep["regions"]:
+    for r in rep.regions:
         lines.append(
-            f"region in {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}"
-            f", end {(r.get('end') or {}).get('at', '-')} [{r['status']}]"
-            + (f" — {r['note']}" if r.get("note") else "")
+            f"region in {r.function}: begin {r.begin.at if r.begin else '-'}"
+            f", end {r.end.at if r.end else '-'} [{r.status}]"
+            + (f" — {r.note}" if r.note else "")
         )
         lines += [f"  {x}" for x in end_lines(r)]
-        lines.append("  body: " + ", ".join(f"{c['call']} @ {c['at']}" for c in r["body_calls"]))
+        lines.append("  body: " + ", ".join(f"{c.call} @ {c.at}" for c in r.body_calls))
         lines += [f"  {x}" for x in lifecycle_lines(r)]
+        b = r.body
+        assert b is not None  # the audit analyses every region's body
         lines.append(
-            f"  kernel-launch sites in body (all arms, not a count): {len(r['launches'])}; "
-            f"library call sites: {len(r['library_calls'])}"
-            f"; allocation reachable in body: {'yes' if r['allocations_in_body'] else 'no'}"
-            + ("" if r.get("complete", True) else f"; INCOMPLETE: body cut at {', '.join(r['cut'][:3])}")
+            f"  kernel-launch sites in body (all arms, not a count): {len(b.launches)}; "
+            f"library call sites: {len(b.library_calls)}"
+            f"; allocation reachable in body: {'yes' if b.allocations_in_body else 'no'}"
+            + ("" if b.complete else f"; INCOMPLETE: body cut at {', '.join(b.cut[:3])}")
         )
         seen = set()
-        for launch in r["launches"]:
-            for c in launch["constants"]:
-                key = (launch["kernel"], c["param"], c["arg"], c.get("flagged"))
+        for launch in b.launches:
+            for c in launch.constants:
+                key = (launch.kernel, c.param, c.arg, c.flagged)
                 if key in seen:
                     continue
                 seen.add(key)
-                lines.append(f"  {constant_line(launch['kernel'], c)}")
-        for h in r["hazards"]:
+                lines.append(f"  {constant_line(launch.kernel, c)}")
+        for h in b.hazards:
             lines.append(f"  HAZARD {hazard_line(h)}")
-    for s in rep["replay_sites"]:
+    for s in rep.replay_sites:
         w = "; ".join(
             f"{x['receiver']}.{x['call']}({', '.join(x['args'])}) @ {x['at']}" for x in s["stable_buffer_writes_before"]
         )
@@ -59,8 +64,8 @@ def render(rep: dict[str, Any]) -> str:
         lines.append(f"replay {s['call']} in {s['function']} @ {s['at']}" + (f" → {g}" if g else "")
                      + (f" under {'; '.join(s['conditions'])}" if s["conditions"] else "")
                      + (f"; written before: {w}" if w else ""))
-    for c in rep["graph_caches"]:
-        lines.append(cache_line(c))
+    for cache in rep.graph_caches:
+        lines.append(cache_line(cache))
     return join_lines(lines)
 
 
@@ -68,5 +73,5 @@ def run(args: argparse.Namespace) -> int:
     from apxtui.analysis.checkout import capture_report  # lazy: start-up
 
     rep = capture_report(load_index(args))
-    write_output(json.dumps(rep, indent=2) if args.json else render(rep), args.output)
+    write_output(json.dumps(rep.to_dict(), indent=2) if args.json else render(rep), args.output)
     return 0

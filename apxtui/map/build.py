@@ -30,6 +30,7 @@ from apxtui.analysis.calls import (
     first_call_arm,
 )
 from apxtui.analysis.capture import CaptureAnalysis
+from apxtui.analysis.capturefacts import CaptureRegion, RegionError
 from apxtui.analysis.dtypes import DtypeAnalysis
 from apxtui.analysis.graphkeys import graph_keys
 from apxtui.analysis.graphkeys import public as gk_public
@@ -189,7 +190,7 @@ class MapBuilder:
         # memo kept from an earlier walk is first used in a walk (see :meth:`set_choices`)
         self._effects: dict[str, list[str | Stage | Dispatch]] = {}
         self._log: list[str | Stage | Dispatch] | None = None
-        self._region_out: dict[str, list[dict[str, Any]]] = {}  # capture regions found in a node's calls
+        self._region_out: dict[str, list[CaptureRegion | RegionError]] = {}  # capture regions found in a node's calls
         self._key_nodes: dict[str, set[str]] = {}  # dispatch key → nodes whose children hold it
         self._retired: list[Any] = []  # children lists replaced: kept alive, memos are keyed by their id()
         self.entry_name = ""
@@ -199,7 +200,7 @@ class MapBuilder:
         """The state of one walk from the entry (the memos above outlive it)."""
         self._blocks: dict[tuple[str, Phase, bool], tuple[Frame, int, PhaseCounts]] = {}
         self.rows: list[Row] = []
-        self.regions: list[dict[str, Any]] = []
+        self.regions: list[CaptureRegion | RegionError] = []
         self.cuts: list[Cut] = []
         self.dispatches: dict[str, Dispatch] = {}
         self.unresolved: dict[str, list[Site]] = {}
@@ -534,29 +535,27 @@ class MapBuilder:
         got = self._regions.get(node)
         if got is None:
             got = set()
-            out: list[dict[str, Any]] = []
+            out: list[CaptureRegion | RegionError] = []
             fn = self.tracer.stage(node)
             fn.children = items
             try:
                 for r in self.cap.regions_in(fn):
-                    got |= {id(s) for s in r.get("_body", [])}
+                    got |= {id(s) for s in r.body_stages}
                     out.append(self._public_region(fn, r))
             except Exception as e:  # noqa: BLE001 - a capture rule failing must not lose the map
                 got = set()
-                out = [{"function": fn.qualname, "error": f"{type(e).__name__}: {e}"}]
+                out = [RegionError(fn.qualname, f"{type(e).__name__}: {e}")]
             self._regions[node], self._region_out[node] = got, out
         if node not in self._regions_walked:  # listed at the first call in a walk
             self._regions_walked.add(node)
             self.regions += self._region_out[node]
         return got
 
-    def _public_region(self, fn: Stage, r: dict[str, Any]) -> dict[str, Any]:
+    def _public_region(self, fn: Stage, r: CaptureRegion) -> CaptureRegion:
         """A region as the capture audit reports it (no private fields), with the graph caches keyed on it."""
-        out = {k: v for k, v in r.items() if not k.startswith("_")}
         caches = graph_keys(self.index, self.cap.roles).caches()
-        out["graph_keys"] = [gk_public(c) for c in caches
-                             if c["function_node"] == fn.node or fn.node in c.get("_used_by", ())]
-        return out
+        keyed = [c for c in caches if c["function_node"] == fn.node or fn.node in c.get("_used_by", ())]
+        return replace(r.public(), graph_keys=tuple(gk_public(c) for c in keyed))
 
     def _model(self, node: str, prefix: KeyChain, frames: tuple[Frame, ...], stack: tuple[str, ...],
                ctx: _Ctx) -> PhaseCounts:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from apxtui.analysis.capturefacts import CaptureRegion, RegionError
 from apxtui.vocab import CallClass, Evidence, Phase
 
 #: Stage key chain from the entry: one ``node@site`` per stage (:func:`apxtui.trace.stage_key`).
@@ -250,7 +251,8 @@ class ExecutionMap:
     unresolved: dict[str, list[Site]] = field(default_factory=dict)  # callee → call sites
     ambiguous: dict[str, list[Site]] = field(default_factory=dict)
     lead: list[str] = field(default_factory=list)  # the main implementation choices
-    capture_regions: list[dict[str, Any]] = field(default_factory=list)  # regions_in() of the walked functions
+    # regions_in() of the walked functions
+    capture_regions: list[CaptureRegion | RegionError] = field(default_factory=list)
     static_note: str = ""
 
     def rows(self) -> Iterator[Row]:
@@ -267,7 +269,7 @@ class ExecutionMap:
                          "site": str(c.site), "chosen": c.chosen, "by": c.by} for c in self.choices],
             "undecided": [{"dispatch": c.dispatch, "construct": c.construct, "subject": c.subject,
                            "site": str(c.site), "arms": c.chosen} for c in self.undecided],
-            "capture_regions": self.capture_regions,
+            "capture_regions": [r.to_dict() for r in self.capture_regions],
             "unresolved": {k: [str(s) for s in v] for k, v in self.unresolved.items()},
             "ambiguous": {k: [str(s) for s in v] for k, v in self.ambiguous.items()},
         }

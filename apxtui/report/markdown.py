@@ -11,9 +11,11 @@ control survives into the report.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from apxtui.analysis.capture import hazard_detail
+from apxtui.analysis.capturefacts import CaptureRegion, Hazard, RegionError
 from apxtui.analysis.hostops import host_op
 from apxtui.analysis.summary import capture_short, dtype_short, launches_short, totals_lines
 from apxtui.map import Call, iter_calls
@@ -220,12 +222,12 @@ def analysis_sections(path: AnalysedPath) -> list[str]:
     for r in regions:
         out += region_lines(r)
         seen = set()
-        for launch in r.get("launches", []):
-            for c in launch["constants"]:
-                if (c.get("flagged") or c.get("in_graph_key")) and (launch["kernel"], c["param"]) not in seen:
-                    seen.add((launch["kernel"], c["param"]))
-                    out.append(f"  - {esc(constant_line(launch['kernel'], c))}")
-        for h in r.get("hazards", []):
+        for launch in r.launches:
+            for c in launch.constants:
+                if (c.flagged or c.in_graph_key is not None) and (launch.kernel, c.param) not in seen:
+                    seen.add((launch.kernel, c.param))
+                    out.append(f"  - {esc(constant_line(launch.kernel, c))}")
+        for h in r.hazards:
             out.append(f"  - **hazard** {esc(hazard_line(h))}")
     out += ["", "## Host transfers, syncs, allocations", ""]
     tr = path.summary.host_transfers
@@ -242,16 +244,16 @@ def analysis_sections(path: AnalysedPath) -> list[str]:
     return out
 
 
-def region_lines(r: dict[str, Any]) -> list[str]:
+def region_lines(r: CaptureRegion | RegionError) -> list[str]:
     """A capture region: begin, every end (failure paths labelled), body calls, instantiate, replay, graph caches."""
-    if r.get("error"):
-        return [f"- **Region** in {code(r['function'])}: not analysed ({esc(r['error'])})"]
-    out = [f"- **Region** in {code(r['function'])}: begin {esc((r.get('begin') or {}).get('at', '—'))}, "
-           f"end {esc((r.get('end') or {}).get('at', '—'))}" + (f" — {esc(r['note'])}" if r.get("note") else "")]
+    if isinstance(r, RegionError):
+        return [f"- **Region** in {code(r.function)}: not analysed ({esc(r.error)})"]
+    out = [f"- **Region** in {code(r.function)}: begin {esc(r.begin.at if r.begin else '—')}, "
+           f"end {esc(r.end.at if r.end else '—')}" + (f" — {esc(r.note)}" if r.note else "")]
     out += [f"  - {esc(x)}" for x in end_lines(r)]
-    out.append("  - body: " + (", ".join(code(c["call"]) + f" @ {esc(c['at'])}" for c in r["body_calls"]) or "—"))
+    out.append("  - body: " + (", ".join(code(c.call) + f" @ {esc(c.at)}" for c in r.body_calls) or "—"))
     out += [f"  - {esc(x)}" for x in lifecycle_lines(r)]
-    for c in r.get("graph_keys", []):
+    for c in r.graph_keys or ():
         out.append(f"  - {esc(cache_line(c))}")
     return out
 
@@ -606,7 +608,7 @@ def map_capture(m: Any) -> list[str]:
     out = ["", "## CUDA Graph capture (by site)", ""]
     seen_regions: set[str] = set()
     for r in m.capture_regions:
-        rid = r.get("id") or r.get("function", "")
+        rid = r.function if isinstance(r, RegionError) else r.id or r.function
         if rid not in seen_regions:
             seen_regions.add(rid)
             out += region_lines(r)
@@ -623,7 +625,7 @@ def map_capture(m: Any) -> list[str]:
     if cap is not None:
         out.append(f"- captured body: {len(cap.rows)} rows, {esc(cap.totals.device)} device launches, "
                    f"{esc(cap.totals.library)} library calls recorded per capture")
-        hz: dict[tuple[str, str, str], dict[str, Any]] = {}
+        hz: dict[tuple[str, str, str], Hazard] = {}
         for r in cap.rows:
             for o in r.other:
                 if o.cls not in (CallClass.MEMORY, CallClass.TRANSFER):
@@ -636,18 +638,14 @@ def map_capture(m: Any) -> list[str]:
                 d = hazard_detail(op)
                 if d is None:
                     continue
-                h = hz.setdefault((op["kind"], o.name, str(o.site)), {
-                    "kind": op["kind"], "api": o.name, "at": str(o.site), "paths": 0, "guards": [],
-                    "conditional": True, "vias": [], **d})
-                h["paths"] += o.count
-                h["conditional"] = h["conditional"] and o.first_call
-                if o.guard and o.guard not in h["guards"]:
-                    h["guards"].append(o.guard)
-                if r.op not in h["vias"]:
-                    h["vias"].append(r.op)
+                k = (op["kind"], o.name, str(o.site))
+                h = hz.get(k) or Hazard(op["kind"], o.name, str(o.site), d["detail"], paths=0, conditional=True)
+                hz[k] = replace(h, paths=h.paths + o.count, conditional=h.conditional and o.first_call,
+                                guards=h.guards + ((o.guard,) if o.guard and o.guard not in h.guards else ()),
+                                vias=h.vias + ((r.op,) if r.op not in h.vias else ()))
         for h in hz.values():
-            if not h["conditional"]:
-                h["unguarded_paths"] = h["paths"]
+            if not h.conditional:
+                h = replace(h, unguarded_paths=h.paths)
             out.append(f"  - **hazard** {esc(hazard_line(h))}")
     if not graph and cap is None and not m.capture_regions:
         out.append("No capture lifecycle call on this path.")

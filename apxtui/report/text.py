@@ -101,11 +101,11 @@ def render_summary(path: AnalysedPath) -> str:
     for r in path.summary.capture_regions:
         lines.append(
             _s(
-                f"  {r['function']}: begin {(r.get('begin') or {}).get('at', '-')}, "
-                f"end {(r.get('end') or {}).get('at', '-')}, body {', '.join(c['call'] for c in r['body_calls'])}"
+                f"  {r.function}: begin {r.begin.at if r.begin else '-'}, "
+                f"end {r.end.at if r.end else '-'}, body {', '.join(c.call for c in r.body_calls)}"
             )
         )
-        for h in r.get("hazards", []):
+        for h in r.hazards:
             lines.append(_s(f"    HAZARD {hazard_line(h)}"))
     lines += ["", "== host transfers / syncs / allocations =="]
     for t in path.summary.host_transfers:

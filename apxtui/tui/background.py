@@ -60,40 +60,36 @@ def capture_rows(path: PathFacts) -> list[tuple[str, str, str, str]]:
     """Rows (item, what, at, note) of the capture regions and host transfers of an analysed path."""
     rows: list[tuple[str, str, str, str]] = []
     for i, r in enumerate(path.capture_regions, 1):
-        begin, end = r.get("begin") or {}, r.get("end") or {}
-        errs = [e for e in r.get("ends") or [] if e.get("path") == "error"]
-        rows.append((f"region {i}", r.get("function", ""), begin.get("at", ""),
-                     f"{r.get('status', '')}; ends {end.get('at', '?')}"
-                     + "".join(f"; failure-path end {e['at']} ({e.get('condition', '')})" for e in errs)))
-        for c in r.get("body_calls") or []:
-            rows.append(("  body", c.get("call", ""), c.get("at", ""), c.get("target", "")))
-        for c in r.get("instantiate") or []:
-            rows.append(("  instantiate", c.get("call", ""), c.get("at", ""), " → ".join(c.get("through", []))))
-        for c in r.get("replay_after_capture") or []:
-            rows.append(("  replay", c.get("call", ""), c.get("at", ""), "after capture, same function"))
-        for m in r.get("replay") or []:
-            rows.append(("  replay", m.get("method", ""), m.get("at", ""), m.get("how", "")))
-        launches = r.get("launches") or []
+        rows.append((f"region {i}", r.function, r.begin.at if r.begin else "",
+                     f"{r.status}; ends {r.end.at if r.end else '?'}"
+                     + "".join(f"; failure-path end {e.at} ({e.condition or ''})" for e in r.failure_ends)))
+        for c in r.body_calls:
+            rows.append(("  body", c.call, c.at, c.target))
+        for c in r.instantiate:
+            rows.append(("  instantiate", c.call, c.at, " → ".join(c.through or ())))
+        for c in r.replay_after_capture:
+            rows.append(("  replay", c.call, c.at, "after capture, same function"))
+        for m in r.replay:
+            rows.append(("  replay", m.method, m.at, m.how))
+        launches = r.launches
         for k, la in enumerate(launches):
-            consts = la.get("constants") or []
-            flagged = sum(1 for c in consts if c.get("flagged"))
-            group = la.get("alternative_group")
+            flagged = sum(1 for c in la.constants if c.flagged)
+            group = la.alternative_group
             if group is not None and group != k:
                 continue  # shown with the first of its alternatives
             if group is not None:  # if / else if / else: one launch, its alternatives named
-                alts = [x for x in launches if x.get("alternative_group") == group]
-                rows.append(("  launch", " | ".join(x.get("kernel", "") for x in alts), la.get("at", ""),
-                             f"one of {len(alts)} alternatives ({'; '.join(x['arms'][-1] for x in alts)}); "
-                             f"{len(consts)} scalar args baked in, {flagged} flagged"))
+                alts = [x for x in launches if x.alternative_group == group]
+                rows.append(("  launch", " | ".join(x.kernel for x in alts), la.at,
+                             f"one of {len(alts)} alternatives ({'; '.join(x.arms[-1] for x in alts)}); "
+                             f"{len(la.constants)} scalar args baked in, {flagged} flagged"))
                 continue
-            rows.append(("  launch", la.get("kernel", ""), la.get("at", ""),
-                         f"{len(consts)} scalar args baked in, {flagged} flagged"))
-        for lib in r.get("library_calls") or []:
-            rows.append(("  library", str(lib.get("api") or lib.get("call") or lib), lib.get("at", ""), ""))
-        for h in r.get("hazards") or []:
-            guard = f"conditional under {' | '.join(h.get('guards', []))}; " if h.get("conditional") else ""
-            rows.append(("  HAZARD", f"{h.get('api', '')} {h.get('direction', '')}".strip(), h.get("at", ""),
-                         f"{guard}{h.get('paths', 1)} path(s); {h.get('detail', '')}"))
+            rows.append(("  launch", la.kernel, la.at, f"{len(la.constants)} scalar args baked in, {flagged} flagged"))
+        for lib in r.library_calls:
+            rows.append(("  library", lib.api, lib.at, ""))
+        for h in r.hazards:
+            guard = f"conditional under {' | '.join(h.guards)}; " if h.conditional else ""
+            rows.append(("  HAZARD", f"{h.api} {h.direction or ''}".strip(), h.at,
+                         f"{guard}{h.paths} path(s); {h.detail}"))
     for t in path.host_transfers:
         where = "in capture" if t.in_capture else t.phase
         rows.append(("transfer", f"{t.api} {t.direction_or_kind}".strip(), t.at, f"{where}; {t.frequency}"))
