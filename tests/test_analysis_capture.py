@@ -50,6 +50,26 @@ def test_demo_position_in_graph_key_buffer_not_flagged(demo_index):
     assert buf["x"].allocated_before_capture is True and "flagged" not in buf["x"].to_dict()
 
 
+def test_explorer_capture_section_reads_the_stage_records(demo_index):
+    """The details pane gets a stage's typed records from the path server: a captured launch's constants
+    and buffers one line each (as ``apxtui capture`` writes them), not a dict's repr."""
+    from apxtui.trace import walk
+    from apxtui.tui import details
+    from apxtui.tui.background import StageRecord
+    from apxtui.tui.session import Session
+
+    root = Tracer(demo_index.graph, select=SEL).trace(find_symbol(demo_index.graph, "Pi05ModelRunner::infer"))
+    ann = annotate(demo_index, root)
+    rope = next(st for _d, st, _a in walk(root) if st.qualname == "rope_kernel" and ann.stage(st).capture)
+    title, rows = details.capture(Session(demo_index), rope, StageRecord(ann.stage(rope)), "")
+    got = dict(rows[:2])
+    assert title == "Capture role" and got["role"] == "body" and got["region"].endswith("model_runner/mod.rs:57")
+    consts = [v for k, v in rows if k == "constant"]
+    assert any(v.startswith("rope_kernel.pos = ") and "in graph key" in v and ": safe]" in v for v in consts)
+    assert [v.split(" = ")[0] for k, v in rows if k == "buffer"][:1] == ["x"]
+    assert not any("{" in v for _k, v in rows)
+
+
 def test_demo_sync_inside_capture_is_a_hazard(demo_index):
     r = _path(demo_index, "Pi05ModelRunner::infer", SEL).capture_regions[0]
     syncs = [h for h in r.hazards if h.kind == "sync"]

@@ -19,7 +19,7 @@ from typing import Any
 from apxtui.checkpoint.join import JoinResult, PatternMatch
 from apxtui.checkpoint.model import Checkpoint
 from apxtui.checkpoint.solfacts import IE, OK, Bound, Estimate, Figure, SpeedOfLight
-from apxtui.checkpoint.weights import ComputeBelow, KernelCompute, WeightRow
+from apxtui.checkpoint.weights import ComputeBelow, KernelCompute, StageWeights, WeightRow
 
 MATCHED, UNCLAIMED, MULTI = "matched", "unclaimed", "claimed twice"
 
@@ -202,12 +202,11 @@ def sol_sections(sol: SpeedOfLight) -> list[tuple[str, list[Row]]]:
     return out
 
 
-def stage_weight_rows(ann: dict[str, Any]) -> list[Row]:
+def stage_weight_rows(sw: StageWeights | None) -> list[Row]:
     """A stage's stored weights (from the checkpoint) and, separately, the compute dtypes below it
-    (``ann["weights"]``: :class:`~apxtui.checkpoint.weights.WeightRow` records, ``ann["weights_compute"]``
-    the calls below)."""
+    (``sw.rows``: :class:`~apxtui.checkpoint.weights.WeightRow` records, ``sw.compute`` the calls below)."""
     rows: list[Row] = []
-    weights: Sequence[WeightRow] = ann.get("weights") or ()
+    weights: Sequence[WeightRow] = sw.rows if sw is not None else ()
     for w in weights:
         s = w.stored
         shape = " | ".join("×".join(map(str, x)) for x in s.shape) or "scalar"
@@ -217,7 +216,7 @@ def stage_weight_rows(ann: dict[str, Any]) -> list[Row]:
         rows.append(("  loaded at", ", ".join(w.sources[:2]) or "?"))
         if w.stored_vs_compute:
             rows.append(("  vs compute", w.stored_vs_compute))
-    compute: Sequence[ComputeBelow] = ann.get("weights_compute") or ()
+    compute: Sequence[ComputeBelow] = sw.compute if sw is not None else ()
     for c in compute:
         if isinstance(c, KernelCompute):
             txt = f"in {','.join(c.input) or '?'} acc {','.join(c.accumulator) or '?'} out " \

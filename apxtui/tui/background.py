@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from apxtui.analysis.launches import own_kind
@@ -25,6 +25,7 @@ from apxtui.vocab import CALL_EDGE_KINDS
 if TYPE_CHECKING:
     from apxtui.analysis.path import AnalysedPath, PathStage
     from apxtui.analysis.pathfacts import PathFacts
+    from apxtui.analysis.stagefacts import StageFacts
     from apxtui.checkpoint.weights import StageWeights
     from apxtui.map.model import ExecutionMap
 
@@ -49,6 +50,15 @@ class PathSummary:
     host_transfers: int
     cuts: dict[str, int] = field(default_factory=dict)  # cut reason → stages not expanded
     weights_note: str = ""
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """One stage's analysis as the path server sends it (picklable records): what the analyses say about
+    it and the stored weights its call reads (None: no checkpoint, or no argument names a weight)."""
+
+    facts: StageFacts
+    weights: StageWeights | None = None
 
 
 def _own(session: Session) -> Session:
@@ -99,7 +109,7 @@ def capture_rows(path: PathFacts) -> list[tuple[str, str, str, str]]:
 class PathServer:
     """The analysed path, kept in the child: per-row annotations and next/previous device work."""
 
-    def __init__(self, order: list[Pos], per_stage: dict[Pos, dict[str, Any]], device_at: list[int]) -> None:
+    def __init__(self, order: list[Pos], per_stage: dict[Pos, StageRecord], device_at: list[int]) -> None:
         self.order = order  # every stage, dispatch and arm on the chosen path, execution order
         self.index = {p: i for i, p in enumerate(order)}
         self.per_stage = per_stage
@@ -150,7 +160,7 @@ def analyse_path(session: Session) -> Iterator[Any]:
     yield Progress(f"analysis: annotating {len(stages):,} stages…", 0, len(stages))
     ann = annotate(session.index, root)
     path = [PathStage(depth_of[pos], st, ann.stage(st)) for pos, st, _i in stages]
-    per_stage = {pos: ps.facts.to_dict() for (pos, _st, _i), ps in zip(stages, path, strict=True) if ps.facts}
+    per_stage = {pos: StageRecord(ps.facts) for (pos, _st, _i), ps in zip(stages, path, strict=True) if ps.facts}
     note = ""
     if session.checkpoint is None:
         note = "no checkpoint given (--checkpoint PATH)"
@@ -163,7 +173,7 @@ def analyse_path(session: Session) -> Iterator[Any]:
 
 
 def _add_weights(session: Session, stages: list[tuple[Pos, Stage, int]], path: list[PathStage],
-                 per_stage: dict[Pos, dict[str, Any]]) -> str:
+                 per_stage: dict[Pos, StageRecord]) -> str:
     """Each stage's stored weights (checkpoint) and the compute dtypes below it (``path``: the stages
     analysed, in the order of ``stages``); returns why not, or ""."""
     from apxtui.checkpoint.weights import stage_weights  # lazy: first paint (runs in a background job)
@@ -179,7 +189,7 @@ def _add_weights(session: Session, stages: list[tuple[Pos, Stage, int]], path: l
                                             or "EMPTY HEADER: the checkpoint declares no tensor")
     for i, w in stage_weights(path, j).items():
         pos = stages[i][0]
-        per_stage[pos] = {**per_stage[pos], "weights": w.rows, "weights_compute": w.compute}
+        per_stage[pos] = replace(per_stage[pos], weights=w)
     return ""
 
 

@@ -9,14 +9,19 @@ not on the chosen path).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from apxtui.analysis.dtypefacts import DtypeFact, KernelDtypes, LibraryDtypes
 from apxtui.checkpoint.view import stage_weight_rows
 from apxtui.map.model import Call, ExecutionMap, Frame, PhaseTable, Repeat, Work
 from apxtui.map.model import Row as MapRow
+from apxtui.report.capture_lines import constant_line, hazard_line
 from apxtui.trace import Arm, Dispatch, Stage
 from apxtui.tui.session import Session
 from apxtui.vocab import CallClass
+
+if TYPE_CHECKING:
+    from apxtui.tui.background import StageRecord
 
 Row = tuple[str, str]
 Section = tuple[str, list[Row]]
@@ -31,7 +36,7 @@ KIND_LABEL = {
 }
 
 
-def identity(session: Session, st: Stage, ann: dict[str, Any] | None = None, pending: str = "") -> Section:
+def identity(session: Session, st: Stage, ann: StageRecord | None = None, pending: str = "") -> Section:
     d = session.index.graph.nodes.get(st.node, {})
     rows: list[Row] = [("kind", KIND_LABEL.get(st.kind, st.kind)), ("name", st.qualname or st.name)]
     rows.append(("defined", f"{st.file}:{st.line}" if st.file else "no definition in the checkout"))
@@ -55,7 +60,7 @@ def identity(session: Session, st: Stage, ann: dict[str, Any] | None = None, pen
     return "Symbol", rows
 
 
-def call_site(session: Session, st: Stage, ann: dict[str, Any] | None = None, pending: str = "") -> Section | None:
+def call_site(session: Session, st: Stage, ann: StageRecord | None = None, pending: str = "") -> Section | None:
     v = st.via
     if not v:
         return "Call site", [("", "entry point of this trace")]
@@ -79,82 +84,93 @@ def call_site(session: Session, st: Stage, ann: dict[str, Any] | None = None, pe
     return "Call site", rows
 
 
-def _status(v: dict[str, Any]) -> str:
-    st = v.get("status", "")
-    return f" ({st})" if st and st != "exact" else ""
+def _status(status: str) -> str:
+    """`` (heuristic)`` for a status other than exact ("" for exact or none)."""
+    return f" ({status})" if status and status != "exact" else ""
 
 
 def _vals(v: object) -> str:
     if isinstance(v, dict):
         return ", ".join(f"{k}={x}" for k, x in v.items())
-    if isinstance(v, list):
+    if isinstance(v, list | tuple):
         return ", ".join(str(x) for x in v)
     return str(v)
 
 
-def dtypes(session: Session, st: Stage, ann: dict[str, Any] | None, pending: str) -> Section:
+def _fact_row(name: str, f: DtypeFact[Any] | None) -> list[Row]:
+    return [] if f is None else [(name, (_vals(f.value) or "unknown") + _status(f.status.value))]
+
+
+def dtypes(session: Session, st: Stage, ann: StageRecord | None, pending: str) -> Section:
     title = "Dtypes"
     if ann is None:
         return title, [("", pending)]
-    d = ann.get("dtypes")
-    if not d:
+    d = ann.facts.dtypes
+    if d is None:
         return title, [("", "no device work here (dtypes are read at kernels and library calls)")]
     rows: list[Row] = []
-    for k in ("storage", "input", "accumulator", "output", "operands", "compute", "scale"):
-        v = d.get(k)
-        if isinstance(v, dict) and "value" in v:
-            rows.append((k, (_vals(v["value"]) or "unknown") + _status(v)))
-    if d.get("template_bindings"):
-        rows.append(("template", _vals(d["template_bindings"])))
-    convs = d.get("conversions") or []
-    for c in convs[:6]:
-        rows.append(("conversion", f"{c.get('from')}→{c.get('to')} {c.get('kind', '')} {c.get('call', '')} "
-                                   f"@ {c.get('where', '')}" + _status(c)))
-    if len(convs) > 6:
-        rows.append(("", f"+{len(convs) - 6} more conversions (in the report)"))
+    if isinstance(d, KernelDtypes):
+        for name, f in (("storage", d.storage), ("input", d.input), ("accumulator", d.accumulator),
+                        ("output", d.output)):
+            rows += _fact_row(name, f)
+        if d.template_bindings:
+            rows.append(("template", _vals(d.template_bindings)))
+        for c in d.conversions[:6]:
+            rows.append(("conversion", f"{c.source}→{c.to} {c.kind} {c.call} @ {c.where}" + _status(c.status)))
+        if len(d.conversions) > 6:
+            rows.append(("", f"+{len(d.conversions) - 6} more conversions (in the report)"))
+    elif isinstance(d, LibraryDtypes):
+        for name, lf in (("operands", d.operands), ("compute", d.compute), ("scale", d.scale)):
+            rows += _fact_row(name, lf)
     return title, rows or [("", "no dtype facts")]
 
 
-def launches(session: Session, st: Stage, ann: dict[str, Any] | None, pending: str) -> Section:
+def launches(session: Session, st: Stage, ann: StageRecord | None, pending: str) -> Section:
     title = "Launches"
     if ann is None:
         return title, [("", pending)]
-    la = ann.get("launches") or {}
+    la = ann.facts.launches
     rows: list[Row] = []
-    if la.get("self"):
-        rows.append(("this call", la["self"]))
-    if la.get("multiplier"):
-        rows.append(("multiplier", str(la["multiplier"])))
-    for phase, kinds in (la.get("subtree") or {}).items():
-        if not isinstance(kinds, dict):
-            rows.append((f"subtree {phase}", _vals(kinds)))
-            continue
-        for kind, c in kinds.items():
-            if not isinstance(c, dict) or c.get("max") in (None, "0"):
+    if la.own:
+        rows.append(("this call", la.own))
+    if la.multiplier:
+        rows.append(("multiplier", la.multiplier))
+    for phase, count in la.subtree.items():
+        for kind, c in count.kinds().items():
+            if c.max == "0":
                 continue
-            span = c["max"] if c.get("exact") or c.get("min") == c.get("max") else f"{c.get('min')}..{c['max']}"
+            span = c.max if c.exact or c.min == c.max else f"{c.min}..{c.max}"
             rows.append((f"{phase} {kind.replace('_', ' ')}", f"{span} (static, subtree)"))
-    fr = ann.get("frequency") or {}
-    if fr.get("label"):
-        rows.append(("frequency", fr["label"] + _status(fr)))
-    if fr.get("phase"):
-        rows.append(("phase", fr["phase"]))
+    fr = ann.facts.frequency
+    if fr.label:
+        rows.append(("frequency", fr.label + _status(fr.status.value)))
+    if fr.phase:
+        rows.append(("phase", fr.phase))
     return title, rows or [("", "no launches below this stage")]
 
 
-def capture(session: Session, st: Stage, ann: dict[str, Any] | None, pending: str) -> Section:
+def capture(session: Session, st: Stage, ann: StageRecord | None, pending: str) -> Section:
+    """The stage's capture region and role; a captured launch's frozen constants and baked-in buffers, and
+    the hazards at its site (one line each, as ``apxtui capture`` writes them)."""
     title = "Capture role"
     if ann is None:
         return title, [("", pending)]
-    c = ann.get("capture")
-    if not c:
+    c = ann.facts.capture
+    if c is None or not c.shown:
         return title, [("", "outside any CUDA-graph capture region")]
-    if isinstance(c, dict):
-        return title, [(k, _vals(v)) for k, v in c.items() if v not in (None, "", [], {})]
-    return title, [("", _vals(c))]
+    rows: list[Row] = []
+    if c.region:
+        rows.append(("region", c.region))
+    if c.role:
+        rows.append(("role", c.role))
+    kernel = st.qualname or st.name
+    rows += [("constant", constant_line(kernel, k).removeprefix("constant ")) for k in c.constants or ()]
+    rows += [("buffer", f"{b.param} = {b.arg} ({b.type}) [{b.status}]: {b.reason}") for b in c.buffers or ()]
+    rows += [("hazard", hazard_line(h)) for h in c.hazards or ()]
+    return title, rows
 
 
-def checkpoint(session: Session, st: Stage, ann: dict[str, Any] | None, pending: str,
+def checkpoint(session: Session, st: Stage, ann: StageRecord | None, pending: str,
                weights_note: str = "") -> Section:
     """Stored weights (checkpoint) of the stage and, as separate rows, the compute dtypes below it."""
     title = "Checkpoint weights (stored dtype ≠ compute dtype: two facts)"
@@ -164,18 +180,18 @@ def checkpoint(session: Session, st: Stage, ann: dict[str, Any] | None, pending:
         return title, [("", pending)]
     if weights_note:
         return title, [("", weights_note)]
-    rows = stage_weight_rows(ann)
+    rows = stage_weight_rows(ann.weights)
     if rows:
         return title, rows
     return title, [("", "no argument here names a weight the loader reads (screen 4 lists the join)")]
 
 
-STAGE_SECTIONS: list[Callable[[Session, Stage, dict[str, Any] | None, str], Section | None]] = [
+STAGE_SECTIONS: list[Callable[[Session, Stage, StageRecord | None, str], Section | None]] = [
     identity, call_site, dtypes, launches, capture,
 ]
 
 
-def stage_details(session: Session, st: Stage, ann: dict[str, Any] | None = None, pending: str = "analysing…",
+def stage_details(session: Session, st: Stage, ann: StageRecord | None = None, pending: str = "analysing…",
                   weights_note: str = "") -> list[Section]:
     """Sections for ``st`` with its annotations ``ann`` (None: ``pending`` says why there are none)."""
     out = [s for f in STAGE_SECTIONS if (s := f(session, st, ann, pending))]

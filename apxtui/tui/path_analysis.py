@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
 
-from apxtui.tui.background import PathSummary, Progress
+from apxtui.tui.background import PathSummary, Progress, StageRecord
 from apxtui.tui.jobs import Job, JobFailed
 from apxtui.tui.positions import Pos
 
-#: A stage's analysis as the analysis job sends it (``StageFacts.to_dict()``, plus the checkpoint's weights).
-Annotations = dict[str, Any]
+#: A stage's analysis as the analysis job sends it (its ``StageFacts`` and the checkpoint's weights).
+Annotations = StageRecord
 
 RUNNING, READY, FAILED = "running", "ready", "failed"
 CACHE_ROWS = 4096
