@@ -121,18 +121,22 @@ def test_capture_report_lists_cache_and_replays(demo_index):
     # the audit lists the body's completeness before the allocations (the trace document after them)
     assert list(rep.regions[0].to_dict(audit=True))[-4:] == ["complete", "cut", "allocations_in_body", "graph_keys"]
     assert list(rep.regions[0].to_dict())[-4:] == ["allocations_in_body", "complete", "cut", "graph_keys"]
-    hit = [s for s in rep.replay_sites if s["conditions"] == ["Some(graph)"]][0]
-    assert [w["call"] for w in hit["stable_buffer_writes_before"]] == ["copy_from_host"]
+    hit = [s for s in rep.replay_sites if s.conditions == ("Some(graph)",)][0]
+    assert [w.call for w in hit.stable_buffer_writes_before] == ["copy_from_host"]
+    assert rep.to_dict()["replay_sites"][rep.replay_sites.index(hit)]["stable_buffer_writes_before"][0]["direction"] \
+        == "H2D"
 
 
 def test_kernels_report(demo_index):
     rep = kernels_report(demo_index)
-    by = {k["kernel"]: k for k in rep["kernels"]}
+    by = {k.kernel: k for k in rep.kernels}
     rms = by["rms_norm_kernel"]
-    assert rms["template_params"] == ["T", "AccT"] and len(rms["launch_sites"]) == 3
-    bf16 = [s for s in rms["launch_sites"] if s["template_args"] == ["__nv_bfloat16", "float"]][0]
-    assert bf16["dtypes"]["accumulator"]["value"] == ["f32"]
-    assert any(e["path"][-1] == "rms_norm_kernel" for e in rms["entries"])
+    assert rms.template_params == ("T", "AccT") and len(rms.launch_sites) == 3
+    bf16 = [s for s in rms.launch_sites if s.template_args == ("__nv_bfloat16", "float")][0]
+    assert bf16.dtypes.accumulator.value == ["f32"]
+    assert any(e.path[-1] == "rms_norm_kernel" for e in rms.entries)
+    doc = next(k for k in rep.to_dict()["kernels"] if k["kernel"] == "rms_norm_kernel")  # the --json form
+    assert doc["launch_sites"][rms.launch_sites.index(bf16)]["dtypes"]["accumulator"]["value"] == ["f32"]
 
 
 def test_cli_commands(demo_index, capsys):

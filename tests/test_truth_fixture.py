@@ -117,8 +117,8 @@ def test_launch_overload_chosen_by_argument_types(fx):
 
 def test_capture_report_and_command(fx, capsys):
     rep = capture_report(fx)
-    assert [s["at"] for s in rep.replay_sites] == ["crates/fxmodel/src/runtime.rs:63"]
-    assert rep.replay_sites[0]["graph_launches"][0]["call"] == "cudaGraphLaunch"
+    assert [s.at for s in rep.replay_sites] == ["crates/fxmodel/src/runtime.rs:63"]
+    assert rep.replay_sites[0].graph_launches[0].call == "cudaGraphLaunch"
     assert [c.key for c in rep.graph_caches] == ["spec"]
     assert main(["capture", str(FIXTURE)]) == 0
     out = capsys.readouterr().out

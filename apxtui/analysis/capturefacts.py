@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+#: What ``apxtui capture`` and ``apxtui kernels`` say first.
+STATIC_NOTE = "static analysis of the source: not runtime validation"
+
 if TYPE_CHECKING:
     from apxtui.analysis.hazards import ArmRef
     from apxtui.trace import Stage
@@ -388,6 +391,44 @@ class CaptureRegion:
 
 
 @dataclass(frozen=True)
+class BufferWrite:
+    """A call before a replay, on the same branch, that copies host data to the device (a stable buffer
+    written before the graph reads it)."""
+
+    call: str
+    receiver: str
+    args: tuple[str, ...]
+    at: str
+    direction: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"call": self.call, "receiver": self.receiver, "args": list(self.args), "at": self.at,
+                "direction": self.direction}
+
+
+@dataclass(frozen=True)
+class ReplaySite:
+    """A call site that replays a graph (``targets``: the candidates of an ambiguous call), the graph launches
+    below it and the host→device writes before it."""
+
+    function: str
+    call: str
+    receiver: str
+    at: str
+    targets: tuple[str, ...]
+    graph_launches: tuple[PrimitiveSite, ...]
+    conditions: tuple[str, ...]
+    loops: tuple[str, ...]
+    stable_buffer_writes_before: tuple[BufferWrite, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"function": self.function, "call": self.call, "receiver": self.receiver, "at": self.at,
+                "targets": list(self.targets), "graph_launches": [p.to_dict() for p in self.graph_launches],
+                "conditions": list(self.conditions), "loops": list(self.loops),
+                "stable_buffer_writes_before": [w.to_dict() for w in self.stable_buffer_writes_before]}
+
+
+@dataclass(frozen=True)
 class RegionError:
     """A function whose capture regions could not be analysed (the execution map keeps going)."""
 
@@ -396,3 +437,18 @@ class RegionError:
 
     def to_dict(self) -> dict[str, Any]:
         return {"function": self.function, "error": self.error}
+
+
+@dataclass(frozen=True)
+class CaptureAudit:
+    """``apxtui capture``: every region (bodies analysed), the replay sites and the graph caches."""
+
+    regions: tuple[CaptureRegion, ...]
+    replay_sites: tuple[ReplaySite, ...]
+    graph_caches: tuple[GraphCache, ...]
+    static_analysis: str = STATIC_NOTE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"static_analysis": self.static_analysis, "regions": [r.to_dict(audit=True) for r in self.regions],
+                "replay_sites": [s.to_dict() for s in self.replay_sites],
+                "graph_caches": [c.to_dict() for c in self.graph_caches]}

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from apxtui.analysis.capture import CaptureAnalysis
-from apxtui.analysis.capturefacts import CaptureRegion, GraphCache, PrimitiveSite
+from apxtui.analysis.capturefacts import BufferWrite, CaptureAudit, CaptureRegion, PrimitiveSite, ReplaySite
 from apxtui.analysis.dtypes import DtypeAnalysis
 from apxtui.analysis.evidence import loc
 from apxtui.analysis.graphkeys import graph_keys
 from apxtui.analysis.graphkeys import public as gk_public
 from apxtui.analysis.hostops import ROLE_EDGES, api_name, copy_direction
+from apxtui.analysis.kernelfacts import EntryPath, KernelInfo, KernelsReport, LaunchSite, UnreachedItem
 from apxtui.analysis.lifecycle import primitive_sites
 from apxtui.trace import Tracer, Via
 from apxtui.vocab import CALL_EDGE_KINDS, FN_KINDS, EdgeKind
@@ -62,42 +63,25 @@ def capture_report(index: Any) -> CaptureAudit:
         for r in cap.regions_in(root):
             regions.append(cap.body(root, r).public())
     memo: dict[str, bool] = {}
-    replay_sites = []
+    replay_sites: list[ReplaySite] = []
     for site, (u, e, targets) in sorted(replays.items()):
         conds = [(c.group, c.arm) for c in e.conditions]
-        writes = []
+        writes: list[BufferWrite] = []
         for _, w, d2 in g.out_edges(u, data=True):
             if d2.get("kind") != EdgeKind.CALL or d2.get("line", 0) >= e.line:
                 continue
             e2 = Via.of(d2)
             if [(c.group, c.arm) for c in e2.conditions][: len(conds)] == conds and _h2d_reach(g, w, memo):
-                writes.append({"call": e2.callee, "receiver": e2.receiver, "args": list(e2.args),
-                               "at": loc(e2.file, e2.line), "direction": "H2D"})
+                writes.append(BufferWrite(e2.callee, e2.receiver, tuple(e2.args), loc(e2.file, e2.line), "H2D"))
         launches: dict[str, PrimitiveSite] = {}
         for v in targets:
             for p in primitive_sites(g, v, "replay"):
                 launches.setdefault(p.at, p)
-        replay_sites.append({"function": g.nodes[u].get("qualname", ""), "call": e.callee,
-                             "receiver": e.receiver, "at": site,
-                             "targets": sorted(g.nodes[v].get("qualname", "") for v in targets),
-                             "graph_launches": [p.to_dict() for p in launches.values()],
-                             "conditions": [c.text for c in e.conditions],
-                             "loops": list(e.loops), "stable_buffer_writes_before": _dedupe_writes(writes)})
-    return CaptureAudit(tuple(regions), replay_sites, tuple(gk_public(c) for c in gk.caches()))
-
-
-@dataclass(frozen=True)
-class CaptureAudit:
-    """``apxtui capture``: every region (bodies analysed), the replay sites and the graph caches."""
-
-    regions: tuple[CaptureRegion, ...]
-    replay_sites: list[dict[str, Any]]
-    graph_caches: tuple[GraphCache, ...]
-    static_analysis: str = "static analysis of the source: not runtime validation"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"static_analysis": self.static_analysis, "regions": [r.to_dict(audit=True) for r in self.regions],
-                "replay_sites": self.replay_sites, "graph_caches": [c.to_dict() for c in self.graph_caches]}
+        replay_sites.append(ReplaySite(g.nodes[u].get("qualname", ""), e.callee, e.receiver, site,
+                                       tuple(sorted(g.nodes[v].get("qualname", "") for v in targets)),
+                                       tuple(launches.values()), tuple(c.text for c in e.conditions), tuple(e.loops),
+                                       tuple({w.at: w for w in writes}.values())))
+    return CaptureAudit(tuple(regions), tuple(replay_sites), tuple(gk_public(c) for c in gk.caches()))
 
 
 def _replay_wrapper(g: Any, node: str, roles: Any, memo: dict[str, bool]) -> bool:
@@ -109,16 +93,15 @@ def _replay_wrapper(g: Any, node: str, roles: Any, memo: dict[str, bool]) -> boo
     return memo[node]
 
 
-def _dedupe_writes(writes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return list({w["at"]: w for w in writes}.values())
-
-
-def kernels_report(index: Any, max_entries: int = 8) -> dict[str, Any]:
+def kernels_report(index: Any, max_entries: int = 8) -> KernelsReport:
     """Every kernel: definition, template parameters, launch sites with dtypes, entries and a path from each."""
     g = index.graph
     dt = DtypeAnalysis(index)
     rev = _reverse_call_graph(g)
-    out, unreached, by_pattern, no_entry = [], [], [], []
+    out: list[KernelInfo] = []
+    unreached: list[UnreachedItem] = []
+    by_pattern: list[UnreachedItem] = []
+    no_entry: list[UnreachedItem] = []
     for n, d in sorted(g.nodes(data=True), key=lambda x: (x[1].get("file", ""), x[1].get("line", 0))):
         if d.get("kind") != "kernel":
             continue
@@ -127,49 +110,31 @@ def kernels_report(index: Any, max_entries: int = 8) -> dict[str, Any]:
             if e.get("kind") != "launch":
                 continue
             via = Via.of(e)
-            k = dt.kernel(n, via)
-            sites.append(
-                {
-                    "caller": g.nodes[u].get("qualname", ""),
-                    "at": loc(via.file, via.line),
-                    "template_args": list(via.template_args),
-                    "vendored": bool(g.nodes[u].get("vendored")),
-                    "conditions": [c.text for c in via.conditions],
-                    "loops": list(via.loops),
-                    "dtypes": {"storage": k.storage.to_dict(), "input": k.input.to_dict(),
-                               "output": k.output.to_dict(), "accumulator": k.accumulator.to_dict()},
-                    "conversions": [c.to_dict() for c in k.conversions],
-                }
-            )
-        entries = _entries(g, rev, n, max_entries)
-        rec = {"kernel": d.get("qualname", ""), "node": n, "definition": loc(d.get("file", ""), d.get("line", 0)),
-               "template_params": list(d.get("template_params", [])), "params": list(d.get("params", [])),
-               "vendored": bool(d.get("vendored")), "launch_sites": sites, "entries": entries}
-        out.append(rec)
-        if d.get("vendored"):
-            continue
-        into = [e for _, _, e in g.in_edges(n, data=True) if e.get("kind") in CALL_EDGE_KINDS]
-        item = {"kind": "kernel", "name": rec["kernel"], "definition": rec["definition"], "launched": bool(sites)}
-        if not into:
-            unreached.append(item)
-        elif all((e.get("attrs") or {}).get("by_name") for e in into):
-            rec["by_name_pattern_only"] = True
-            by_pattern.append({**item, "patterns": sorted({e["attrs"]["by_name"] for e in into}),
-                               "at": sorted({loc(e.get("file", ""), e.get("line", 0)) for e in into})})
-        elif not entries:
-            no_entry.append(item)
+            sites.append(LaunchSite(g.nodes[u].get("qualname", ""), loc(via.file, via.line), tuple(via.template_args),
+                                    bool(g.nodes[u].get("vendored")), tuple(c.text for c in via.conditions),
+                                    tuple(via.loops), dt.kernel(n, via)))
+        name, definition = d.get("qualname", ""), loc(d.get("file", ""), d.get("line", 0))
+        entries = tuple(_entries(g, rev, n, max_entries))
+        pattern_only = False
+        item = UnreachedItem("kernel", name, definition, bool(sites))
+        if not d.get("vendored"):
+            into = [e for _, _, e in g.in_edges(n, data=True) if e.get("kind") in CALL_EDGE_KINDS]
+            if not into:
+                unreached.append(item)
+            elif all((e.get("attrs") or {}).get("by_name") for e in into):
+                pattern_only = True
+                by_pattern.append(replace(item, patterns=tuple(sorted({e["attrs"]["by_name"] for e in into})),
+                                          at=tuple(sorted({loc(e.get("file", ""), e.get("line", 0)) for e in into}))))
+            elif not entries:
+                no_entry.append(item)
+        out.append(KernelInfo(name, n, definition, tuple(d.get("template_params", [])), tuple(d.get("params", [])),
+                              bool(d.get("vendored")), tuple(sites), entries, pattern_only))
     for n, d in g.nodes(data=True):
         if d.get("kind") == "abi_fn" and not d.get("vendored") and not any(
                 e in ("ffi", "call") for _, _, e in g.in_edges(n, data="kind")):
-            unreached.append({"kind": "adapter", "name": d.get("qualname", ""),
-                              "definition": loc(d.get("file", ""), d.get("line", 0)), "launched": False})
-    return {"static_analysis": "static analysis of the source: not runtime validation", "kernels": out,
-            "unreached": unreached, "reached_by_name_pattern_only": by_pattern, "no_entry": no_entry,
-            "note": "entries: functions with no caller in the index (public APIs, bindings, scripts) from which a "
-                    "call path reaches the kernel; alternatives (cfg, ambiguous calls) are not filtered. "
-                    "unreached: kernels no edge of any kind reaches (and adapters nothing calls); "
-                    "reached_by_name_pattern_only: kernels only a name pattern links (kernel_name::<T>, format!): "
-                    "heuristic; no_entry: launched or called, but from code no entry point reaches"}
+            unreached.append(UnreachedItem("adapter", d.get("qualname", ""), loc(d.get("file", ""), d.get("line", 0)),
+                                           False))
+    return KernelsReport(tuple(out), tuple(unreached), tuple(by_pattern), tuple(no_entry))
 
 
 def _reverse_call_graph(g: Any) -> dict[str, list[str]]:
@@ -180,11 +145,11 @@ def _reverse_call_graph(g: Any) -> dict[str, list[str]]:
     return rev
 
 
-def _entries(g: Any, rev: dict[str, list[str]], node: str, limit: int) -> list[dict[str, Any]]:
+def _entries(g: Any, rev: dict[str, list[str]], node: str, limit: int) -> list[EntryPath]:
     """Callers with no callers themselves, each with the shortest call path down to ``node``."""
     parent: dict[str, str | None] = {node: None}
     q = deque([(node, 0)])
-    found: list[dict[str, Any]] = []
+    found: list[EntryPath] = []
     while q and len(found) < limit:
         n, depth = q.popleft()
         ups = [u for u in rev.get(n, []) if g.nodes[u].get("kind") not in ("file",)]
@@ -194,7 +159,7 @@ def _entries(g: Any, rev: dict[str, list[str]], node: str, limit: int) -> list[d
             while cur is not None:
                 path.append(g.nodes[cur].get("qualname", cur))
                 cur = parent[cur]
-            found.append({"entry": g.nodes[n].get("qualname", ""), "path": path})
+            found.append(EntryPath(g.nodes[n].get("qualname", ""), tuple(path)))
             continue
         if depth >= PATH_DEPTH:
             continue

@@ -11,7 +11,7 @@ from apxtui.report.capture_lines import cache_line, constant_line, end_lines, ha
 from apxtui.textsafe import join_lines
 
 if TYPE_CHECKING:
-    from apxtui.analysis.checkout import CaptureAudit
+    from apxtui.analysis.capturefacts import CaptureAudit
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -57,12 +57,10 @@ def render(rep: CaptureAudit) -> str:
         for h in b.hazards:
             lines.append(f"  HAZARD {hazard_line(h)}")
     for s in rep.replay_sites:
-        w = "; ".join(
-            f"{x['receiver']}.{x['call']}({', '.join(x['args'])}) @ {x['at']}" for x in s["stable_buffer_writes_before"]
-        )
-        g = "; ".join(f"{p['call']} @ {p['at']}" for p in s.get("graph_launches", []))
-        lines.append(f"replay {s['call']} in {s['function']} @ {s['at']}" + (f" → {g}" if g else "")
-                     + (f" under {'; '.join(s['conditions'])}" if s["conditions"] else "")
+        w = "; ".join(f"{x.receiver}.{x.call}({', '.join(x.args)}) @ {x.at}" for x in s.stable_buffer_writes_before)
+        g = "; ".join(f"{p.call} @ {p.at}" for p in s.graph_launches)
+        lines.append(f"replay {s.call} in {s.function} @ {s.at}" + (f" → {g}" if g else "")
+                     + (f" under {'; '.join(s.conditions)}" if s.conditions else "")
                      + (f"; written before: {w}" if w else ""))
     for cache in rep.graph_caches:
         lines.append(cache_line(cache))
