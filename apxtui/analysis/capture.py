@@ -33,8 +33,7 @@ from apxtui.analysis.capturefacts import (
 )
 from apxtui.analysis.dtypes import is_library_gemm
 from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, identifiers, loc
-from apxtui.analysis.graphkeys import graph_keys
-from apxtui.analysis.graphkeys import public as gk_public
+from apxtui.analysis.graphkeys import GraphKeys, graph_keys
 from apxtui.analysis.hazards import ArmRef, wrapper_notes
 from apxtui.analysis.hazards import group as hazard_group
 from apxtui.analysis.hostops import Roles, api_name, host_op
@@ -261,7 +260,7 @@ class CaptureAnalysis:
         launches = mark_alternatives(self._key_coverage(fn, launches))
         body = CaptureBody(tuple(launches), tuple(hazards), tuple(library.values()), allocs, not cuts,
                            tuple(cuts[:20]))
-        return replace(region, body=body, graph_keys=tuple(gk_public(c) for c in self._region_caches(fn)))
+        return replace(region, body=body, graph_keys=tuple(graph_keys(self.index, self.roles).keyed_on(fn.node)))
 
     def _hazard(
         self, st: Stage, path: tuple[Stage, ...], arms: tuple[ArmRef, ...], where: str
@@ -288,11 +287,6 @@ class CaptureAnalysis:
 
     # -- graph keys ------------------------------------------------------------------------
 
-    def _region_caches(self, fn: Stage) -> list[dict[str, Any]]:
-        """Caches keyed on the values this region freezes: its own map inserts and the callers' caches."""
-        gk = graph_keys(self.index, self.roles)
-        return [c for c in gk.caches() if c["function_node"] == fn.node or fn.node in c.get("_used_by", ())]
-
     def _key_coverage(self, fn: Stage, launches: list[CapturedLaunch]) -> list[CapturedLaunch]:
         """A frozen per-request scalar that is part of a graph key is safe by construction: unflag it."""
         if not any(c.flagged for la in launches for c in la.constants):
@@ -302,23 +296,23 @@ class CaptureAnalysis:
                 for la in launches]
 
     @staticmethod
-    def _covered(gk: Any, fn: Stage, c: CapturedConstant) -> CapturedConstant:
+    def _covered(gk: GraphKeys, fn: Stage, c: CapturedConstant) -> CapturedConstant:
         local = gk.local_in_key(fn.node, set(c.req_locals))
         paths = [p for prm in c.req_params for p in gk.coverage(fn.node, prm)]
-        keyed = [p for p in paths if p["in_key"]]
-        cache = local or (keyed[0]["cache"] if keyed else None)
+        keyed = [p for p in paths if p.in_key]
+        cache = local or (keyed[0].cache if keyed else None)
         if cache is None:
             if paths:
-                return replace(c, key_check=tuple(f"{' ← '.join(p['chain'][-3:])}: {p['reason']}" for p in paths[:4]))
+                return replace(c, key_check=tuple(f"{' ← '.join(p.chain[-3:])}: {p.reason}" for p in paths[:4]))
             return c
-        cache.setdefault("_used_by", set()).add(fn.node)
-        fld = keyed[0]["field"] if keyed and not local else ""
-        use = GraphKeyUse(cache["key"], cache.get("key_type", ""), fld, cache["at"], cache["function"],
-                          tuple(keyed[0]["chain"]) if keyed and not local else (),
+        gk.use(cache, fn.node)
+        fld = keyed[0].field if keyed and not local else ""
+        use = GraphKeyUse(cache.key, cache.key_type, fld, cache.at, cache.function,
+                          keyed[0].chain if keyed and not local else (),
                           0 if local else len(paths) - len(keyed), HEURISTIC)
-        what = f"{cache.get('key_type') or cache['key']}{'.' + fld if fld else ''}"
+        what = f"{cache.key_type or cache.key}{'.' + fld if fld else ''}"
         return replace(c, flagged=False, in_graph_key=use,
-                       reason=f"part of the graph key {what} ({cache['function']} at {cache['at']}): a different "
+                       reason=f"part of the graph key {what} ({cache.function} at {cache.at}): a different "
                               "value builds another graph, so the frozen value is safe by construction")
 
     # -- constants -------------------------------------------------------------------------

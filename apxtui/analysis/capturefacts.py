@@ -275,6 +275,11 @@ class GraphCache:
     builds: tuple[str, ...] = ()  # build on miss: what the closure calls
     insert_at: str = ""  # map insert
     lookups: tuple[str, ...] = ()
+    # the analysis's own (not in the reports): the function holding the cache, the variables the key fixes,
+    # the lines of the closure a build-on-miss helper runs
+    function_node: str = field(default="", repr=False)
+    key_vars: frozenset[str] = field(default=frozenset(), repr=False)
+    lines: tuple[int, int] = field(default=(0, 0), repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         if self.kind == "map insert":
@@ -287,6 +292,18 @@ class GraphCache:
                 "key_fields": list(self.key_fields), "key_type_at": self.key_type_at,
                 "key_derivation": list(self.key_derivation), "builds": list(self.builds),
                 "status": self.status, "how": self.how}
+
+
+@dataclass(frozen=True)
+class KeyPath:
+    """A path from a caller along which a value reaches a capturing function: whether it is part of a graph
+    cache's key (``cache``: the cache whose key it is, or None) and why not (``reason``)."""
+
+    in_key: bool
+    cache: GraphCache | None
+    field: str  # the field of the key the value is ("" when the whole key)
+    chain: tuple[str, ...]  # the argument steps from the capturing function up
+    reason: str
 
 
 @dataclass(frozen=True)

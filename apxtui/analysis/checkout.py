@@ -11,7 +11,6 @@ from apxtui.analysis.capturefacts import BufferWrite, CaptureAudit, CaptureRegio
 from apxtui.analysis.dtypes import DtypeAnalysis
 from apxtui.analysis.evidence import loc
 from apxtui.analysis.graphkeys import graph_keys
-from apxtui.analysis.graphkeys import public as gk_public
 from apxtui.analysis.hostops import ROLE_EDGES, api_name, copy_direction
 from apxtui.analysis.kernelfacts import EntryPath, KernelInfo, KernelsReport, LaunchSite, UnreachedItem
 from apxtui.analysis.lifecycle import primitive_sites
@@ -81,7 +80,7 @@ def capture_report(index: Any) -> CaptureAudit:
                                        tuple(sorted(g.nodes[v].get("qualname", "") for v in targets)),
                                        tuple(launches.values()), tuple(c.text for c in e.conditions), tuple(e.loops),
                                        tuple({w.at: w for w in writes}.values())))
-    return CaptureAudit(tuple(regions), tuple(replay_sites), tuple(gk_public(c) for c in gk.caches()))
+    return CaptureAudit(tuple(regions), tuple(replay_sites), tuple(gk.caches()))
 
 
 def _replay_wrapper(g: Any, node: str, roles: Any, memo: dict[str, bool]) -> bool:

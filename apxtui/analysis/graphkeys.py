@@ -21,7 +21,7 @@ import weakref
 from collections import deque
 from typing import Any
 
-from apxtui.analysis.capturefacts import GraphCache
+from apxtui.analysis.capturefacts import GraphCache, KeyPath
 from apxtui.analysis.evidence import HEURISTIC, identifiers, loc
 from apxtui.analysis.hostops import DEPTH, ROLE_EDGES, api_name, capture_prims
 from apxtui.analysis.lifecycle import holder_type
@@ -51,8 +51,9 @@ class GraphKeys:
         self.g = index.graph
         self.roles = roles
         self.capturing = self._capturing()
-        self._caches: list[dict[str, Any]] | None = None
-        self._memo: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._caches: list[GraphCache] | None = None
+        self._memo: dict[tuple[str, str], list[KeyPath]] = {}
+        self._used_by: dict[int, set[str]] = {}  # id of a cache → capturing functions whose frozen values it keys
 
     # -- where captures happen ---------------------------------------------------------------
 
@@ -94,12 +95,20 @@ class GraphKeys:
 
     # -- caches ------------------------------------------------------------------------------
 
-    def caches(self) -> list[dict[str, Any]]:
+    def caches(self) -> list[GraphCache]:
         if self._caches is None:
             self._caches = self._builder_caches() + [c for n in sorted(self.capturing) for c in self._insert_caches(n)]
         return self._caches
 
-    def _builder_caches(self) -> list[dict[str, Any]]:
+    def keyed_on(self, fn_node: str) -> list[GraphCache]:
+        """Caches keyed on the values a capturing function freezes: its own, and those :meth:`use` recorded."""
+        return [c for c in self.caches() if c.function_node == fn_node or fn_node in self._used_by.get(id(c), ())]
+
+    def use(self, cache: GraphCache, fn_node: str) -> None:
+        """Record that ``cache``'s key covers a value ``fn_node`` freezes (it is then listed for ``fn_node``)."""
+        self._used_by.setdefault(id(cache), set()).add(fn_node)
+
+    def _builder_caches(self) -> list[GraphCache]:
         anc = self._ancestors()
         out = []
         for u, v, e in self.g.edges(data=True):
@@ -126,17 +135,17 @@ class GraphKeys:
             ca = next((x for x in reversed((d.attrs.get("assigns", []) if d else [])) if x["var"] == cache), None)
             if ca is not None:
                 cache += f" (= {ca['value']})"
-            out.append({
-                "kind": "build on miss", "function": self.g.nodes[u].get("qualname", ""), "function_node": u,
-                "call": e.get("callee", ""), "at": loc(e.get("file", ""), e.get("line", 0)),
-                "cache": cache, "key": key, "key_type": key_type,
-                "key_fields": fields, "key_type_at": type_at, "key_derivation": deriv,
-                "builds": sorted({self.g.nodes[w].get("qualname", "") for w, _ in inner}),
-                "_lines": (min(lines), max(lines)), "_key_vars": {key},
-                "status": HEURISTIC,
-                "how": f"`{e.get('callee', '')}` takes the key `{key}` and a closure whose calls lead to a "
-                       "CUDA Graph capture: it builds (captures) on a miss and reuses the result for an equal key",
-            })
+            out.append(GraphCache(
+                kind="build on miss", function=self.g.nodes[u].get("qualname", ""), function_node=u,
+                call=e.get("callee", ""), at=loc(e.get("file", ""), e.get("line", 0)),
+                cache=cache, key=key, key_type=key_type,
+                key_fields=tuple(fields), key_type_at=type_at, key_derivation=tuple(deriv),
+                builds=tuple(sorted({self.g.nodes[w].get("qualname", "") for w, _ in inner})),
+                lines=(min(lines), max(lines)), key_vars=frozenset({key}),
+                status=HEURISTIC,
+                how=f"`{e.get('callee', '')}` takes the key `{key}` and a closure whose calls lead to a "
+                    "CUDA Graph capture: it builds (captures) on a miss and reuses the result for an equal key",
+            ))
         return out
 
     def _key_index(self, callee: str, e: dict[str, Any], clo: list[int]) -> int | None:
@@ -191,7 +200,7 @@ class GraphKeys:
         linker = getattr(self.index, "linker", None)
         return list(linker.t.types.get(name, [])) if linker is not None else []
 
-    def _insert_caches(self, node: str) -> list[dict[str, Any]]:
+    def _insert_caches(self, node: str) -> list[GraphCache]:
         """``R.insert(key, exec)`` after an instantiate call in the capturing function, with ``R.get`` lookups."""
         d = self.index.definition(node)
         if d is None:
@@ -223,38 +232,35 @@ class GraphKeys:
                     break
                 k = ids[0]
                 key_vars.add(k)
-            out.append({"kind": "map insert", "function": d.qualname, "function_node": node, "cache": c.receiver,
-                        "key": key, "key_type": "", "key_fields": [], "key_derivation": derivation,
-                        "at": loc(c.file, c.line), "insert_at": loc(c.file, c.line), "lookups": lookups,
-                        "_key_vars": key_vars, "_lines": (0, 0), "status": HEURISTIC,
-                        "how": "an insert into this map follows a graph instantiate in the same function"})
+            out.append(GraphCache(
+                kind="map insert", function=d.qualname, function_node=node, cache=c.receiver, key=key, key_type="",
+                key_fields=(), key_derivation=tuple(derivation), at=loc(c.file, c.line),
+                insert_at=loc(c.file, c.line), lookups=tuple(lookups), key_vars=frozenset(key_vars), status=HEURISTIC,
+                how="an insert into this map follows a graph instantiate in the same function"))
         return out
 
     # -- is a value part of a key? -------------------------------------------------------------
 
-    def local_in_key(self, fn_node: str, names: set[str]) -> dict[str, Any] | None:
+    def local_in_key(self, fn_node: str, names: set[str]) -> GraphCache | None:
         """A map-insert cache of ``fn_node`` whose key determines one of the locals ``names``."""
         for c in self.caches():
-            if c["function_node"] == fn_node and c["kind"] == "map insert" and names & c["_key_vars"]:
+            if c.function_node == fn_node and c.kind == "map insert" and names & c.key_vars:
                 return c
         return None
 
-    def coverage(self, fn_node: str, param: str) -> list[dict[str, Any]]:
-        """Paths from the callers of ``fn_node`` along which ``param`` is (or is not) part of a graph key.
-
-        Each: ``{"in_key": bool, "cache": record | None, "field": str, "chain": [steps], "reason"}``.
-        """
+    def coverage(self, fn_node: str, param: str) -> list[KeyPath]:
+        """Paths from the callers of ``fn_node`` along which ``param`` is (or is not) part of a graph key."""
         key = (fn_node, param)
         if key not in self._memo:
             self._memo[key] = self._walk(fn_node, param)
         return self._memo[key]
 
-    def _walk(self, fn_node: str, param: str) -> list[dict[str, Any]]:
-        by_fn: dict[str, list[dict[str, Any]]] = {}
+    def _walk(self, fn_node: str, param: str) -> list[KeyPath]:
+        by_fn: dict[str, list[GraphCache]] = {}
         for c in self.caches():
-            if c["kind"] == "build on miss":
-                by_fn.setdefault(c["function_node"], []).append(c)
-        out: list[dict[str, Any]] = []
+            if c.kind == "build on miss":
+                by_fn.setdefault(c.function_node, []).append(c)
+        out: list[KeyPath] = []
         seen: set[tuple[str, str]] = set()
         work: list[tuple[str, str, str, list[str]]] = [(fn_node, param, "", [])]
         while work:
@@ -265,29 +271,27 @@ class GraphKeys:
             d = self.index.definition(n)
             callers = [(u, e) for u, _, e in self.g.in_edges(n, data=True) if e.get("kind") == "call"]
             if not callers:
-                out.append({"in_key": False, "cache": None, "field": fld, "chain": chain,
-                            "reason": f"{self.g.nodes[n].get('qualname', n)} has no caller in the index"})
+                out.append(KeyPath(False, None, fld, tuple(chain),
+                                   f"{self.g.nodes[n].get('qualname', n)} has no caller in the index"))
             for u, e in callers:
                 arg = _arg_for(d, e, p)
                 at = loc(e.get("file", ""), e.get("line", 0))
                 if arg is None:
-                    out.append({"in_key": False, "cache": None, "field": fld, "chain": chain,
-                                "reason": f"no argument for `{p}` at {at}"})
+                    out.append(KeyPath(False, None, fld, tuple(chain), f"no argument for `{p}` at {at}"))
                     continue
                 step = f"`{p}` ← `{arg}` at {at}"
                 m = re.match(r"^\s*(?:&\s*(?:mut\s+)?|\*)?([A-Za-z_]\w*)((?:\.\w+)*)", arg)
                 if not m:
-                    out.append({"in_key": False, "cache": None, "field": fld, "chain": [*chain, step],
-                                "reason": f"`{arg}` is not a variable or field"})
+                    out.append(KeyPath(False, None, fld, (*chain, step), f"`{arg}` is not a variable or field"))
                     continue
                 base, rest = m.group(1), m.group(2).lstrip(".").split(".")[0] if m.group(2) else ""
                 f2 = fld or rest
-                hit = next((c for c in by_fn.get(u, []) if base in c["_key_vars"]
-                            and c["_lines"][0] <= e.get("line", 0) <= c["_lines"][1]), None)
+                hit = next((c for c in by_fn.get(u, []) if base in c.key_vars
+                            and c.lines[0] <= e.get("line", 0) <= c.lines[1]), None)
                 if hit is not None:
-                    inside = not f2 or not hit["key_fields"] or f2 in hit["key_fields"]
-                    out.append({"in_key": inside, "cache": hit, "field": f2, "chain": [*chain, step],
-                                "reason": "" if inside else f"`{f2}` is not a field of the key {hit['key_type']}"})
+                    inside = not f2 or not hit.key_fields or f2 in hit.key_fields
+                    out.append(KeyPath(inside, hit, f2, (*chain, step),
+                                       "" if inside else f"`{f2}` is not a field of the key {hit.key_type}"))
                     continue
                 ud = self.index.definition(u)
                 if ud is not None and base in [x.name for x in ud.params]:
@@ -300,9 +304,9 @@ class GraphKeys:
                         f3 = f2 or (m2.group(2).lstrip(".").split(".")[0] if m2.group(2) else "")
                         work.append((u, m2.group(1), f3, [*chain, step, f"`{base} = {a['value']}`"]))
                         continue
-                out.append({"in_key": False, "cache": None, "field": f2, "chain": [*chain, step],
-                            "reason": f"`{base}` in {self.g.nodes[u].get('qualname', u)} is not a parameter or "
-                                      "a graph key"})
+                who = self.g.nodes[u].get("qualname", u)
+                out.append(KeyPath(False, None, f2, (*chain, step),
+                                   f"`{base}` in {who} is not a parameter or a graph key"))
         return out
 
 
@@ -318,12 +322,3 @@ def _arg_for(d: Any, e: dict[str, Any], param: str) -> str | None:
         i -= 1
     args = e.get("args", [])
     return args[i] if 0 <= i < len(args) else None
-
-
-def public(c: dict[str, Any]) -> GraphCache:
-    """A cache as the reports show it (without the analysis's own fields)."""
-    return GraphCache(kind=c["kind"], function=c["function"], at=c["at"], cache=c["cache"], key=c["key"],
-                      key_type=c["key_type"], key_fields=tuple(c["key_fields"]),
-                      key_derivation=tuple(c["key_derivation"]), status=c["status"], how=c["how"],
-                      call=c.get("call", ""), key_type_at=c.get("key_type_at", ""), builds=tuple(c.get("builds", ())),
-                      insert_at=c.get("insert_at", ""), lookups=tuple(c.get("lookups", ())))

@@ -33,7 +33,6 @@ from apxtui.analysis.capture import CaptureAnalysis
 from apxtui.analysis.capturefacts import CaptureRegion, RegionError
 from apxtui.analysis.dtypes import DtypeAnalysis
 from apxtui.analysis.graphkeys import graph_keys
-from apxtui.analysis.graphkeys import public as gk_public
 from apxtui.analysis.hostops import copy_direction
 from apxtui.analysis.launches import Count, complementary_cfg, render
 from apxtui.analysis.loops import consts_of, multiplier, unit
@@ -553,9 +552,7 @@ class MapBuilder:
 
     def _public_region(self, fn: Stage, r: CaptureRegion) -> CaptureRegion:
         """A region as the capture audit reports it (no private fields), with the graph caches keyed on it."""
-        caches = graph_keys(self.index, self.cap.roles).caches()
-        keyed = [c for c in caches if c["function_node"] == fn.node or fn.node in c.get("_used_by", ())]
-        return replace(r.public(), graph_keys=tuple(gk_public(c) for c in keyed))
+        return replace(r.public(), graph_keys=tuple(graph_keys(self.index, self.cap.roles).keyed_on(fn.node)))
 
     def _model(self, node: str, prefix: KeyChain, frames: tuple[Frame, ...], stack: tuple[str, ...],
                ctx: _Ctx) -> PhaseCounts:
