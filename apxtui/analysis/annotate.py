@@ -21,7 +21,7 @@ from apxtui.analysis.capturefacts import CapturedLaunch, CaptureRegion, Hazard
 from apxtui.analysis.dtypefacts import DtypeFacts, KernelDtypes, LibraryDtypes, OperatorDtypes
 from apxtui.analysis.dtypes import DtypeAnalysis, is_library_gemm
 from apxtui.analysis.evidence import HEURISTIC
-from apxtui.analysis.hostops import host_op
+from apxtui.analysis.hostops import HostOp, host_op
 from apxtui.analysis.launches import Count, LaunchCounter, own_kind
 from apxtui.analysis.loops import LoopCount, consts_of, frequency, multiplier
 from apxtui.analysis.pathfacts import DtypeBoundary, HostTransfer, LaunchTotals, PathFacts
@@ -300,15 +300,15 @@ class _Annotator:
         out: list[HostTransfer] = []
         for st in self.order:
             info = self.info[id(st)]
-            item: dict[str, Any] | None = None
+            op: HostOp | None = None
             if st.kind == "external":
-                item = host_op(st.qualname, st.via.args if st.via else ())
+                op = host_op(st.qualname, st.via.args if st.via else ())
             elif st.kind in ("rust_fn", "python_fn") and HOST_COMPUTE.search(st.qualname or "") \
                     and info.parent is not None and not HOST_COMPUTE.search(info.parent.qualname or ""):
-                item = {"kind": "host compute", "api": st.qualname, "status": HEURISTIC,
-                        "reason": "CPU/host module or backend by name"}
-            if not item:
+                op = HostOp("host compute", st.qualname)
+            if op is None:
                 continue
+            compute = op.kind == "host compute"
             chain: list[str] = []
             p = info.parent
             while p is not None and len(chain) < 3:
@@ -316,9 +316,12 @@ class _Annotator:
                     chain.append(p.qualname)
                 p = self.info[id(p)].parent
             out.append(HostTransfer(
-                at=st.call_at, via=tuple(chain), phase=info.phase, in_capture=info.region or None,
+                kind=op.kind, api=op.api, at=st.call_at, via=tuple(chain), phase=info.phase,
+                in_capture=info.region or None,
                 frequency=frequency(info.path_mults, info.phase, self.root.qualname, info.graph_key),
-                arms=tuple(info.arms), alternative=info.alternative, **item))
+                arms=tuple(info.arms), alternative=info.alternative, direction=op.direction, size=op.size,
+                blocking=op.blocking, status=HEURISTIC if compute else None,
+                reason="CPU/host module or backend by name" if compute else None))
         return tuple(out)
 
 

@@ -36,7 +36,7 @@ from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, identifiers, loc
 from apxtui.analysis.graphkeys import GraphKeys, graph_keys
 from apxtui.analysis.hazards import ArmRef, wrapper_notes
 from apxtui.analysis.hazards import group as hazard_group
-from apxtui.analysis.hostops import Roles, api_name, host_op
+from apxtui.analysis.hostops import HostOp, Roles, api_name, host_op
 from apxtui.analysis.lifecycle import holder_type, is_error_path, primitive_sites, replay_methods
 from apxtui.analysis.overloads import best_candidates
 from apxtui.trace import Dispatch, Stage
@@ -224,7 +224,7 @@ class CaptureAnalysis:
         items = [(s, p, a) for c in region.body_stages for s, p, a in subtree(c)]
         for st, _p, _a in items:
             op = host_op(st.qualname, st.via.args if st.via else ()) if st.kind == "external" else None
-            if op and op["kind"] == "alloc":
+            if op and op.kind == "alloc":
                 allocs = True
         parents: dict[int, Stage] = {}
         for st, path, _a in items:
@@ -274,8 +274,9 @@ class CaptureAnalysis:
         d = hazard_detail(op)
         if d is None:
             return None
-        return {"kind": op["kind"], "api": op["api"], "at": where, "call_at": call_at, "arms": labels(arms),
-                "_arms": arms, "via": _via(path), **d}
+        copy = {"direction": op.direction, "size": op.size} if op.kind == "copy" else {}
+        return {"kind": op.kind, "api": op.api, "at": where, "call_at": call_at, "arms": labels(arms),
+                "_arms": arms, "via": _via(path), "detail": d, **copy}
 
     def _overload_fits(self, st: Stage, parent: Stage) -> bool:
         """False for an overload the launch's argument types rule out (another candidate fits better)."""
@@ -432,25 +433,23 @@ class CaptureAnalysis:
         return any(pat.search(lp) for lp in loops)
 
 
-def hazard_detail(op: dict[str, Any]) -> dict[str, Any] | None:
-    """What a host operation (:func:`apxtui.analysis.hostops.host_op`) inside a capture body does wrong:
-    ``{"detail", …}`` (a copy adds its direction and size), or None when it is no hazard."""
-    if op["kind"] == "sync":
-        return {"detail": "host synchronisation inside capture: illegal while capturing (capture fails)"}
-    if op["kind"] == "alloc":
-        return {"detail": "allocation inside capture: the address is baked into the graph"}
-    if op["kind"] == "copy":
+def hazard_detail(op: HostOp) -> str | None:
+    """What a host operation (:func:`apxtui.analysis.hostops.host_op`) inside a capture body does wrong
+    (None when it is no hazard)."""
+    if op.kind == "sync":
+        return "host synchronisation inside capture: illegal while capturing (capture fails)"
+    if op.kind == "alloc":
+        return "allocation inside capture: the address is baked into the graph"
+    if op.kind == "copy":
         detail = {"D2H": "host read of device values inside capture",
                   "H2D": "host→device copy recorded: the host buffer is read again at every replay"
-                  }.get(op["direction"], "copy recorded into the graph")
-        if op["blocking"]:
-            detail += "; blocking copy (synchronises)"
-        return {"detail": detail, "direction": op["direction"], "size": op["size"]}
-    if op["kind"] == "memset":
+                  }.get(op.direction or "", "copy recorded into the graph")
+        return detail + ("; blocking copy (synchronises)" if op.blocking else "")
+    if op.kind == "memset":
         # an async memset on the capturing stream is a graph node, not a hazard
-        return {"detail": "blocking memset inside capture"} if op["blocking"] else None
-    if op["kind"] == "free":
-        return {"detail": "free inside capture"}
+        return "blocking memset inside capture" if op.blocking else None
+    if op.kind == "free":
+        return "free inside capture"
     return None
 
 

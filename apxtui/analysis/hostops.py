@@ -10,6 +10,7 @@ role (``graph::begin_capture`` → ``apxinf_graph_begin`` → ``cudaStreamBeginC
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -48,23 +49,32 @@ def copy_direction(name: str, args: Sequence[str]) -> str:
     return "unknown"
 
 
-def host_op(name: str, args: Sequence[str]) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class HostOp:
+    """A host-side runtime call: its kind (copy, sync, alloc, free, memset) and what the kind has — a copy's
+    direction, a copy's or allocation's size expression, whether a copy or memset blocks."""
+
+    kind: str
+    api: str
+    direction: str | None = None
+    size: str | None = None
+    blocking: bool | None = None
+
+
+def host_op(name: str, args: Sequence[str]) -> HostOp | None:
     """Category of one runtime call: copy/sync/alloc/free/memset (None when none applies)."""
     n = api_name(name)
     fam = call_rules().family(n)
     if fam == "copy":
-        d = copy_direction(n, args)
-        blocking = not n.endswith("Async")
-        size = args[2] if len(args) > 2 else ""
-        return {"kind": "copy", "api": n, "direction": d, "size": size, "blocking": blocking}
+        return HostOp("copy", n, copy_direction(n, args), args[2] if len(args) > 2 else "", not n.endswith("Async"))
     if fam == "sync":
-        return {"kind": "sync", "api": n}
+        return HostOp("sync", n)
     if fam == "alloc":
-        return {"kind": "alloc", "api": n, "size": args[1] if len(args) > 1 else ""}
+        return HostOp("alloc", n, size=args[1] if len(args) > 1 else "")
     if fam == "free":
-        return {"kind": "free", "api": n}
+        return HostOp("free", n)
     if fam == "memset":
-        return {"kind": "memset", "api": n, "blocking": not n.endswith("Async")}
+        return HostOp("memset", n, blocking=not n.endswith("Async"))
     return None
 
 

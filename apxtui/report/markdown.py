@@ -633,13 +633,13 @@ def map_capture(m: Any) -> list[str]:
                 op = host_op(o.name, [])
                 if op is None:
                     continue
-                if op["kind"] == "copy":
-                    op["direction"] = o.detail or op["direction"]
+                if op.kind == "copy":
+                    op = replace(op, direction=o.detail or op.direction)
                 d = hazard_detail(op)
                 if d is None:
                     continue
-                k = (op["kind"], o.name, str(o.site))
-                h = hz.get(k) or Hazard(op["kind"], o.name, str(o.site), d["detail"], paths=0, conditional=True)
+                k = (op.kind, o.name, str(o.site))
+                h = hz.get(k) or Hazard(op.kind, o.name, str(o.site), d, paths=0, conditional=True)
                 hz[k] = replace(h, paths=h.paths + o.count, conditional=h.conditional and o.first_call,
                                 guards=h.guards + ((o.guard,) if o.guard and o.guard not in h.guards else ()),
                                 vias=h.vias + ((r.op,) if r.op not in h.vias else ()))
