@@ -332,8 +332,8 @@ def _summary(counts: dict[str, Count], own: str | None) -> dict[str, str]:
         total.add(c)
     if own:
         total.add(Count.unit(own))
-    d = total.to_dict()
-    return {k: d[k]["max"] if d[k]["exact"] else f"{d[k]['min']} .. {d[k]['max']}" for k in ("device", "library")}
+    kinds = total.kinds()
+    return {k: kinds[k].range_text for k in ("device", "library")}
 
 
 def annotate(index: Any, root: Stage) -> Annotations:

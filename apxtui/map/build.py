@@ -732,7 +732,7 @@ class MapBuilder:
         phases = list(dict.fromkeys(ph for r in per_arm for ph in r))
         out = {ph: Count.alternatives([r.get(ph, Count()) for r in per_arm]) for ph in phases}
         for ph in phases:
-            if len({repr(r.get(ph, Count()).to_dict()) for r in per_arm}) > 1:
+            if len({tuple(r.get(ph, Count()).kinds().values()) for r in per_arm}) > 1:
                 lst = self.range_arms.setdefault(ph, [])
                 if str(site) not in lst:
                     lst.append(str(site))

@@ -45,9 +45,9 @@ def to_counts(pc: Count | None, arms: list[str] | None = None) -> Counts:
     """A :class:`Count` as the display record (``min .. max`` where alternatives differ)."""
     if pc is None:
         return Counts()
-    d = pc.to_dict()
-    fmt = {k: d[k]["max"] if d[k]["exact"] else f"{d[k]['min']} .. {d[k]['max']}" for k in ("device", "library")}
-    return Counts(fmt["device"], fmt["library"], d["device"]["exact"] and d["library"]["exact"], list(arms or []),
+    kinds = pc.kinds()
+    dev, lib = kinds["device"], kinds["library"]
+    return Counts(dev.range_text, lib.range_text, dev.exact and lib.exact, list(arms or []),
                   pc.numeric("device"), pc.numeric("library"))
 
 
@@ -64,7 +64,7 @@ def work_count(work: list[Work]) -> Count:
 
 def choice_range(c: Choice) -> str:
     """Launches + library calls of one execution of a choice: one arm's, as ``lo..hi`` over the arms."""
-    d = work_count([c]).to_dict()
-    lo = " + ".join(x for x in (d["device"]["min"], d["library"]["min"]) if x != "0") or "0"
-    hi = " + ".join(x for x in (d["device"]["max"], d["library"]["max"]) if x != "0") or "0"
+    k = work_count([c]).kinds()
+    lo = " + ".join(x for x in (k["device"].min, k["library"].min) if x != "0") or "0"
+    hi = " + ".join(x for x in (k["device"].max, k["library"].max) if x != "0") or "0"
     return lo if lo == hi else f"{lo}..{hi}"
