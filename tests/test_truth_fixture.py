@@ -80,13 +80,10 @@ def test_hazards_grouped_by_site_conditional_under_their_guard(fx):
 
 
 def test_guard_on_every_arm_is_not_a_guard():
-    from apxtui.analysis.hazards import ArmRef, group
+    from apxtui.analysis.hazards import ArmRef, Occurrence, group
 
     both = [ArmRef("x > 0", "f#if:1", 0, "if", (0, 1)), ArmRef("else", "f#if:1", 1, "if", (0, 1))]
-    occ = [{"kind": "alloc", "api": "cudaMalloc", "at": "a.cu:3", "_arms": (a,), "via": "f", "call_at": "a.cu:3"}
-           for a in both]
-    for o in occ:
-        o["detail"], o["arms"] = "allocation inside capture", [o["_arms"][0].label]
+    occ = [Occurrence("alloc", "cudaMalloc", "a.cu:3", "a.cu:3", (a,), "f", "allocation inside capture") for a in both]
     h = group(occ)[0]
     assert h.paths == 2 and not h.conditional and h.guards == ()
     h = group(occ[:1])[0]

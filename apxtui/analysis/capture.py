@@ -34,7 +34,7 @@ from apxtui.analysis.capturefacts import (
 from apxtui.analysis.dtypes import is_library_gemm
 from apxtui.analysis.evidence import EXACT, HEURISTIC, UNKNOWN, identifiers, loc
 from apxtui.analysis.graphkeys import GraphKeys, graph_keys
-from apxtui.analysis.hazards import ArmRef, wrapper_notes
+from apxtui.analysis.hazards import ArmRef, Occurrence, wrapper_notes
 from apxtui.analysis.hazards import group as hazard_group
 from apxtui.analysis.hostops import HostOp, Roles, api_name, host_op
 from apxtui.analysis.lifecycle import holder_type, is_error_path, primitive_sites, replay_methods
@@ -218,7 +218,7 @@ class CaptureAnalysis:
         """The region with its body analysed (launches with their captured constants, hazards one per site,
         library calls) and the graph caches keyed on it."""
         launches: list[CapturedLaunch] = []
-        occurrences: list[dict[str, Any]] = []
+        occurrences: list[Occurrence] = []
         library: dict[tuple[str, str], LibraryCall] = {}  # one per call site, with the paths reaching it
         allocs = False
         items = [(s, p, a) for c in region.body_stages for s, p, a in subtree(c)]
@@ -240,10 +240,9 @@ class CaptureAnalysis:
                 launches.append(self.launch(fn, st, path, arms, allocs))
                 cfg: tuple[str, ...] = v.launch_config if v else ()
                 if len(cfg) < 4 or cfg[3].strip() in _DEFAULT_STREAM:
-                    occurrences.append({"kind": "default stream", "api": st.qualname, "at": where, "arms": labels(arms),
-                                        "_arms": arms, "call_at": where, "via": _via(path),
-                                        "detail": "launch without an explicit stream inside a capture region "
-                                                  "(legacy default stream: capture error or not recorded)"})
+                    occurrences.append(Occurrence("default stream", st.qualname, where, where, arms, _via(path),
+                                                  "launch without an explicit stream inside a capture region "
+                                                  "(legacy default stream: capture error or not recorded)"))
             elif ekind == EdgeKind.VENDOR or (st.kind == "ffi_decl" and is_library_gemm(st.name or "")):
                 key = (api_name(st.qualname), where)
                 if key in library:
@@ -264,7 +263,7 @@ class CaptureAnalysis:
 
     def _hazard(
         self, st: Stage, path: tuple[Stage, ...], arms: tuple[ArmRef, ...], where: str
-    ) -> dict[str, Any] | None:
+    ) -> Occurrence | None:
         op = host_op(st.qualname, st.via.args if st.via else ())
         if op is None:
             return None
@@ -274,9 +273,9 @@ class CaptureAnalysis:
         d = hazard_detail(op)
         if d is None:
             return None
-        copy = {"direction": op.direction, "size": op.size} if op.kind == "copy" else {}
-        return {"kind": op.kind, "api": op.api, "at": where, "call_at": call_at, "arms": labels(arms),
-                "_arms": arms, "via": _via(path), "detail": d, **copy}
+        copy = op.kind == "copy"
+        return Occurrence(op.kind, op.api, where, call_at, arms, _via(path), d, op.direction if copy else None,
+                          op.size if copy else None)
 
     def _overload_fits(self, st: Stage, parent: Stage) -> bool:
         """False for an overload the launch's argument types rule out (another candidate fits better)."""

@@ -38,36 +38,46 @@ class ArmRef(NamedTuple):
     live: tuple[int, ...]  # indices of the dispatch's arms that are not deselected (implicit ones included)
 
 
-def group(occurrences: list[dict[str, Any]]) -> list[Hazard]:
-    """One hazard per (kind, api, site), with ``paths``, ``conditional`` and ``guards``.
+class Occurrence(NamedTuple):
+    """A host operation (or a default-stream launch) reached along one path of a capture body."""
 
-    Each occurrence carries ``_arms`` (its :class:`ArmRef` path from the body call), ``via``
-    (the nearest project function) and ``call_at`` (the project call site).
-    """
-    sites: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    kind: str
+    api: str
+    at: str  # the operation's site
+    call_at: str  # the project call site (the Rust call of an extern declaration)
+    arms: tuple[ArmRef, ...]  # the dispatch arms from the body call down to it
+    via: str  # the nearest project function
+    detail: str
+    direction: str | None = None  # a copy's
+    size: str | None = None
+
+
+def group(occurrences: list[Occurrence]) -> list[Hazard]:
+    """One hazard per (kind, api, site), with ``paths``, ``conditional`` and ``guards``."""
+    sites: dict[tuple[str, str, str], list[Occurrence]] = {}
     for h in occurrences:
-        sites.setdefault((h["kind"], h["api"], h["at"]), []).append(h)
+        sites.setdefault((h.kind, h.api, h.at), []).append(h)
     out = []
     for occ in sites.values():
         reach: dict[str, set[int]] = {}
         info: dict[str, ArmRef] = {}
         for h in occ:
-            for a in h["_arms"]:
+            for a in h.arms:
                 reach.setdefault(a.key, set()).add(a.index)
                 info[a.key] = a
         decisive = {k for k, idx in reach.items()
                     if info[k].construct != "candidates" and not set(info[k].live) <= idx}
-        per_path = [[a for a in h["_arms"] if a.key in decisive] for h in occ]
+        per_path = [[a for a in h.arms if a.key in decisive] for h in occ]
         conditional = all(per_path)
         first = occ[0]
         out.append(Hazard(
-            kind=first["kind"], api=first["api"], at=first["at"], detail=first["detail"], paths=len(occ),
-            vias=tuple(sorted({h.get("via", "") for h in occ if h.get("via")})),
-            call_sites=tuple(sorted({h["call_at"] for h in occ if h.get("call_at")})),
+            kind=first.kind, api=first.api, at=first.at, detail=first.detail, paths=len(occ),
+            vias=tuple(sorted({h.via for h in occ if h.via})),
+            call_sites=tuple(sorted({h.call_at for h in occ if h.call_at})),
             conditional=conditional, guards=tuple(dict.fromkeys(p[-1].label for p in per_path if p)),
             unguarded_paths=sum(1 for p in per_path if not p),
-            status="conditional" if conditional else "unconditional", call_at=first["call_at"],
-            arms=tuple(first["arms"]), via=first["via"], direction=first.get("direction"), size=first.get("size"),
+            status="conditional" if conditional else "unconditional", call_at=first.call_at,
+            arms=tuple(a.label for a in first.arms), via=first.via, direction=first.direction, size=first.size,
             guard_arms=tuple({(a.key, a.index): a for p in per_path for a in p[-1:]}.values())))
     return out
 
