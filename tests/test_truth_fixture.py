@@ -208,3 +208,27 @@ def test_join_cli_shows_families_and_claims(fx, tmp_path, capsys):
     assert main(["checkpoint", str(ck.path), "--code", str(FIXTURE)]) == 0
     out = capsys.readouterr().out
     assert "Loader families" in out and "Alternatives not needed" in out
+
+
+def test_listed_graph_caches_do_not_depend_on_what_ran_before(fx):
+    """The caches the map lists for a region (and the capture audit's) are the same whether the capture
+    audit's key-coverage analysis ran first in this process or not (the graph-key memo is per graph)."""
+    from apxtui.analysis import graphkeys
+    from apxtui.map import build_map
+
+    def map_keys():
+        m = build_map(fx, find_symbol(fx.graph, "Runtime::infer"))
+        return [[c.to_dict() for c in r.graph_keys or ()] for r in m.capture_regions]
+
+    def audit_keys():
+        return [[c.to_dict() for c in r.graph_keys or ()] for r in capture_report(fx).regions]
+
+    graphkeys._CACHE.pop(fx.graph, None)  # a fresh process's memo
+    map_first = (map_keys(), audit_keys())
+    graphkeys._CACHE.pop(fx.graph, None)
+    audit = audit_keys()
+    audit_first = (map_keys(), audit)
+    assert map_first == audit_first
+    runtime_cache = ["crates/fxmodel/src/runtime.rs:61"]  # Runtime::infer's, keyed on the frozen token_count
+    assert [[c["at"] for c in keys] for keys in audit] == [runtime_cache]
+    assert map_first[0] == [[]]  # the map lists Runtime::capture's own caches (it has none)

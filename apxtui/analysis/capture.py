@@ -25,6 +25,7 @@ from apxtui.analysis.capturefacts import (
     CapturedConstant,
     CapturedLaunch,
     CaptureRegion,
+    GraphCache,
     GraphKeyUse,
     LibraryCall,
     LifecycleSite,
@@ -256,10 +257,12 @@ class CaptureAnalysis:
                     occurrences.append(h)
         cuts = sorted({f"{s.qualname} ({s.cut})" for s, _p, _a in items if s.cut in ("budget", "depth")})
         hazards = wrapper_notes(self.index, list(region.wrappers), hazard_group(occurrences))
-        launches = mark_alternatives(self._key_coverage(fn, launches))
+        launches, used = self._key_coverage(fn, launches)
+        launches = mark_alternatives(launches)
         body = CaptureBody(tuple(launches), tuple(hazards), tuple(library.values()), allocs, not cuts,
                            tuple(cuts[:20]))
-        return replace(region, body=body, graph_keys=tuple(graph_keys(self.index, self.roles).keyed_on(fn.node)))
+        keys = graph_keys(self.index, self.roles).keyed_on(fn.node, used)
+        return replace(region, body=body, graph_keys=tuple(keys))
 
     def _hazard(
         self, st: Stage, path: tuple[Stage, ...], arms: tuple[ArmRef, ...], where: str
@@ -287,25 +290,38 @@ class CaptureAnalysis:
 
     # -- graph keys ------------------------------------------------------------------------
 
-    def _key_coverage(self, fn: Stage, launches: list[CapturedLaunch]) -> list[CapturedLaunch]:
-        """A frozen per-request scalar that is part of a graph key is safe by construction: unflag it."""
+    def _key_coverage(
+        self, fn: Stage, launches: list[CapturedLaunch]
+    ) -> tuple[list[CapturedLaunch], list[GraphCache]]:
+        """A frozen per-request scalar that is part of a graph key is safe by construction: unflag it.
+        Also the caches whose keys cover a frozen value (listed with the region's graph keys)."""
         if not any(c.flagged for la in launches for c in la.constants):
-            return launches
+            return launches, []
         gk = graph_keys(self.index, self.roles)
-        return [replace(la, constants=tuple(self._covered(gk, fn, c) if c.flagged else c for c in la.constants))
-                for la in launches]
+        used: list[GraphCache] = []
+        out = []
+        for la in launches:
+            consts = []
+            for c in la.constants:
+                if c.flagged:
+                    c, cache = self._covered(gk, fn, c)
+                    if cache is not None:
+                        used.append(cache)
+                consts.append(c)
+            out.append(replace(la, constants=tuple(consts)))
+        return out, used
 
     @staticmethod
-    def _covered(gk: GraphKeys, fn: Stage, c: CapturedConstant) -> CapturedConstant:
+    def _covered(gk: GraphKeys, fn: Stage, c: CapturedConstant) -> tuple[CapturedConstant, GraphCache | None]:
+        """The constant, unflagged when a graph key covers it, and that key's cache."""
         local = gk.local_in_key(fn.node, set(c.req_locals))
         paths = [p for prm in c.req_params for p in gk.coverage(fn.node, prm)]
         keyed = [p for p in paths if p.in_key]
         cache = local or (keyed[0].cache if keyed else None)
         if cache is None:
             if paths:
-                return replace(c, key_check=tuple(f"{' ← '.join(p.chain[-3:])}: {p.reason}" for p in paths[:4]))
-            return c
-        gk.use(cache, fn.node)
+                return replace(c, key_check=tuple(f"{' ← '.join(p.chain[-3:])}: {p.reason}" for p in paths[:4])), None
+            return c, None
         fld = keyed[0].field if keyed and not local else ""
         use = GraphKeyUse(cache.key, cache.key_type, fld, cache.at, cache.function,
                           keyed[0].chain if keyed and not local else (),
@@ -313,7 +329,7 @@ class CaptureAnalysis:
         what = f"{cache.key_type or cache.key}{'.' + fld if fld else ''}"
         return replace(c, flagged=False, in_graph_key=use,
                        reason=f"part of the graph key {what} ({cache.function} at {cache.at}): a different "
-                              "value builds another graph, so the frozen value is safe by construction")
+                              "value builds another graph, so the frozen value is safe by construction"), cache
 
     # -- constants -------------------------------------------------------------------------
 

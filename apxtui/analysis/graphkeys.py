@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from apxtui.analysis.capturefacts import GraphCache, KeyPath
@@ -52,8 +53,7 @@ class GraphKeys:
         self.roles = roles
         self.capturing = self._capturing()
         self._caches: list[GraphCache] | None = None
-        self._memo: dict[tuple[str, str], list[KeyPath]] = {}
-        self._used_by: dict[int, set[str]] = {}  # id of a cache → capturing functions whose frozen values it keys
+        self._memo: dict[tuple[str, str], list[KeyPath]] = {}  # (function, parameter) → coverage (graph-only)
 
     # -- where captures happen ---------------------------------------------------------------
 
@@ -100,13 +100,14 @@ class GraphKeys:
             self._caches = self._builder_caches() + [c for n in sorted(self.capturing) for c in self._insert_caches(n)]
         return self._caches
 
-    def keyed_on(self, fn_node: str) -> list[GraphCache]:
-        """Caches keyed on the values a capturing function freezes: its own, and those :meth:`use` recorded."""
-        return [c for c in self.caches() if c.function_node == fn_node or fn_node in self._used_by.get(id(c), ())]
+    def keyed_on(self, fn_node: str, used: Iterable[GraphCache] = ()) -> list[GraphCache]:
+        """Caches keyed on the values a capturing function freezes: its own, and ``used`` (the caches whose key
+        covers a value its region body freezes, as the body analysis found them), in :meth:`caches` order.
 
-    def use(self, cache: GraphCache, fn_node: str) -> None:
-        """Record that ``cache``'s key covers a value ``fn_node`` freezes (it is then listed for ``fn_node``)."""
-        self._used_by.setdefault(id(cache), set()).add(fn_node)
+        A pure function of its arguments: nothing is recorded, so the listing never depends on which
+        analyses ran before in this process."""
+        ids = {id(c) for c in used}
+        return [c for c in self.caches() if c.function_node == fn_node or id(c) in ids]
 
     def _builder_caches(self) -> list[GraphCache]:
         anc = self._ancestors()

@@ -551,7 +551,9 @@ class MapBuilder:
         return got
 
     def _public_region(self, fn: Stage, r: CaptureRegion) -> CaptureRegion:
-        """A region as the capture audit reports it (no private fields), with the graph caches keyed on it."""
+        """A region as the capture audit reports it (no private fields), with the capturing function's own graph
+        caches.  The map does not analyse the body, so caches whose key covers a value it freezes (listed by
+        the capture audit and the annotated path) are not added here: the listing depends only on the inputs."""
         return replace(r.public(), graph_keys=tuple(graph_keys(self.index, self.cap.roles).keyed_on(fn.node)))
 
     def _model(self, node: str, prefix: KeyChain, frames: tuple[Frame, ...], stack: tuple[str, ...],
