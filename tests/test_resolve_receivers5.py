@@ -157,4 +157,6 @@ pub fn run(a: &Other, b: &Other) -> bool {
 
 
 def test_a_closure_over_an_iterated_array_of_known_values_receives_their_type():
-    assert [(q, r) for _, q, r, _ in calls(ARRAY_CLOSURE, "m::run", "ready")] == [("m::Other::ready", "exact")]
+    got = calls(ARRAY_CLOSURE, "m::run", "ready")
+    assert [(q, r) for _, q, r, _ in got] == [("m::Other::ready", "exact")]
+    assert "closure parameter of `.all` on `[a, b].into_iter()`" in got[0][3]  # (not `b`'s parameter binding)

@@ -1641,7 +1641,9 @@ class RustResolver:
         if owner.callee in _CONTENT_CLOSURE:  # `Option`/`Result` only (no iterator has them): the content
             return ty if r.startswith(("T:", "D:", "U:", "X:")) else ""
         if not r and depth < 4 and _ITER_HEAD_RE.search(owner.receiver):  # `[q, k, v].into_iter().all(|x| ..)`
+            note = self._why
             item = self._iter_item(owner.receiver, caller, owner, depth + 1)
+            self._why = note  # (not the last item's own binding)
             return item if isinstance(item, str) else ""
         if r.startswith("X:"):
             return self._element(r)
