@@ -160,3 +160,33 @@ def test_a_closure_over_an_iterated_array_of_known_values_receives_their_type():
     got = calls(ARRAY_CLOSURE, "m::run", "ready")
     assert [(q, r) for _, q, r, _ in got] == [("m::Other::ready", "exact")]
     assert "closure parameter of `.all` on `[a, b].into_iter()`" in got[0][3]  # (not `b`'s parameter binding)
+
+
+def test_a_call_cut_at_the_value_texts_length_limit_is_still_a_call_of_its_path():
+    from apxtui.index.resolve_rust import _truncated_call
+
+    assert _truncated_call('write_test_gguf( &[ ("general.architecture", Value::String("ll…') == "write_test_gguf(…)"
+    assert _truncated_call("a::b::make(x, [1, 2…") == "a::b::make(…)"
+    assert _truncated_call("make(x).chain(y, z…") == ""  # the call closed: a method chain follows
+    assert _truncated_call("make(x) + other(y…") == ""
+    assert _truncated_call("make(x, y)") == ""  # not cut
+    assert _truncated_call("xs.iter().map(|x| …") == ""  # a method chain
+
+
+CUT = """
+pub struct Archive;
+impl Archive { pub fn path(&self) -> u32 { 0 } }
+pub struct Other;
+impl Other { pub fn path(&self) -> u32 { 1 } }
+fn write_archive(meta: &[(&str, u32)], n: usize) -> Archive { Archive }
+pub fn run() {
+    let file = write_archive(&[("general.architecture", 1), ("general.name", 2), ("general.size", 3),
+        ("a.b", 4), ("c.d", 5), ("e.f", 6), ("g.h", 7), ("i.j", 8), ("k.l", 9), ("m.n", 10), ("o.p", 11),
+        ("q.r", 12), ("s.t", 13), ("u.v", 14), ("w.x", 15)], 3);
+    file.path();
+}
+"""
+
+
+def test_a_let_whose_value_text_was_cut_is_typed_by_its_callee():
+    assert [(q, r) for _, q, r, _ in calls(CUT, "m::run", "path")] == [("m::Archive::path", "exact")]
