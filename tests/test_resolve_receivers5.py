@@ -190,3 +190,25 @@ pub fn run() {
 
 def test_a_let_whose_value_text_was_cut_is_typed_by_its_callee():
     assert [(q, r) for _, q, r, _ in calls(CUT, "m::run", "path")] == [("m::Archive::path", "exact")]
+
+
+CALL_FIELD = """
+use candle_core::{Storage, Tensor};
+pub struct Other;
+impl Other { pub fn device(&self) {} }
+pub struct Local;
+impl Local { pub fn device(&self) {} pub fn parts(&self) -> (Other, Local) { (Other, Local) } }
+pub fn run(input: &Tensor, l: &Local) {
+    let first = l.parts().0;
+    first.device();
+    let input_s = input.storage_and_layout().0;
+    let Storage::Metal(input_s) = &*input_s else { return };
+    input_s.device();
+}
+"""
+
+
+def test_a_field_of_a_calls_value_is_typed_through_the_calls_return_type():
+    got = {line: (q, r) for line, q, r, _ in calls(CALL_FIELD, "m::run", "device")}
+    assert got[9] == ("m::Other::device", "exact")  # `(Other, Local).0`
+    assert got[12] == ("(external)::device", "unresolved")  # a part of a candle value, then a payload of it

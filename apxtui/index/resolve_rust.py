@@ -2145,6 +2145,9 @@ class RustResolver:
                 return self.receiver_type(_DOT_WS_RE.sub(".", e), caller, call, depth + 1)
             if "::" in e and _PATH_RE.fullmatch(e):  # `State::Idle` (a unit variant or constant)
                 return self.receiver_type(e, caller, call, depth + 1)
+            parts = _split_chain(" ".join(e.split())) if ")" in e and "." in e else []
+            if len(parts) >= 2 and _FIELDS_RE.fullmatch(parts[-1]) and _WORD_RE.match(parts[0]):
+                return self.receiver_type(e, caller, call, depth + 1)  # `t.storage_and_layout().0`: a field of a call
             return ""
         head = _call_head(e)
         if head is None:
