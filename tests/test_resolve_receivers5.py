@@ -162,17 +162,6 @@ def test_a_closure_over_an_iterated_array_of_known_values_receives_their_type():
     assert "closure parameter of `.all` on `[a, b].into_iter()`" in got[0][3]  # (not `b`'s parameter binding)
 
 
-def test_a_call_cut_at_the_value_texts_length_limit_is_still_a_call_of_its_path():
-    from apxtui.index.resolve_rust import _truncated_call
-
-    assert _truncated_call('write_test_gguf( &[ ("general.architecture", Value::String("ll…') == "write_test_gguf(…)"
-    assert _truncated_call("a::b::make(x, [1, 2…") == "a::b::make(…)"
-    assert _truncated_call("make(x).chain(y, z…") == ""  # the call closed: a method chain follows
-    assert _truncated_call("make(x) + other(y…") == ""
-    assert _truncated_call("make(x, y)") == ""  # not cut
-    assert _truncated_call("xs.iter().map(|x| …") == ""  # a method chain
-
-
 CUT = """
 pub struct Archive;
 impl Archive { pub fn path(&self) -> u32 { 0 } }
@@ -190,6 +179,14 @@ pub fn run() {
 
 def test_a_let_whose_value_text_was_cut_is_typed_by_its_callee():
     assert [(q, r) for _, q, r, _ in calls(CUT, "m::run", "path")] == [("m::Archive::path", "exact")]
+
+
+def test_a_long_call_followed_by_an_index_is_not_typed_as_the_call():
+    """The extractor elides the arguments of a value that is the call itself; a long call whose result is then
+    indexed, cast or combined stays untyped (its text was cut: what follows the call is unknown)."""
+    src = CUT.replace("-> Archive { Archive }", "-> Vec<Archive> { vec![Archive] }").replace("], 3);", "], 3)[0];")
+    got = calls(src, "m::run", "path")
+    assert {(q, r) for _, q, r, _ in got} == {("m::Archive::path", "ambiguous"), ("m::Other::path", "ambiguous")}
 
 
 CALL_FIELD = """

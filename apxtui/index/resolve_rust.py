@@ -372,29 +372,6 @@ def _tuple_slot(pattern: str, subject: str, var: str) -> tuple[str, str] | None:
     return (pats[hits[0]], vals[hits[0]]) if len(hits) == 1 else None
 
 
-_CALL_START_RE = re.compile(r"^((?:\w+::)*\w+)\s*\(")
-
-
-def _truncated_call(expr: str) -> str:
-    """``f(a, [b, …`` (a value text cut at its length limit, ``…``, inside the argument list of one path call)
-    → ``f(…)``, the call with its arguments elided; "" when ``expr`` is no such text (the call closes before the
-    cut: a chain or an operator may follow)."""
-    if not expr.endswith("…"):
-        return ""
-    m = _CALL_START_RE.match(expr)
-    if m is None:
-        return ""
-    depth = 0
-    for ch in expr[m.end() - 1 :]:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return ""
-    return f"{m.group(1)}(…)"
-
-
 def _clip(text: str, n: int = 48) -> str:
     """``text`` on one line, at most ``n`` characters (for ``how``)."""
     t = " ".join(text.split())
@@ -2134,9 +2111,6 @@ class RustResolver:
             return self._expr_type(tail, caller, call, depth + 1) if tail else ""
         if e.startswith(("&", "*")):
             return self._expr_type(e.lstrip("&*").removeprefix("mut ").lstrip("*").strip(), caller, call, depth + 1)
-        cut = _truncated_call(e)
-        if cut:  # `write_test_gguf( &[ ("general…` (a value's text cut at its length limit)
-            e = cut
         if not e.endswith(")"):
             m = _STRUCT_LIT_RE.match(e)
             if m:

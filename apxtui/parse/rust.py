@@ -1157,7 +1157,9 @@ class _Extractor:
                     head = self.tl(fn, 200)
                     if fn is None or fn.type not in ("identifier", "scoped_identifier") or head.endswith("…"):
                         return s
-                    return self._chain_of(f"{head}{targs}({args})", links, s)
+                    call = f"{head}{targs}({args})"
+                    # the value is this path call itself (nothing follows it): its arguments elided
+                    return self._chain_of(call, links, s) if links else call
                 links.append(f".{self.t(fn.child_by_field_name('field'))}{targs}({args})")
                 cur = fn.child_by_field_name("value")
             else:
