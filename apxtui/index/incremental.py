@@ -321,7 +321,7 @@ def _apply(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], ch
             raise Abandon("a newly included vendored file")
     _rust_indexes(b, w, tables, old, relink, new_iface, rank, old_iface)
     from apxtui.index.link import cpp_binding_ids, makes_node, pyo3_names  # lazy: start-up (the linker)
-    from apxtui.index.linkjob import LinkContext
+    from apxtui.index.linkjob import LinkContext  # lazy: start-up (the linker)
 
     added = {node_id(d): d.kind for r in changed for d in new_iface[r].defs if makes_node(d)}
     pyo3 = {f"pyo3:{dotted}" for _, dotted in pyo3_names(cast(Tables, tables))}
