@@ -490,3 +490,28 @@ def test_moved_macro_rules_relink_alone_unless_another_files_expansion_reads_the
     inc = build_index(root, workers=1)
     assert ("incremental" in inc.timings) is not b_uses_a  # b's expansion cites the moved rule: all re-linked
     assert _shape(inc.graph) == _shape(_full(root).graph)
+
+
+OPERATOR_CRATE = {  # user.rs's edge cites the line of ops.rs's `fn add` in its `how`
+    "k/Cargo.toml": '[package]\nname = "k"\n',
+    "k/src/lib.rs": "pub mod ops;\npub mod user;\n",
+    "k/src/ops.rs": "pub struct Foo;\nimpl Foo {\n    pub fn finish(&self) {}\n}\n"
+                    "impl std::ops::Add for Foo {\n    type Output = Foo;\n"
+                    "    fn add(self, _o: Foo) -> Foo { Foo }\n}\n",
+    "k/src/user.rs": "use crate::ops::Foo;\npub fn go(a: Foo, b: Foo) {\n    (a + b).finish();\n}\n",
+}
+
+
+def test_a_moved_operator_impl_relinks_the_files_citing_its_line(tmp_path):
+    root = tmp_path / "op"
+    for rel, text in OPERATOR_CRATE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    first = build_index(root, workers=1)
+    assert "Output of Add for Foo (ops.rs:7)" in str([d.get("how") for _, _, d in first.graph.edges(data=True)])
+    p = root / "k/src/ops.rs"
+    p.write_text(p.read_text().replace("impl std::ops::Add", "// moved\nimpl std::ops::Add"))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == ["k/src/ops.rs"]
+    assert "Output of Add for Foo (ops.rs:8)" in str([d.get("how") for _, _, d in inc.graph.edges(data=True)])
+    assert _shape(inc.graph) == _shape(_full(root).graph)
