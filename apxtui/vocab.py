@@ -143,6 +143,11 @@ def node_id(qualname: str, file: str, line: int) -> str:
     return f"{qualname}@{file}:{line}"
 
 
+def module_node_id(module: str, file: str) -> str:
+    """The synthetic caller node of a file's module-level calls (Python scripts, C++ globals)."""
+    return node_id(f"{module or file}.<module>", file, 1)
+
+
 def node_file(node: str) -> str:
     """The file in a node id made by :func:`node_id` (or ``ambiguous:callee@file:line``), '' for other ids."""
     if "@" not in node:

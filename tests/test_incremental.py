@@ -465,3 +465,53 @@ def test_stored_tables_answer_a_files_module_path_without_reading_its_interface(
     assert lazy.file_of.whole is None and not lazy.file_of.memo[BLOCK]._facts  # not read
     assert f.imports == eager.file_of[BLOCK].imports and f.imports  # read when asked
     assert lazy.file_of.get("no/such/file.rs") is None
+
+
+MACRO_CRATE = {  # item-level macro_rules! invocations: expanded records keyed on the rules they use
+    "k/Cargo.toml": '[package]\nname = "k"\n',
+    "k/src/lib.rs": "#[macro_use]\npub mod a;\npub mod b;\n",
+    "k/src/a.rs": "macro_rules! make_fn {\n    ($name:ident) => { pub fn $name() { helper(); } };\n}\n"
+                  "make_fn!(made_in_a);\npub fn helper() {}\n",
+    "k/src/b.rs": "macro_rules! make_b {\n    ($name:ident) => { pub fn $name() { crate::a::helper(); } };\n}\n"
+                  "make_b!(made_in_b);\n",
+}
+
+
+@pytest.mark.parametrize("b_uses_a", [False, True])
+def test_moved_macro_rules_relink_alone_unless_another_files_expansion_reads_them(tmp_path, b_uses_a):
+    root = tmp_path / "mac"
+    for rel, text in MACRO_CRATE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text + ("make_fn!(also_in_b);\n" if b_uses_a and rel == "k/src/b.rs" else ""))
+    first = build_index(root, workers=1)
+    assert {"k::a::made_in_a", "k::b::made_in_b"} <= {d.get("qualname") for _, d in first.graph.nodes(data=True)}
+    p = root / "k/src/a.rs"
+    p.write_text("// a line above the macro: its rule's line moves\n" + p.read_text())
+    inc = build_index(root, workers=1)
+    assert ("incremental" in inc.timings) is not b_uses_a  # b's expansion cites the moved rule: all re-linked
+    assert _shape(inc.graph) == _shape(_full(root).graph)
+
+
+OPERATOR_CRATE = {  # user.rs's edge cites the line of ops.rs's `fn add` in its `how`
+    "k/Cargo.toml": '[package]\nname = "k"\n',
+    "k/src/lib.rs": "pub mod ops;\npub mod user;\n",
+    "k/src/ops.rs": "pub struct Foo;\nimpl Foo {\n    pub fn finish(&self) {}\n}\n"
+                    "impl std::ops::Add for Foo {\n    type Output = Foo;\n"
+                    "    fn add(self, _o: Foo) -> Foo { Foo }\n}\n",
+    "k/src/user.rs": "use crate::ops::Foo;\npub fn go(a: Foo, b: Foo) {\n    (a + b).finish();\n}\n",
+}
+
+
+def test_a_moved_operator_impl_relinks_the_files_citing_its_line(tmp_path):
+    root = tmp_path / "op"
+    for rel, text in OPERATOR_CRATE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    first = build_index(root, workers=1)
+    assert "Output of Add for Foo (ops.rs:7)" in str([d.get("how") for _, _, d in first.graph.edges(data=True)])
+    p = root / "k/src/ops.rs"
+    p.write_text(p.read_text().replace("impl std::ops::Add", "// moved\nimpl std::ops::Add"))
+    inc = build_index(root, workers=1)
+    assert "incremental" in inc.timings and inc.parsed == ["k/src/ops.rs"]
+    assert "Output of Add for Foo (ops.rs:8)" in str([d.get("how") for _, _, d in inc.graph.edges(data=True)])
+    assert _shape(inc.graph) == _shape(_full(root).graph)

@@ -37,19 +37,25 @@ from typing import TYPE_CHECKING, Any, cast
 from apxtui.facts import FileFacts
 from apxtui.index.dropped import by_category, drop_rows, sorted_categories
 from apxtui.index.expanded import base_key, expand_records
-from apxtui.index.factstore import Record, contribution_rows_of, load_facts, load_iface, load_iface_flagged
+from apxtui.index.factstore import (
+    Record,
+    contribution_rows_of,
+    load_facts,
+    load_iface,
+    load_iface_flagged,
+    macro_names_of,
+)
 from apxtui.index.generation import FACTS_KEEP_S, KEEP_STORED, set_meta, sorted_counts
-from apxtui.index.includes import files_by_base
+from apxtui.index.includes import files_by_base, resolve_include
 from apxtui.index.interface import from_plain, interface_facts, interface_key, to_plain
-from apxtui.index.link import cpp_binding_ids, makes_node, module_node_id, pyo3_names, resolve_include
-from apxtui.index.linkjob import FileLink, LinkContext, link_file
 from apxtui.index.store import SHARED, add_counts, candidates_key, last_segment, node_file, pack, unpack
 from apxtui.index.stored_tables import StoredTables, contribution
 from apxtui.index.tables import Tables, node_id
-from apxtui.vocab import GRAPH_NODE_KINDS
+from apxtui.vocab import GRAPH_NODE_KINDS, module_node_id
 
 if TYPE_CHECKING:
     from apxtui.index.build import _Build
+    from apxtui.index.linkjob import FileLink, LinkContext
 
 #: Names too common to tell which files an interface change reaches (they are in every file).
 _COMMON = {"self", "Self", "crate", "super", "pub", "mut", "const", "ref", "dyn", "impl", "fn", "str", "bool",
@@ -63,6 +69,13 @@ _TYPE_ATTRS = {"variant_types", "variant_fields", "variants", "type_path", "trai
 
 #: More changed files than this: a full re-link is as quick and surely right.
 MAX_INCREMENTAL = 32
+
+
+def link_file(f: FileFacts, ctx: LinkContext) -> FileLink:
+    """``linkjob.link_file``, imported when a file is re-linked (not for an edit that leaves the facts as stored)."""
+    from apxtui.index.linkjob import link_file as link  # lazy: start-up (the linker and its resolvers)
+
+    return link(f, ctx)
 
 
 class Abandon(Exception):
@@ -307,6 +320,9 @@ def _apply(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], ch
         if any(t in vendored and t not in old for t in includes[r]):
             raise Abandon("a newly included vendored file")
     _rust_indexes(b, w, tables, old, relink, new_iface, rank, old_iface)
+    from apxtui.index.link import cpp_binding_ids, makes_node, pyo3_names  # lazy: start-up (the linker)
+    from apxtui.index.linkjob import LinkContext  # lazy: start-up (the linker)
+
     added = {node_id(d): d.kind for r in changed for d in new_iface[r].defs if makes_node(d)}
     pyo3 = {f"pyo3:{dotted}" for _, dotted in pyo3_names(cast(Tables, tables))}
     cpp = cpp_binding_ids(cast(Tables, tables))
@@ -345,7 +361,8 @@ def _same_facts(w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], new_full
         if f.syntax is not None or o.syntax is not None or replace(f, sha=o.sha, lines=o.lines) != o:
             return False
         if f.lines != o.lines:
-            node = w.execute("SELECT attrs FROM nodes WHERE id=? AND owner=?", (module_node_id(f), r)).fetchone()
+            nid = module_node_id(f.module, f.file)
+            node = w.execute("SELECT attrs FROM nodes WHERE id=? AND owner=?", (nid, r)).fetchone()
             if node is not None and unpack(node[0]).get("end_line") != o.lines:
                 return False  # not the node link.py makes: re-link
     return True
@@ -363,7 +380,7 @@ def _write_keys(b: _Build, w: sqlite3.Connection, rank: dict[str, int], changed:
         w.execute("DELETE FROM tabs WHERE rank=?", (rank[r],))  # the same but for the interface's hash and length
         w.executemany("INSERT INTO tabs VALUES (?, ?, ?, ?)",
                       ((tab, key, rank[r], value) for tab, key, value in contribution_rows_of(recs[r])))
-        nid = module_node_id(new_full[r])
+        nid = module_node_id(new_full[r].module, r)
         node = w.execute("SELECT attrs FROM nodes WHERE id=? AND owner=?", (nid, r)).fetchone()
         if node is not None:
             attrs = unpack(node[0])
@@ -420,10 +437,13 @@ def _expand_changed(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, 
         new_iface[r], _, flag = load_iface_flagged(recs[r][3])
         if flag and not b.sources[r].vendored:
             flagged.append(r)
-    if any("+" in v[1] for rel, v in old.items() if rel not in new_iface):
+    expanded = [rel for rel, v in old.items() if rel not in new_iface and "+" in v[1]]
+    if expanded:
         stored = _StoredIfaces(w, old, {})
-        if any(_macro_rows(stored[r]) != _macro_rows(new_iface[r]) for r in changed):
-            raise Abandon("macro definitions or includes other files' expansions read changed")
+        moved = [row for r in changed for row in set(_macro_rows(stored[r])) ^ set(_macro_rows(new_iface[r]))]
+        if any(row[0] != "macro_rules" for row in moved):
+            raise Abandon("#defines or includes other files' expansions read changed")
+        _check_rust_macro_users(w, old, expanded, {row[1] for row in moved})
     if not flagged:
         return recs
     vendored = {rel for rel, sf in b.sources.items() if sf.vendored}
@@ -431,6 +451,22 @@ def _expand_changed(b: _Build, w: sqlite3.Connection, old: dict[str, tuple[Any, 
     rank = {rel: v[0] for rel, v in old.items()}
     macro_rules = StoredTables(w, {rank[r]: contribution(new_iface[r]) for r in changed}).macro_rules  # as stored
     return {**recs, **expand_records(w, recs, flagged, ifaces, set(b.sources), vendored, rust_table=macro_rules)}
+
+
+def _check_rust_macro_users(w: sqlite3.Connection, old: dict[str, tuple[Any, ...]], expanded: list[str],
+                            names: set[str]) -> None:
+    """:class:`Abandon` when an expanded file's item-level invocations use a ``macro_rules!`` name whose
+    definitions changed (their lines and text are in its expansion key: ``expanded.macro_signature``);
+    a change to macros no other file invokes (a line moved in the file defining them) re-links that
+    file alone."""
+    if not names:
+        return
+    for rel in expanded:
+        row = w.execute("SELECT iface FROM facts WHERE rel=? AND key=?", (rel, base_key(old[rel][1]))).fetchone()
+        if row is None:
+            raise Abandon(f"{rel}: stored parse record missing")
+        if not names.isdisjoint(macro_names_of((rel, old[rel][1], b"", row[0], b"", b""))):
+            raise Abandon(f"{rel}'s expansion reads macro_rules! that changed")
 
 
 def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: dict[str, tuple[Any, ...]],

@@ -51,12 +51,20 @@ def _registration_calls(f: FileFacts) -> list[CallSite]:
     return [c for c in f.calls if c.caller in blocks] if blocks else []
 
 
+def _cited_line(d: Definition) -> int:
+    """The line of a definition another file's link output cites (0: none): an operator trait's impl
+    method, named in the ``how`` of calls on an ``a + b`` receiver (``resolve_rust._operator_type``)."""
+    from apxtui.index.resolve_rust import OPERATOR_TRAITS  # lazy: start-up (the linker)
+
+    return d.line if d.trait in OPERATOR_TRAITS else 0
+
+
 def _def_key(d: Definition) -> tuple[Any, ...]:
     return (d.kind, d.name, d.qualname, d.container, d.trait, d.symbol, d.visibility, d.return_type,
             tuple((p.name, p.type) for p in d.params), tuple(d.template_params),
             tuple(sorted((k, tuple(v)) for k, v in d.generic_bounds.items())), tuple(d.cfg),
             tuple(c.text for c in d.pp), tuple(sorted(d.fields.items())),
-            tuple((k, _iface_attr(d, k)) for k in _IFACE_ATTRS))
+            tuple((k, _iface_attr(d, k)) for k in _IFACE_ATTRS), _cited_line(d))
 
 
 def interface_key(f: FileFacts) -> tuple[Any, ...]:

@@ -32,7 +32,7 @@ from apxtui.index.resolve_python import PythonResolver
 from apxtui.index.resolve_rust import RustResolver
 from apxtui.index.tables import Tables, node_id
 from apxtui.packages import Packages
-from apxtui.vocab import GRAPH_NODE_KINDS
+from apxtui.vocab import GRAPH_NODE_KINDS, module_node_id
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -62,11 +62,6 @@ def _node_attrs(d: Definition, vendored: bool) -> dict[str, Any]:
         "vendored": vendored,
         "decl_only": bool(d.attrs.get("decl_only")),
     }
-
-
-def module_node_id(f: FileFacts) -> str:
-    """The synthetic caller node of a file's module-level calls (Python scripts, C++ globals)."""
-    return f"{f.module or f.file}.<module>@{f.file}:1"
 
 
 def makes_node(d: Definition) -> bool:
@@ -300,7 +295,7 @@ class Linker:
         if ids:
             return ids[0]
         # module-level code (Python scripts, C++ globals): a synthetic node per file
-        nid = module_node_id(f)
+        nid = module_node_id(f.module, f.file)
         if nid not in self.g:
             lang = f.lang
             self.g.add_node(nid, kind="python_fn" if lang == "python" else "host_fn", name="<module>",

@@ -212,6 +212,7 @@ _STD_GENERIC = WRAPPERS | CONTAINERS | {"Vec", "Option", "Result", "Box", "Phant
 _CONTENT_FNS = frozenset({"get_mut", "make_mut", "clone", "as_ref", "as_mut", "into_inner", "unwrap_or_clone"})
 #: Arithmetic operators → (the `std::ops` trait, its method).
 _OPERATORS = {"+": ("Add", "add"), "-": ("Sub", "sub"), "*": ("Mul", "mul"), "/": ("Div", "div"), "%": ("Rem", "rem")}
+OPERATOR_TRAITS = frozenset(t for t, _ in _OPERATORS.values())  # their impls' lines are cited (interface.py)
 _PREFIX_WORDS = frozenset({"mut", "as", "const", "dyn", "impl", "move", "ref", "return", "in", "unsafe"})
 _NOT_ARITH = ("==", "!=", "<=", ">=", "&&", "||", "..", "=>", "+=", "-=", "*=", "/=", " < ", " > ")
 
