@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
-from textual.widgets import Footer, Input, Label, ProgressBar, Tree
+from textual.widgets import Footer, Input, Label, ProgressBar
 from textual.widgets.tree import TreeNode
 
 from apxtui.analysis.launches import own_kind
@@ -130,8 +130,6 @@ class ExplorerScreen(ApxScreen):
         self.session: Session | None = None
         self.history: list[Pos | MapMark] = []  # ⌫ goes back: tree rows, and map rows left with enter
         self.entries: list[Entry] = []
-        self._pending_highlight: TreeNode[Row] | None = None
-        self._pending_map: TreeNode[MapItem] | None = None
         self._map: tuple[int, ExecutionMap] | None = None  # (session generation, map) shown in the map view
         self._map_timer: Any = None
         self._row_choices: dict[KeyChain, Choice] = {}  # map row key → the choice [ / ] cycles there
@@ -166,6 +164,9 @@ class ExplorerScreen(ApxScreen):
         self.query_one("#entries", EntryList).border_title = "Entries"
         self.query_one("#tree", CallTree).border_title = "Call tree"
         self.query_one("#map", MapView).border_title = "Execution map"
+        # source, details and breadcrumb follow the cursor in the tree's (the map's) own turn: one repaint a key
+        self.query_one("#tree", CallTree).follow = self._update_for
+        self.query_one("#map", MapView).follow = self._update_for_map
         self.query_one("#source", SourceView).border_title = "Source"
         self.query_one("#details", DetailsPane).border_title = "Details"
         for pane in ("#entries", "#tree"):
@@ -315,19 +316,6 @@ class ExplorerScreen(ApxScreen):
         # not once the map is shown: its row's details are in the pane (the tree row's would be stale there)
         if tree.cursor_pos == pos and self.apx.analysis is analysis and not self.map_shown:
             self._details(tree.cursor_node)  # type: ignore[arg-type]
-
-    @on(Tree.NodeHighlighted, "#tree")
-    def _highlighted(self, event: Tree.NodeHighlighted[Row]) -> None:
-        """The panes follow the cursor once the highlights already queued are through (held keys: the last)."""
-        pending = self._pending_highlight is not None
-        self._pending_highlight = event.node
-        if not pending:
-            self.call_next(self._apply_highlight)
-
-    def _apply_highlight(self) -> None:
-        node, self._pending_highlight = self._pending_highlight, None
-        if node is not None and node.tree is not None:
-            self._update_for(node)
 
     @on(CallTree.Follow)
     def _follow(self, event: CallTree.Follow) -> None:
@@ -677,19 +665,6 @@ class ExplorerScreen(ApxScreen):
         view = self.query_one("#map", MapView)
         if self.map_shown and view.cursor_node is not None:
             self._update_for_map(view.cursor_node)
-
-    @on(Tree.NodeHighlighted, "#map")
-    def _map_highlighted(self, event: Tree.NodeHighlighted[MapItem]) -> None:
-        """Source, details and breadcrumb follow the map's cursor (highlights queued by held keys: the last)."""
-        pending = self._pending_map is not None
-        self._pending_map = event.node
-        if not pending:
-            self.call_next(self._apply_map_highlight)
-
-    def _apply_map_highlight(self) -> None:
-        node, self._pending_map = self._pending_map, None
-        if node is not None and node.tree is not None:
-            self._update_for_map(node)
 
     def _update_for_map(self, node: TreeNode[MapItem]) -> None:
         if self.session is None or node.data is None:
