@@ -238,8 +238,9 @@ class SourceView(QuietSize, TextArea):
             self.load_text(text)
             self.file = rel
         self.line = line
-        self.border_title = label(f"{rel}:{line}", 200)
-        self.border_subtitle = label(what + ("  · plain text (large file)" if self.plain else ""), 120)
+        with self._repainting(rows=(0, self.outer_size.height - 1)):  # the border rows that show them
+            self.border_title = label(f"{rel}:{line}", 200)
+            self.border_subtitle = label(what + ("  · plain text (large file)" if self.plain else ""), 120)
         self.action_mark()
         if loaded:
             self.call_after_refresh(self._center)  # again once laid out: the pane may have just changed size
@@ -248,8 +249,10 @@ class SourceView(QuietSize, TextArea):
         if not self.file:
             return
         row = max(0, min(self.line - 1, self.document.line_count - 1))
-        # select the line with the cursor at its start, so the view does not scroll sideways
-        self.selection = Selection((row, len(self.document.get_line(row))), (row, 0))
+        old = self.selection
+        with self._repainting(lines=(*range(min(old.start[0], old.end[0]), max(old.start[0], old.end[0]) + 1), row)):
+            # select the line with the cursor at its start, so the view does not scroll sideways
+            self.selection = Selection((row, len(self.document.get_line(row))), (row, 0))
         self._center()
 
     def _center(self) -> None:
