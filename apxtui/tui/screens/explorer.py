@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 HISTORY = 100
 ANALYSE_AFTER = 0.15  # arm presses closer together than this rebuild the map once
 PREFETCH_ROWS = 60  # rows above and below the cursor whose analysis is fetched with the cursor's
+PREFETCH_SOURCES = 8  # rows above and below the cursor whose source documents are built while idle
 SLICE = 0.008  # seconds of searching (n/N before the analysis is ready) between repaints
 SEARCH_ROWS = 50_000  # rows `n` looks through before it stops and says so …
 SEARCH_BUILDS = 2_000  # … or stages whose calls it had to trace (one level each)
@@ -76,6 +77,14 @@ class MapMark:
     """A place in the back history: the map row (its key) the user left with ``enter``."""
 
     key: KeyChain
+
+
+def row_file(row: Row) -> str:
+    """The file the source pane shows for a call-tree row (its call site, else its definition)."""
+    if isinstance(row, StageRow):
+        v = row.stage.via
+        return v.file if v is not None and v.file else row.stage.file
+    return row.dispatch.file if isinstance(row, DispatchRow | ArmRow) else ""
 
 
 def is_device(st: Stage, session: Session) -> bool:
@@ -292,6 +301,8 @@ class ExplorerScreen(ApxScreen):
         elif isinstance(row, MoreRow):
             details.show([("More rows", [("", f"{len(row.rest):,} more items at this level: enter shows them")])])
         self.query_one("#crumb", Breadcrumb).set_path(CallTree.stage_path(node), note)
+        if node.tree is self.query_one("#tree", CallTree):  # the files of the rows around it, built while idle
+            source.prefetch([row_file(r) for r in self.query_one("#tree", CallTree).rows_near(PREFETCH_SOURCES)])
 
     def _details(self, node: TreeNode[Row]) -> None:
         """Stage details now from what is known; the analysis of the row is fetched when it is not."""
