@@ -351,3 +351,105 @@ async def test_map_view_moves_by_device_work_into_the_tree_and_back(demo_app):
         await pilot.resize_terminal(120, 40)
         await ready(app, pilot)
         assert view.cursor_line < view.scrollable_content_region.height and view.scroll_y == 0, view.scroll_y
+
+
+class VirtualTerminal:
+    """What a terminal would show: every screen update the app sends (wraps ``App._display``) is applied to
+    a grid of (character, style) cells, as the escape sequences it becomes would be."""
+
+    def __init__(self, app, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.cells = [[(" ", "")] * width for _ in range(height)]
+        self.updates = 0
+        display = app._display
+
+        def capture(screen, renderable) -> None:
+            display(screen, renderable)
+            if renderable is not None and not app._batch_count:
+                self.apply(renderable)
+
+        app._display = capture
+
+    def apply(self, update) -> None:
+        from rich.cells import cell_len
+        from textual._compositor import CompositorUpdate
+
+        if not isinstance(update, CompositorUpdate):
+            return
+        self.updates += 1
+        x = y = 0
+        for seg in update.__rich_console__(None, None):  # type: ignore[arg-type]  # neither uses the console
+            if seg.control:
+                for code in seg.control:
+                    if code[0].name == "CURSOR_MOVE_TO":
+                        x, y = code[1], code[2]
+                continue
+            if seg.text == "\n" and not seg.style:
+                x, y = 0, y + 1
+                continue
+            for ch in seg.text:
+                if 0 <= y < self.height and 0 <= x < self.width:
+                    self.cells[y][x] = (ch, str(seg.style))
+                x += max(1, cell_len(ch))
+
+
+def fresh_screen(screen, width: int) -> list[list[tuple[str, str]]]:
+    """The screen rendered from scratch: every widget's line and style caches dropped first."""
+    for widget in screen.walk_children(with_self=True):
+        widget._styles_cache.clear()
+        if hasattr(widget, "_line_cache"):
+            widget._line_cache.clear()
+    rows = []
+    for strip in screen._compositor.render_strips():
+        rows.append([(ch, str(seg.style)) for seg in strip for ch in seg.text][:width])
+    return rows
+
+
+async def painted(app, pilot) -> None:
+    """Wait until the app is done and every repaint asked for has reached the terminal: no worker busy, no
+    message queued, no widget or screen waiting to be repainted."""
+    await settle(app, pilot)
+    for _ in range(2000):
+        screen = app.screen
+        widgets = list(screen.walk_children(with_self=True))
+        if (app._message_queue.empty() and all(w._message_queue.empty() for w in widgets)
+                and not (screen._dirty_widgets or screen._layout_required or screen._repaint_required)
+                and not any(w._repaint_required or w._layout_required for w in widgets) and not app.busy()):
+            return
+        await pilot.pause()
+    raise TimeoutError("the screen is still being repainted")
+
+
+async def test_partial_repaints_leave_the_screen_as_a_full_repaint_would(demo_app):
+    """After each key the terminal (every update applied in turn) shows what rendering the screen from scratch
+    shows: the partial repaints (``QuietSize._repainting``, one repaint per key, scrolls keeping rendered rows)
+    leave no stale row.  They rest on Textual internals; an upgrade that changes them fails here."""
+    width, height = 100, 24
+    app = demo_app()
+    term = VirtualTerminal(app, width, height)
+    keys = ["j", "j", "j", "l", "j", "h", "k", "pagedown", "ctrl+d", "G", "ctrl+u", "g", "n", "n",
+            "s", "j", "k", "G", "g", "t", "d", "j", "G", "k", "t", "pagedown", "k", "n", "s", "pagedown", "t", "g"]
+    async with app.run_test(size=(width, height)) as pilot:
+        await painted(app, pilot)
+        panes = {"t": "#tree", "s": "#source", "d": "#details"}  # the keys that move the focus
+        await pilot.press("t")
+        await painted(app, pilot)
+        assert app.focused is app.screen.query_one("#tree")
+        stale = []
+        for i, key in enumerate(keys):
+            before = term.updates
+            await pilot.press(key)
+            await painted(app, pilot)
+            if key in panes:
+                assert app.focused is app.screen.query_one(panes[key]), key
+            fresh = fresh_screen(app.screen, width)
+            rows = [y for y in range(height) if term.cells[y] != fresh[y]]
+            if rows:
+                y = rows[0]
+                shown, want = ("".join(c for c, _ in row[y]) for row in (term.cells, fresh))
+                what = "styles differ" if shown == want else f"shown {shown!r}, fresh {want!r}"
+                stale.append(f"key {i} {key!r} ({term.updates - before} updates): rows {rows[:8]} differ; "
+                             f"row {y}: {what}")
+                term.cells = [list(row) for row in fresh]  # go on from the right screen: one failure per key
+        assert not stale, "\n".join(stale)
+        assert term.updates > len(keys) // 2  # the keys did repaint (the terminal was not compared with itself)

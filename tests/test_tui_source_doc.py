@@ -27,3 +27,21 @@ def test_bytes_parsed_document_has_textuals_tree(text: str):
     ours, theirs = _BytesParsedDocument(text, lang), SyntaxAwareDocument(text, lang)
     assert nodes(ours) == nodes(theirs)
     assert len(nodes(ours)) > 1 or not text
+
+
+MULTILINE = 'fn g() {\n    let s = "a\nb\nc";  /* x\n y */\n}\n'
+
+
+@pytest.mark.parametrize("text", [RUST, MULTILINE, ""])
+def test_highlight_map_is_textareas(text: str):
+    """Documents built ahead (off the TextArea) get the highlights the TextArea itself builds, in its order."""
+    from textual.widgets import TextArea
+
+    from apxtui.tui.widgets.source_view import highlight_map
+
+    ta = TextArea("", language="rust")
+    ta.document = doc = _BytesParsedDocument(text, get_language("rust"))
+    ta._build_highlight_map()
+    ours = highlight_map(doc, ta._highlight_query)
+    assert dict(ours) == dict(ta._highlights)
+    assert any(len(v) > 1 for v in ours.values()) or not text  # several highlights on a line, order compared

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
-from textual.widgets import Footer, Input, Label, ProgressBar, Tree
+from textual.widgets import Footer, Input, Label, ProgressBar
 from textual.widgets.tree import TreeNode
 
 from apxtui.analysis.launches import own_kind
@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 HISTORY = 100
 ANALYSE_AFTER = 0.15  # arm presses closer together than this rebuild the map once
 PREFETCH_ROWS = 60  # rows above and below the cursor whose analysis is fetched with the cursor's
+PREFETCH_SOURCES = 8  # rows above and below the cursor whose source documents are built while idle
 SLICE = 0.008  # seconds of searching (n/N before the analysis is ready) between repaints
 SEARCH_ROWS = 50_000  # rows `n` looks through before it stops and says so …
 SEARCH_BUILDS = 2_000  # … or stages whose calls it had to trace (one level each)
@@ -76,6 +77,14 @@ class MapMark:
     """A place in the back history: the map row (its key) the user left with ``enter``."""
 
     key: KeyChain
+
+
+def row_file(row: Row) -> str:
+    """The file the source pane shows for a call-tree row (its call site, else its definition)."""
+    if isinstance(row, StageRow):
+        v = row.stage.via
+        return v.file if v is not None and v.file else row.stage.file
+    return row.dispatch.file if isinstance(row, DispatchRow | ArmRow) else ""
 
 
 def is_device(st: Stage, session: Session) -> bool:
@@ -130,8 +139,6 @@ class ExplorerScreen(ApxScreen):
         self.session: Session | None = None
         self.history: list[Pos | MapMark] = []  # ⌫ goes back: tree rows, and map rows left with enter
         self.entries: list[Entry] = []
-        self._pending_highlight: TreeNode[Row] | None = None
-        self._pending_map: TreeNode[MapItem] | None = None
         self._map: tuple[int, ExecutionMap] | None = None  # (session generation, map) shown in the map view
         self._map_timer: Any = None
         self._row_choices: dict[KeyChain, Choice] = {}  # map row key → the choice [ / ] cycles there
@@ -166,6 +173,9 @@ class ExplorerScreen(ApxScreen):
         self.query_one("#entries", EntryList).border_title = "Entries"
         self.query_one("#tree", CallTree).border_title = "Call tree"
         self.query_one("#map", MapView).border_title = "Execution map"
+        # source, details and breadcrumb follow the cursor in the tree's (the map's) own turn: one repaint a key
+        self.query_one("#tree", CallTree).follow = self._update_for
+        self.query_one("#map", MapView).follow = self._update_for_map
         self.query_one("#source", SourceView).border_title = "Source"
         self.query_one("#details", DetailsPane).border_title = "Details"
         for pane in ("#entries", "#tree"):
@@ -291,6 +301,8 @@ class ExplorerScreen(ApxScreen):
         elif isinstance(row, MoreRow):
             details.show([("More rows", [("", f"{len(row.rest):,} more items at this level: enter shows them")])])
         self.query_one("#crumb", Breadcrumb).set_path(CallTree.stage_path(node), note)
+        if node.tree is self.query_one("#tree", CallTree):  # the files of the rows around it, built while idle
+            source.prefetch([row_file(r) for r in self.query_one("#tree", CallTree).rows_near(PREFETCH_SOURCES)])
 
     def _details(self, node: TreeNode[Row]) -> None:
         """Stage details now from what is known; the analysis of the row is fetched when it is not."""
@@ -315,19 +327,6 @@ class ExplorerScreen(ApxScreen):
         # not once the map is shown: its row's details are in the pane (the tree row's would be stale there)
         if tree.cursor_pos == pos and self.apx.analysis is analysis and not self.map_shown:
             self._details(tree.cursor_node)  # type: ignore[arg-type]
-
-    @on(Tree.NodeHighlighted, "#tree")
-    def _highlighted(self, event: Tree.NodeHighlighted[Row]) -> None:
-        """The panes follow the cursor once the highlights already queued are through (held keys: the last)."""
-        pending = self._pending_highlight is not None
-        self._pending_highlight = event.node
-        if not pending:
-            self.call_next(self._apply_highlight)
-
-    def _apply_highlight(self) -> None:
-        node, self._pending_highlight = self._pending_highlight, None
-        if node is not None and node.tree is not None:
-            self._update_for(node)
 
     @on(CallTree.Follow)
     def _follow(self, event: CallTree.Follow) -> None:
@@ -677,19 +676,6 @@ class ExplorerScreen(ApxScreen):
         view = self.query_one("#map", MapView)
         if self.map_shown and view.cursor_node is not None:
             self._update_for_map(view.cursor_node)
-
-    @on(Tree.NodeHighlighted, "#map")
-    def _map_highlighted(self, event: Tree.NodeHighlighted[MapItem]) -> None:
-        """Source, details and breadcrumb follow the map's cursor (highlights queued by held keys: the last)."""
-        pending = self._pending_map is not None
-        self._pending_map = event.node
-        if not pending:
-            self.call_next(self._apply_map_highlight)
-
-    def _apply_map_highlight(self) -> None:
-        node, self._pending_map = self._pending_map, None
-        if node is not None and node.tree is not None:
-            self._update_for_map(node)
 
     def _update_for_map(self, node: TreeNode[MapItem]) -> None:
         if self.session is None or node.data is None:

@@ -256,6 +256,12 @@ class CallTree(QuietSize, VimTree[Row]):
         lo, hi = max(0, self.cursor_line - rows), min(len(lines), self.cursor_line + rows + 1)
         return [ln.node.data.pos for ln in lines[lo:hi] if isinstance(ln.node.data, StageRow)]
 
+    def rows_near(self, rows: int) -> list[Row]:
+        """The rows within ``rows`` lines of the cursor, nearest first (below before above)."""
+        lines, at = self._tree_lines, self.cursor_line
+        order = [at + d * s for d in range(1, rows + 1) for s in (1, -1)]
+        return [row for i in order if 0 <= i < len(lines) and (row := lines[i].node.data) is not None]
+
     def find_stage(self, node_id: str) -> TreeNode[Row] | None:
         """The first built row (pre-order) for graph node ``node_id``."""
         return next((n for n in self.walk() if isinstance(n.data, StageRow) and n.data.stage.node == node_id), None)

@@ -6,6 +6,7 @@ without a layout pass, so moving the cursor in the tree does not re-lay-out the 
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -60,6 +61,11 @@ def render_grid(sections: list[Section], width: int) -> list[Text]:
     return lines
 
 
+def _same(a: Text, b: Text) -> bool:
+    """The same characters in the same styles."""
+    return a.plain == b.plain and a.style == b.style and a.spans == b.spans
+
+
 class SectionsView:
     """The sections as a Rich renderable (wrapped to the width it is given)."""
 
@@ -91,29 +97,43 @@ class DetailsPane(QuietVirtualSize, ScrollView, can_focus=True):
         self._width = 0
 
     def show(self, sections: list[Section]) -> None:
+        """Show ``sections`` from the top; the same sections again (the analysis re-sends them as it
+        progresses) change nothing, and only the lines that differ from those shown are rendered again."""
+        if sections == self._sections:
+            return
         self._sections = sections
-        self._render_lines()
+        self._render_lines(keep=True)
         self.scroll_to(0, 0, animate=False, immediate=True)
 
     def text(self) -> str:
         """The plain text shown (for tests and copying; made on request, not per row shown)."""
         return render_sections(self._sections).plain if self._sections is not None else "Select a row in the call tree."
 
-    def _render_lines(self) -> None:
+    def _render_lines(self, keep: bool = False) -> None:
+        """Lay the sections out at the pane's width; with ``keep``, lines equal to those shown keep their
+        rendering and only the others (and lines no longer there) are repainted."""
         width = max(1, self.scrollable_content_region.width)
-        self._texts = (render_grid(self._sections, width) if self._sections is not None
-                       else [Text("Select a row in the call tree.", style="dim")])
-        self._lines = [None] * len(self._texts)  # rendered when first shown (most rows are below the pane)
-        self._width = width
-        self.virtual_size = Size(width, len(self._lines))
-        self.refresh()
+        texts = (render_grid(self._sections, width) if self._sections is not None
+                 else [Text("Select a row in the call tree.", style="dim")])
+        old_texts, old_lines = self._texts, self._lines
+        keep = keep and width == self._width and self.is_mounted
+        # rendered when first shown (most rows are below the pane), or kept when the same text is shown
+        self._lines = [old_lines[i] if keep and i < len(old_texts) and _same(old_texts[i], t) else None
+                       for i, t in enumerate(texts)]
+        self._texts, self._width = texts, width
+        changed = [i for i, got in enumerate(self._lines) if got is None] + list(range(len(texts), len(old_texts)))
+        with self._repainting(lines=changed) if keep else nullcontext():
+            self.virtual_size = Size(width, len(texts))
+            self.refresh()
 
     def _strip(self, i: int) -> Strip:
         strip = self._lines[i]
         if strip is None:
             width, style = self._width, self.rich_style
             t = self._texts[i]
-            t.truncate(width)
+            if t.cell_len > width:
+                t = t.copy()
+                t.truncate(width)
             segs = [Segment(s.text, style + s.style if s.style else style) for s in t.render(self.app.console)]
             strip = self._lines[i] = Strip(Segment.adjust_line_length(segs, width, style=style), width)
         return strip

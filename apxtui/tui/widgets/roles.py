@@ -36,14 +36,19 @@ def _split(style: str) -> tuple[tuple[str, ...], Style]:
 
 
 def themed(text: Text, widget: Widget) -> Text:
-    """``text`` with its role words replaced by ``widget``'s component styles."""
+    """``text`` with its role words replaced by ``widget``'s component styles (each distinct style resolved once)."""
+    done: dict[str, Style] = {}
+
     def resolve(style: str | Style) -> str | Style:
         if not isinstance(style, str) or "ct-" not in style:
             return style
-        roles, base = _split(style)
-        for r in roles:
-            base += widget.get_component_rich_style(f"ct--{r}", partial=True)
-        return base
+        got = done.get(style)
+        if got is None:
+            roles, got = _split(style)
+            for r in roles:
+                got += widget.get_component_rich_style(f"ct--{r}", partial=True)
+            done[style] = got
+        return got
 
     out = text.copy()
     out.style = resolve(text.style)

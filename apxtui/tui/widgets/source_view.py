@@ -20,6 +20,7 @@ from textual.document._syntax_aware_document import SyntaxAwareDocument, SyntaxA
 from textual.document._wrapped_document import WrappedDocument
 from textual.geometry import Size
 from textual.theme import Theme
+from textual.timer import Timer
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 from tree_sitter import Language, Parser, Query
@@ -33,6 +34,8 @@ MAX_HIGHLIGHT_LINES = 10_000
 MAX_HIGHLIGHT_BYTES = 1_000_000
 DOCUMENTS = 48  # files whose document, wrapping and highlights stay ready
 WARM_LANGUAGES = ("rust", "python", "cuda")  # highlight queries compiled once the pane is idle after start
+PREFETCH_AFTER = 0.04  # seconds without a key before the next document of a nearby row is built
+PREFETCH_MAX_LINES = 4_000  # larger files are built when shown (a key meanwhile would wait for the build)
 
 
 class _CountedHeight(WrappedDocument):
@@ -54,6 +57,25 @@ class _BytesParsedDocument(SyntaxAwareDocument):
         self._parser = Parser(language)
         nl = self.newline
         self._syntax_tree = self._parser.parse((nl.join(self._lines) + nl).encode())
+
+
+def highlight_map(document: DocumentBase, query: Any) -> defaultdict[int, list[tuple[int, int | None, str]]]:
+    """Row → highlights of a document, as ``TextArea._build_highlight_map`` builds them (same order), but
+    for any document: not only the one the TextArea shows (so documents can be built ahead)."""
+    highlights: defaultdict[int, list[tuple[int, int | None, str]]] = defaultdict(list)
+    if not query or not isinstance(document, SyntaxAwareDocument):
+        return highlights
+    for name, nodes in document.query_syntax_tree(query).items():
+        for node in nodes:
+            (start_row, start_col), (end_row, end_col) = node.start_point, node.end_point
+            if start_row == end_row:
+                highlights[start_row].append((start_col, end_col, name))
+            else:
+                highlights[start_row].append((start_col, None, name))
+                for row in range(start_row + 1, end_row):
+                    highlights[row].append((0, None, name))
+                highlights[end_row].append((0, end_col, name))
+    return highlights
 
 
 @dataclass
@@ -102,6 +124,8 @@ class SourceView(QuietSize, TextArea):
         self.line: int = 0
         self.plain = False
         self._texts: dict[str, str] = {}
+        self._ahead: list[str] = []  # files whose documents are built ahead (see prefetch)
+        self._ahead_timer: Timer | None = None
 
     @property
     def wrapped_document(self) -> WrappedDocument:
@@ -140,9 +164,7 @@ class SourceView(QuietSize, TextArea):
                 pass
             else:
                 query = self._query(language)
-        self.document, self._highlight_query, self._highlights = doc, query, defaultdict(list)
-        self._build_highlight_map()  # fills this document's own map (a cached one stays as it was)
-        return _Doc(doc, WrappedDocument(doc, tab_width=self.indent_width), query, self._highlights)
+        return _Doc(doc, WrappedDocument(doc, tab_width=self.indent_width), query, highlight_map(doc, query))
 
     def _tree_sitter_language(self, language: str | None) -> Any:
         if not (TREE_SITTER and language):
@@ -210,6 +232,38 @@ class SourceView(QuietSize, TextArea):
             self._texts[rel] = neutralise(raw.decode("utf-8", errors="replace"))
         return self._texts[rel]
 
+    def _language(self, rel: str, text: str) -> tuple[bool, str | None]:
+        """(plain: too large to highlight, the highlighting language or None) of file ``rel``."""
+        plain = text.count("\n") + 1 > MAX_HIGHLIGHT_LINES or len(text) > MAX_HIGHLIGHT_BYTES
+        lang = None if plain else language_for(rel)
+        return plain, lang if lang in self.available_languages else None
+
+    def prefetch(self, files: list[str]) -> None:
+        """Build the documents of ``files`` (those of the rows near the cursor, nearest first) once no key has
+        come for a moment, one per timer tick, so moving onto them needs no parse or highlighting."""
+        self._ahead = [f for f in dict.fromkeys(files) if f and f != self.file][:DOCUMENTS // 4]
+        if self._ahead_timer is not None:
+            self._ahead_timer.stop()
+        self._ahead_timer = self.set_timer(PREFETCH_AFTER, self._prefetch_next) if self._ahead else None
+
+    def _prefetch_next(self) -> None:
+        while self._ahead:
+            rel = self._ahead.pop(0)
+            text = self._read(rel)
+            if text is None or text.count("\n") > PREFETCH_MAX_LINES:
+                continue
+            lang = self._language(rel, text)[1]
+            if (lang, text) in self._docs:
+                continue
+            got = self._docs[lang, text] = self._new_document(text, lang)
+            while len(self._docs) > DOCUMENTS:
+                self._docs.pop(next(iter(self._docs)))
+            if (got.wrapped._width, got.wrapped._tab_width) != (self.wrap_width, self.indent_width):
+                got.wrapped.wrap(self.wrap_width, tab_width=self.indent_width)
+            got.size = got.document.get_size(self.indent_width)
+            break
+        self._ahead_timer = self.set_timer(PREFETCH_AFTER, self._prefetch_next) if self._ahead else None
+
     def show(self, rel: str, line: int, what: str) -> None:
         """Open ``rel`` (relative to the checkout) and mark ``line`` (1-based); ``what`` names the line."""
         if not rel:
@@ -229,17 +283,14 @@ class SourceView(QuietSize, TextArea):
                 self.load_text(f"(cannot read {one_line(rel, 300)})")
                 self.border_title = label("Source")
                 return
-            lines = text.count("\n") + 1
-            self.plain = lines > MAX_HIGHLIGHT_LINES or len(text) > MAX_HIGHLIGHT_BYTES
-            lang = None if self.plain else language_for(rel)
-            if lang not in self.available_languages:
-                lang = None
+            self.plain, lang = self._language(rel, text)
             self.set_reactive(TextArea.language, lang)  # one document for the new text, in its language
             self.load_text(text)
             self.file = rel
         self.line = line
-        self.border_title = label(f"{rel}:{line}", 200)
-        self.border_subtitle = label(what + ("  · plain text (large file)" if self.plain else ""), 120)
+        with self._repainting(rows=(0, self.outer_size.height - 1)):  # the border rows that show them
+            self.border_title = label(f"{rel}:{line}", 200)
+            self.border_subtitle = label(what + ("  · plain text (large file)" if self.plain else ""), 120)
         self.action_mark()
         if loaded:
             self.call_after_refresh(self._center)  # again once laid out: the pane may have just changed size
@@ -248,8 +299,10 @@ class SourceView(QuietSize, TextArea):
         if not self.file:
             return
         row = max(0, min(self.line - 1, self.document.line_count - 1))
-        # select the line with the cursor at its start, so the view does not scroll sideways
-        self.selection = Selection((row, len(self.document.get_line(row))), (row, 0))
+        old = self.selection
+        with self._repainting(lines=(*range(min(old.start[0], old.end[0]), max(old.start[0], old.end[0]) + 1), row)):
+            # select the line with the cursor at its start, so the view does not scroll sideways
+            self.selection = Selection((row, len(self.document.get_line(row))), (row, 0))
         self._center()
 
     def _center(self) -> None:

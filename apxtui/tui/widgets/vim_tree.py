@@ -3,12 +3,14 @@ so a keymap can rebind them apart) and labels whose role words take theme colour
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets._tree import TOGGLE_STYLE
 from textual.widgets.tree import TreeNode
@@ -39,6 +41,11 @@ class VimTree(Tree[T]):
     """Tree with the actions behind :func:`vim_bindings`; ``l`` on a row calls :meth:`ensure_children` first."""
 
     COMPONENT_CLASSES = Tree.COMPONENT_CLASSES | ROLE_CLASSES
+    #: Called with the cursor's row for each highlight still current when the tree handles it (highlights of
+    #: rows a held key has already left are skipped).  The screen sets it so the panes that follow the cursor
+    #: change in the tree's own turn, before the tree's repaint reaches the screen: one frame per key, not
+    #: the tree's row first and the other panes a frame later (as a handler of the bubbled message gives).
+    follow: Callable[[TreeNode[T]], None] | None = None
     # The cursor's subtree keeps the plain guide colour: Tree repaints every visible line under a row the
     # cursor enters or leaves to recolour its guides (most of the pane in a deep tree, on most keys).
     DEFAULT_CSS = """
@@ -55,6 +62,28 @@ class VimTree(Tree[T]):
         else:
             prefix = ("", base_style)
         return Text.assemble(prefix, label)
+
+    _holding = False  # a highlight is queued: the tree's repaint waits for it (see ``_on_idle``)
+
+    def post_message(self, message: Message) -> bool:
+        posted = super().post_message(message)
+        if posted and isinstance(message, Tree.NodeHighlighted) and self.follow is not None:
+            self._holding = True
+        return posted
+
+    async def _on_idle(self, event: events.Idle) -> None:
+        """Textual idles a pump when its next message has been peeked (the queue looks empty), so the tree
+        would send its repaint to the screen before it handles the highlight queued behind the key, and the
+        screen would paint the tree's row a frame before the panes that follow it.  That early idle waits;
+        the idle after the highlight sends the repaint."""
+        if self._holding and self._pending_message is not None:
+            self._holding = False
+            event.prevent_default()  # Widget's: sends the repaint
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[T]) -> None:
+        self._holding = False
+        if self.follow is not None and event.node is self.cursor_node:
+            self.follow(event.node)
 
     def ensure_children(self, node: TreeNode[T]) -> None:
         """Build ``node``'s children before it opens (lazy trees); nothing by default."""
