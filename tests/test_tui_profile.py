@@ -116,3 +116,16 @@ def test_rows_show_undecided_names_and_edits_are_pure(demo_index):
     rp2 = s.bind(p)
     assert {r.name: r for r in pr.rows(space, rp2)}["apxinf_fa2_sm80"].state == "on (--cfg)"
     assert pr.set_env(None, "A", "1").env == {"A": "1"} and pr.set_env(pr.set_env(None, "A", "1"), "A", None) is None
+    # the typed space the rows read: a build-script cfg with its condition and uses; a used-only feature cfg
+    fa2 = space.cfg_entries()["apxinf_fa2_sm80"]
+    assert (fa2.crate, fa2.declared, fa2.used) == ("apxinf-cuda", ("crates/apxinf-cuda/build.rs:28",), 3)
+    assert [[(c.at, c.text, c.negated) for c in p] for p in fa2.emitted[0].conditions] == [
+        [("crates/apxinf-cuda/build.rs:44", "arch >= 80 && arch < 90", False)]]
+    fp8 = space.cfg_entries()['feature="fp8"']
+    assert (fp8.crate, fp8.emitted, fp8.first_use) == ("", (), "crates/apxinf-cuda/src/ffi/mod.rs:30")
+    assert "apxinf_fa2_sm80" not in space.cfg_entries("define")
+    assert space.to_dict()["cfg"]["apxinf_fa2_sm80"]["emitted"][0]["conditions"][0][0]["negated"] is False
+    assert ("sm_80", "crates/apxinf-cuda/build.rs:44", "build script") in {(a.arch, a.at, a.how) for a in space.archs}
+    (arch_read,) = space.env["APXINF_CUDA_ARCH"]
+    assert (arch_read.file, arch_read.line, arch_read.caller) == (
+        "crates/apxinf-cuda/build.rs", 10, "apxinf_cuda::build::detect_arch")

@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from apxtui.errors import InputFileError
-from apxtui.facts import FileFacts
+from apxtui.facts import EnvRead, FileFacts
 from apxtui.inputs import confine, read_toml
 from apxtui.profile import cfgexpr
 from apxtui.profile.buildscript import ARCH_STR, BuildScript
@@ -34,14 +34,68 @@ class Crate:
     optional_deps: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ArchMention:
+    """A CUDA architecture named in the checkout (``sm_90``), where, and how (build script, ``#if``, string)."""
+
+    arch: str
+    file: str
+    line: int
+    how: str
+
+    @property
+    def at(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class EmitCond:
+    """One condition on the way to a build-script emission (``negated``: in the else branch)."""
+
+    at: str
+    text: str
+    negated: bool
+
+
+@dataclass(frozen=True)
+class CfgEmit:
+    """A build script's ``cargo:rustc-cfg``/``-D`` emission; ``conditions`` is OR over paths, AND within."""
+
+    at: str
+    value: str | None
+    conditions: tuple[tuple[EmitCond, ...], ...]
+
+
+@dataclass(frozen=True)
+class CfgEntry:
+    """A cfg name (or ``name="value"``, or a C/CUDA define): its crate, declarations, emissions and uses."""
+
+    name: str
+    crate: str  # "" when only used, never emitted by a build script
+    declared: tuple[str, ...]  # path:line of each ``cargo:rustc-check-cfg``
+    emitted: tuple[CfgEmit, ...]
+    used: int = 0  # #[cfg]/cfg! uses in the indexed sources
+    first_use: str = ""  # path:line of the first use
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"crate": self.crate, "declared": list(self.declared), "emitted": [
+            {"at": em.at, "value": em.value,
+             "conditions": [[{"at": c.at, "text": c.text, "negated": c.negated} for c in p] for p in em.conditions]}
+            for em in self.emitted]}
+        if self.used:
+            d["used"] = self.used
+            d["first_use"] = self.first_use
+        return d
+
+
 @dataclass
 class ConfigSpace:
     root: Path
     crates: list[Crate]
     scripts: dict[str, BuildScript]  # crate dir → build script
     cfg_uses: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # name → (file, line)
-    archs: list[tuple[str, str, int, str]] = field(default_factory=list)  # (sm_XX, file, line, how)
-    env: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    archs: list[ArchMention] = field(default_factory=list)
+    env: dict[str, list[EnvRead]] = field(default_factory=dict)  # variable → its reads, in file order
     pp_macros: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (file, why it was not read)
 
@@ -58,37 +112,44 @@ class ConfigSpace:
         key = name.replace("-", "_")
         return next((c for c in self.crates if c.name.replace("-", "_") == key), None)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"crates": [], "cfg": {}, "archs": [], "env": self.env, "defines": {}}
-        for c in self.crates:
-            out["crates"].append({"name": c.name, "dir": c.dir, "manifest": c.manifest, "default": c.default,
-                                  "features": c.features, "build": c.build})
+    def cfg_entries(self, kind: str = "cfg") -> dict[str, CfgEntry]:
+        """``kind`` ``cfg``: cfg names emitted by a build script or used in the sources; ``define``: C/CUDA
+        macros a build script passes.  In emission order (first crate wins), then first use."""
+        acc: dict[str, tuple[str, list[str], list[CfgEmit]]] = {}
         for cdir, bs in self.scripts.items():
             crate = next(c.name for c in self.crates if c.dir == cdir)
             for em in bs.emissions:
-                if em.kind == "define":
-                    key = "defines"
-                    name = em.name
-                else:
-                    key = "cfg"
-                    name = em.name if em.value is None else f'{em.name}="{em.value}"'
-                ent = out[key].setdefault(name, {"crate": crate, "declared": [], "emitted": []})
+                if (em.kind == "define") != (kind == "define"):
+                    continue
+                name = em.name if kind == "define" or em.value is None else f'{em.name}="{em.value}"'
+                _crate, declared, emitted = acc.setdefault(name, (crate, [], []))
                 if em.kind == "check_cfg":
-                    ent["declared"].append(f"{em.file}:{em.line}")
+                    declared.append(f"{em.file}:{em.line}")
                 else:
-                    ent["emitted"].append({
-                        "at": f"{em.file}:{em.line}", "value": em.value,
-                        "conditions": [[{"at": f"{c.file}:{c.line}", "text": c.text, "negated": not c.positive}
-                                        for c in p] for p in em.paths]})
+                    emitted.append(CfgEmit(f"{em.file}:{em.line}", em.value, tuple(
+                        tuple(EmitCond(f"{c.file}:{c.line}", c.text, not c.positive) for c in p) for p in em.paths)))
+        out = {name: CfgEntry(name, crate, tuple(d), tuple(e)) for name, (crate, d, e) in acc.items()}
+        if kind == "define":
+            return out
         for name, uses in self.cfg_uses.items():
-            ent = out["cfg"].setdefault(name, {"crate": "", "declared": [], "emitted": []})
-            ent["used"] = len(uses)
-            ent["first_use"] = f"{uses[0][0]}:{uses[0][1]}"
-        out["archs"] = [{"arch": a, "at": f"{f}:{ln}", "how": how} for a, f, ln, how in self.archs]
-        out["problems"] = [{"file": f, "problem": m} for f, m in self.problems]
-        out["pp_macros"] = {k: [f"{f}:{ln}" for f, ln in v[:5]] + ([f"… {len(v) - 5} more"] if len(v) > 5 else [])
-                            for k, v in self.pp_macros.items()}
+            ent = out.get(name) or CfgEntry(name, "", (), ())
+            out[name] = replace(ent, used=len(uses), first_use=f"{uses[0][0]}:{uses[0][1]}")
         return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``apxtui config --json`` (after its header)."""
+        return {
+            "crates": [{"name": c.name, "dir": c.dir, "manifest": c.manifest, "default": c.default,
+                        "features": c.features, "build": c.build} for c in self.crates],
+            "cfg": {k: e.to_dict() for k, e in self.cfg_entries("cfg").items()},
+            "archs": [{"arch": a.arch, "at": a.at, "how": a.how} for a in self.archs],
+            "env": {k: [{"at": f"{r.file}:{r.line}", "caller": r.caller, "default": r.default, "text": r.text}
+                        for r in v] for k, v in self.env.items()},
+            "defines": {k: e.to_dict() for k, e in self.cfg_entries("define").items()},
+            "problems": [{"file": f, "problem": m} for f, m in self.problems],
+            "pp_macros": {k: [f"{f}:{ln}" for f, ln in v[:5]] + ([f"… {len(v) - 5} more"] if len(v) > 5 else [])
+                          for k, v in self.pp_macros.items()},
+        }
 
 
 def find_crates(root: Path, problems: list[tuple[str, str]] | None = None) -> list[Crate]:
@@ -139,12 +200,12 @@ def discover(root: str | Path, facts: Mapping[str, FileFacts] | None = None) -> 
     space = ConfigSpace(root, crates, scripts, problems=problems)
     for bs in scripts.values():
         for f, ln, a in bs.arch_mentions:
-            space.archs.append((a, f, ln, "build script"))
+            space.archs.append(ArchMention(a, f, ln, "build script"))
     for rel, ff in sorted((facts or {}).items()):
         _from_facts(space, rel, ff)
-    first: dict[tuple[str, str, int], tuple[str, str, int, str]] = {}
+    first: dict[tuple[str, str, int], ArchMention] = {}
     for arch in space.archs:
-        first.setdefault(arch[:3], arch)
+        first.setdefault((arch.arch, arch.file, arch.line), arch)
     space.archs = list(first.values())
     return space
 
@@ -152,8 +213,7 @@ def discover(root: str | Path, facts: Mapping[str, FileFacts] | None = None) -> 
 def _from_facts(space: ConfigSpace, rel: str, ff: FileFacts) -> None:
     if is_vendored(rel):
         for e in ff.env_reads:
-            space.env.setdefault(e.name, []).append({"at": f"{e.file}:{e.line}", "caller": e.caller,
-                                                     "default": e.default, "text": e.text})
+            space.env.setdefault(e.name, []).append(e)
         return  # vendored headers' #if arch guards and macros are not this checkout's configuration
     cfg_texts: list[tuple[str, int]] = []
     pp_texts: list[tuple[str, int]] = []
@@ -175,12 +235,11 @@ def _from_facts(space: ConfigSpace, rel: str, ff: FileFacts) -> None:
     for text, ln in dict.fromkeys(pp_texts):
         for m in _CUDA_ARCH_CMP.finditer(text):
             num = int(m.group(1) or m.group(2))
-            space.archs.append((f"sm_{num // 10}", rel, ln, f"#if {text}"))
+            space.archs.append(ArchMention(f"sm_{num // 10}", rel, ln, f"#if {text}"))
         for ident in identifiers(text):
             space.pp_macros.setdefault(ident, []).append((rel, ln))
     for s in ff.strings:
         for m in ARCH_STR.finditer(str(s.get("text", ""))):
-            space.archs.append((m.group(0), rel, int(s.get("line", 0)), "string"))
+            space.archs.append(ArchMention(m.group(0), rel, int(s.get("line", 0)), "string"))
     for e in ff.env_reads:
-        space.env.setdefault(e.name, []).append({"at": f"{e.file}:{e.line}", "caller": e.caller,
-                                                 "default": e.default, "text": e.text})
+        space.env.setdefault(e.name, []).append(e)

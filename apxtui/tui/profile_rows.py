@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
 
 from apxtui.profile.model import Profile, Resolved
-from apxtui.profile.space import ConfigSpace
+from apxtui.profile.space import ConfigSpace, EmitCond
 
 NO_PROFILE_STATE = "all configurations"
 UNDECIDED_WHY = ("undecided under this profile: its #[cfg] alternatives stay dispatch points until --cfg/--cfg-off "
@@ -36,10 +35,10 @@ def _where(locs: list[str]) -> str:
     return locs[0] + (f" (+{len(locs) - 1})" if len(locs) > 1 else "")
 
 
-def _conds(paths: list[list[dict[str, Any]]]) -> str:
+def _conds(paths: tuple[tuple[EmitCond, ...], ...]) -> str:
     if not paths or not any(paths):
         return "unconditionally"
-    alts = [" && ".join(("!" if c["negated"] else "") + f"`{c['text']}` ({c['at']})" for c in p) for p in paths]
+    alts = [" && ".join(("!" if c.negated else "") + f"`{c.text}` ({c.at})" for c in p) for p in paths]
     return "when " + " || ".join(alts)
 
 
@@ -78,12 +77,11 @@ def cfg_state(rp: Resolved | None, name: str, crate: str, file: str, space: Conf
 
 def rows(space: ConfigSpace, rp: Resolved | None) -> list[Row]:
     """Every settable thing of the checkout, with its state under ``rp`` (None: no profile)."""
-    doc = space.to_dict()
     out: list[Row] = []
     target = rp.p.arch if rp is not None else None
     by_arch: dict[str, list[str]] = {}
-    for a in doc["archs"]:
-        by_arch.setdefault(a["arch"], []).append(f"{a['at']} ({a['how'][:60]})")
+    for a in space.archs:
+        by_arch.setdefault(a.arch, []).append(f"{a.at} ({a.how[:60]})")
     for arch, locs in sorted(by_arch.items(), key=lambda kv: (len(kv[0]), kv[0])):
         state = NO_PROFILE_STATE if rp is None else ("target" if arch == target else "—")
         out.append(
@@ -92,17 +90,17 @@ def rows(space: ConfigSpace, rp: Resolved | None) -> list[Row]:
     if target and target not in by_arch:
         out.insert(0, Row("arch", target, "target", "", ["given by the profile; not mentioned in the checkout"]))
     declared_features = {f for c in space.crates for f in c.features}
-    for name, e in sorted(doc["cfg"].items()):
+    for name, e in sorted(space.cfg_entries().items()):
         if name.startswith("feature=") and name.partition("=")[2].strip('"') in declared_features:
             continue  # a Cargo feature: listed below, per crate
-        detail = [f"declared at {x}" for x in e["declared"]]
-        detail += [f"emitted at {em['at']} {_conds(em['conditions'])}" for em in e["emitted"]]
-        if e.get("used"):
-            detail.append(f"used {e['used']}× (first {e['first_use']})")
-        file = (e.get("first_use") or (e["emitted"][0]["at"] if e["emitted"] else "")).rpartition(":")[0]
-        state, steps, und = cfg_state(rp, name, e.get("crate", ""), file, space)
+        detail = [f"declared at {x}" for x in e.declared]
+        detail += [f"emitted at {em.at} {_conds(em.conditions)}" for em in e.emitted]
+        if e.used:
+            detail.append(f"used {e.used}× (first {e.first_use})")
+        file = (e.first_use or (e.emitted[0].at if e.emitted else "")).rpartition(":")[0]
+        state, steps, und = cfg_state(rp, name, e.crate, file, space)
         detail = [*steps, *detail]
-        where = e["emitted"][0]["at"] if e["emitted"] else (e.get("first_use") or _where(e["declared"]))
+        where = e.emitted[0].at if e.emitted else (e.first_use or _where(list(e.declared)))
         out.append(Row("cfg", name, state, where, detail, und))
     for c in space.crates:
         on = rp.features.get(c.dir, set()) if rp is not None else set()
@@ -117,17 +115,17 @@ def rows(space: ConfigSpace, rp: Resolved | None) -> list[Row]:
             detail = [f"declared in {c.manifest}"] + ([f"implies {', '.join(implies)}"] if implies else [])
             detail += ["on by default"] if dflt else []
             out.append(Row("feature", f"{c.name}/{feat}", state, c.manifest, detail))
-    for name, reads in sorted(doc["env"].items()):
-        defaults = sorted({r["default"] for r in reads if r["default"]})
+    for name, reads in sorted(space.env.items()):
+        defaults = sorted({r.default for r in reads if r.default})
         if rp is None:
             state = NO_PROFILE_STATE
         elif name in rp.p.env:
             state = f"= {rp.p.env[name]!r}"
         else:
             state = "unset" + (" (code default)" if defaults else "")
-        detail = [f"read at {r['at']}" + (f" in {r['caller']}" if r.get("caller") else "") for r in reads[:12]]
+        detail = [f"read at {r.file}:{r.line}" + (f" in {r.caller}" if r.caller else "") for r in reads[:12]]
         detail += [f"default/use: {d}" for d in defaults]
-        out.append(Row("env", name, state, _where([r["at"] for r in reads]), detail))
+        out.append(Row("env", name, state, _where([f"{r.file}:{r.line}" for r in reads]), detail))
     return out
 
 
