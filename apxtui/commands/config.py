@@ -12,7 +12,7 @@ from apxtui.commands.common import Subparsers, add_checkout, load_index, write_o
 from apxtui.commands.profile_flags import add_profile_args, profile_from_args
 from apxtui.errors import ProfileError, UserError
 from apxtui.profile.bind import resolve
-from apxtui.profile.space import discover
+from apxtui.profile.space import ConfigSpace, discover
 from apxtui.report.header import header
 from apxtui.textsafe import join_lines
 
@@ -35,59 +35,54 @@ def run(args: argparse.Namespace) -> int:
     except ProfileError as e:
         raise UserError(str(e)) from e
     rp = resolve(prof, idx)
-    doc = {**header(idx, rp), **space.to_dict()}
+    head = header(idx, rp)
     if args.json:
-        write_output(json.dumps(doc, indent=2, default=str), None)
+        write_output(json.dumps({**head, **space.to_dict()}, indent=2, default=str), None)
         return 0
-    write_output(join_lines(render(doc)), None)
+    write_output(join_lines(render(space, head)), None)
     return 0
 
 
-def _conds(paths: list[list[dict[str, Any]]]) -> str:
-    if not paths or not any(paths):
-        return "unconditionally"
-    alts = [" && ".join(("!" if c["negated"] else "") + f"`{c['text']}` ({c['at']})" for c in p) for p in paths]
-    return "when " + " || ".join(alts)
-
-
-def render(doc: dict[str, Any]) -> list[str]:
-    out = [f"checkout  {doc['checkout']}", f"profile   {doc['profile']}", "", "crates"]
-    for c in doc["crates"]:
-        feats = ", ".join(f"{k}{' → ' + ','.join(v) if v else ''}" for k, v in sorted(c["features"].items()))
-        out.append(f"  {c['name']} ({c['dir'] or '.'})  features: {feats or '(none)'}  "
-                   f"default: {','.join(c['default']) or '(none)'}" + (f"  build: {c['build']}" if c["build"] else ""))
+def render(space: ConfigSpace, head: dict[str, Any]) -> list[str]:
+    """The text form: ``space`` under the report header ``head`` (checkout, profile, profile_detail)."""
+    out = [f"checkout  {head['checkout']}", f"profile   {head['profile']}", "", "crates"]
+    for c in space.crates:
+        feats = ", ".join(f"{k}{' → ' + ','.join(v) if v else ''}" for k, v in sorted(c.features.items()))
+        out.append(f"  {c.name} ({c.dir or '.'})  features: {feats or '(none)'}  "
+                   f"default: {','.join(c.default) or '(none)'}" + (f"  build: {c.build}" if c.build else ""))
     out += ["", "cfg names (build scripts and uses)"]
-    for name, e in sorted(doc["cfg"].items()):
+    for name, e in sorted(space.cfg_entries().items()):
         line = f"  {name}"
-        if e.get("crate"):
-            line += f"  [{e['crate']}]"
-        if e["declared"]:
-            line += f"  declared {', '.join(e['declared'])}"
-        if e.get("used"):
-            line += f"  used {e['used']}× (first {e['first_use']})"
+        if e.crate:
+            line += f"  [{e.crate}]"
+        if e.declared:
+            line += f"  declared {', '.join(e.declared)}"
+        if e.used:
+            line += f"  used {e.used}× (first {e.first_use})"
         out.append(line)
-        for em in e["emitted"]:
-            out.append(f"      emitted {em['at']} {_conds(em['conditions'])}")
-    if doc["defines"]:
+        for em in e.emitted:
+            out.append(f"      emitted {em.at} {em.when()}")
+    defines = space.cfg_entries("define")
+    if defines:
         out += ["", "C/CUDA macros defined by build scripts"]
-        for name, e in sorted(doc["defines"].items()):
-            for em in e["emitted"]:
-                val = f"={em['value']}" if em["value"] is not None else ""
-                out.append(f"  {name}{val}  [{e['crate']}] {em['at']} {_conds(em['conditions'])}")
+        for name, e in sorted(defines.items()):
+            for em in e.emitted:
+                val = f"={em.value}" if em.value is not None else ""
+                out.append(f"  {name}{val}  [{e.crate}] {em.at} {em.when()}")
     out += ["", "CUDA architectures mentioned"]
     by_arch: dict[str, list[str]] = {}
-    for a in doc["archs"]:
-        by_arch.setdefault(a["arch"], []).append(f"{a['at']} ({a['how'][:60]})")
+    for a in space.archs:
+        by_arch.setdefault(a.arch, []).append(f"{a.at} ({a.how[:60]})")
     for arch, where in sorted(by_arch.items(), key=lambda kv: (len(kv[0]), kv[0])):
         out.append(f"  {arch}  " + "; ".join(where[:3]) + (f"; … {len(where) - 3} more" if len(where) > 3 else ""))
     out += ["", "environment variables read"]
-    for name, reads in sorted(doc["env"].items()):
-        dflt = sorted({r["default"] for r in reads if r["default"]})
-        out.append(f"  {name}  " + ", ".join(r["at"] for r in reads[:4]) + (" …" if len(reads) > 4 else "")
+    for name, reads in sorted(space.env.items()):
+        dflt = sorted({r.default for r in reads if r.default})
+        out.append(f"  {name}  " + ", ".join(f"{r.file}:{r.line}" for r in reads[:4]) + (" …" if len(reads) > 4 else "")
                    + (f"  default/use: {'; '.join(dflt)[:100]}" if dflt else ""))
-    if doc.get("problems"):
-        out += ["", "files not read"] + [f"  {p['file']}: {p['problem']}" for p in doc["problems"]]
-    det = doc.get("profile_detail")
+    if space.problems:
+        out += ["", "files not read"] + [f"  {f}: {m}" for f, m in space.problems]
+    det = head.get("profile_detail")
     if det:
         out += ["", f"under {det['text']}"]
         out.append("  features on: " + "; ".join(f"{k}: {','.join(v) or '-'}" for k, v in det["features"].items()))

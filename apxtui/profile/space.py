@@ -65,6 +65,13 @@ class CfgEmit:
     value: str | None
     conditions: tuple[tuple[EmitCond, ...], ...]
 
+    def when(self) -> str:
+        """``unconditionally`` or ``when `cond` (path:line) && … || …``."""
+        if not any(self.conditions):
+            return "unconditionally"
+        alts = [" && ".join(("!" if c.negated else "") + f"`{c.text}` ({c.at})" for c in p) for p in self.conditions]
+        return "when " + " || ".join(alts)
+
 
 @dataclass(frozen=True)
 class CfgEntry:

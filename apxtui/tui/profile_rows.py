@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass, field
 
 from apxtui.profile.model import Profile, Resolved
-from apxtui.profile.space import ConfigSpace, EmitCond
+from apxtui.profile.space import ConfigSpace
 
 NO_PROFILE_STATE = "all configurations"
 UNDECIDED_WHY = ("undecided under this profile: its #[cfg] alternatives stay dispatch points until --cfg/--cfg-off "
@@ -33,13 +33,6 @@ def _where(locs: list[str]) -> str:
     if not locs:
         return ""
     return locs[0] + (f" (+{len(locs) - 1})" if len(locs) > 1 else "")
-
-
-def _conds(paths: tuple[tuple[EmitCond, ...], ...]) -> str:
-    if not paths or not any(paths):
-        return "unconditionally"
-    alts = [" && ".join(("!" if c.negated else "") + f"`{c.text}` ({c.at})" for c in p) for p in paths]
-    return "when " + " || ".join(alts)
 
 
 def _crate_dir(space: ConfigSpace, crate_name: str) -> str | None:
@@ -94,7 +87,7 @@ def rows(space: ConfigSpace, rp: Resolved | None) -> list[Row]:
         if name.startswith("feature=") and name.partition("=")[2].strip('"') in declared_features:
             continue  # a Cargo feature: listed below, per crate
         detail = [f"declared at {x}" for x in e.declared]
-        detail += [f"emitted at {em.at} {_conds(em.conditions)}" for em in e.emitted]
+        detail += [f"emitted at {em.at} {em.when()}" for em in e.emitted]
         if e.used:
             detail.append(f"used {e.used}× (first {e.first_use})")
         file = (e.first_use or (e.emitted[0].at if e.emitted else "")).rpartition(":")[0]
