@@ -10,6 +10,14 @@ from apxtui.parse import extract_file
 from apxtui.scan import EXTENSIONS
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """``files`` (relative path → text) written under ``root``; returns ``root``."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
 def graph_of(files: dict[str, tuple[str, str]], manifests: dict[str, str] | None = None):
     """``{rel: (module, source)}`` → (graph, linker).  Language from the extension; ``manifests``
     (``{"nn/Cargo.toml": "..."}``) give the package boundaries."""

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import write_tree
 
 from apxtui.demo import DEMO_CHECKOUT
 from apxtui.index.build import build_index
@@ -205,10 +206,7 @@ PICKER_CRATE = {  # a picker (its returned function values read by lib.rs) and a
 def test_only_a_pickers_returned_function_values_reach_other_files(tmp_path, monkeypatch, edit, dependants):
     import apxtui.index.incremental as inc_mod
 
-    root = tmp_path / "fp"
-    for rel, text in PICKER_CRATE.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    root = write_tree(tmp_path / "fp", PICKER_CRATE)
     first = build_index(root, workers=1)
     assert "returned by pa::pick::plain_launcher" in str(list(first.graph.edges(data=True)))
     p = root / "pa/src/pick.rs"
@@ -230,10 +228,7 @@ RELATIVE_USE = {  # `use ops::norm` inside crate k: a 2018-edition relative path
 
 
 def _relative_use_checkout(tmp_path):
-    root = tmp_path / "rel"
-    for rel, text in RELATIVE_USE.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    root = write_tree(tmp_path / "rel", RELATIVE_USE)
     return root
 
 
@@ -503,10 +498,7 @@ OPERATOR_CRATE = {  # user.rs's edge cites the line of ops.rs's `fn add` in its 
 
 
 def test_a_moved_operator_impl_relinks_the_files_citing_its_line(tmp_path):
-    root = tmp_path / "op"
-    for rel, text in OPERATOR_CRATE.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    root = write_tree(tmp_path / "op", OPERATOR_CRATE)
     first = build_index(root, workers=1)
     assert "Output of Add for Foo (ops.rs:7)" in str([d.get("how") for _, _, d in first.graph.edges(data=True)])
     p = root / "k/src/ops.rs"
