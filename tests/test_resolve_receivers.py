@@ -209,3 +209,33 @@ pub fn go(n: u32) {
 def test_a_written_let_type_wins_and_a_block_value_is_typed_by_its_tail():
     got = [(ln, q, r) for ln, q, r, _ in calls(WRITTEN, "m::go", "dims")]
     assert got == [(9, "m::T::dims", "exact"), (14, "m::U::dims", "exact"), (15, "m::T::dims", "exact")]
+
+
+OPTION_OF_VEC = """
+pub struct T;
+impl T { pub fn len(&self) -> usize { 0 } pub fn dims(&self) {} }
+pub struct W;
+impl W { pub fn len(&self) -> usize { 0 } }
+pub fn many() -> Option<Vec<T>> { None }
+pub fn go(xs: Vec<T>, o: Option<Vec<T>>, p: Option<T>) {
+    many().map(|v| v.len());
+    o.map_or(0, |v| v.len());
+    o.filter(|v| v.len() > 0);
+    o.inspect(|v| { v.len(); });
+    o.is_some_and(|v| v.len() > 0);
+    xs.iter().map(|x| x.dims());
+    xs.iter().filter(|x| x.len() > 0);
+    p.map(|t| t.dims());
+}
+"""
+
+
+def test_option_combinators_pass_the_payload_and_iterator_adaptors_the_item():
+    got = calls(OPTION_OF_VEC, "m::go")
+    # an `Option<Vec<T>>`'s `map` / `map_or` / `filter` / `inspect` / `is_some_and` closure receives the Vec:
+    # its `v.len()` is never `T::len` (was: the Option peeled, then its element taken)
+    assert not [(ln, q) for ln, q, r, _ in got if ln in range(8, 13) and q == "m::T::len" and r == "exact"]
+    # an iterator's adaptor receives the item
+    assert (13, "m::T::dims", "exact") in [(ln, q, r) for ln, q, r, _ in got]
+    assert (14, "m::T::len", "exact") in [(ln, q, r) for ln, q, r, _ in got]
+    assert (15, "m::T::dims", "exact") in [(ln, q, r) for ln, q, r, _ in got]  # an `Option<T>`'s map: the T

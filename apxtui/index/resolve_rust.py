@@ -127,7 +127,18 @@ _ELEMENTWISE = {"map", "filter", "for_each", "any", "all", "find", "position", "
                 "inspect", "max_by_key", "min_by_key", "sort_by_key", "retain", "try_for_each"}
 #: Of those, the methods only `Option`/`Result` (and futures) have: the closure receives their content,
 #: the receiver's (peeled) type itself, never an element of it (`Option<Vec<T>>::and_then(|v| ..)`: `v` is the Vec).
-_CONTENT_CLOSURE = {"and_then", "is_some_and", "is_ok_and", "is_none_or"}
+_CONTENT_CLOSURE = {"and_then", "is_some_and", "is_ok_and", "is_none_or", "map_or", "map_or_else"}
+#: … and those both `Option`/`Result` and iterators have: the receiver's syntax must tell which
+#: (`o.map(|v| ..)` on an `Option<Vec<T>>`: the Vec; `xs.iter().map(|x| ..)`: an element).
+_CONTENT_OR_ITEM = {"map", "filter", "inspect"}
+#: `Vec`'s own element-wise methods (no iterator or `Option` has them).
+_SEQ_OWN = {"retain", "sort_by_key"}
+#: Calls that hand out an iterator whatever their receiver (`Option` has none of them) …
+_ITER_MAKERS = {"iter", "iter_mut", "into_iter", "values", "values_mut", "into_values", "keys", "drain", "chunks",
+                "windows", "chunks_exact", "rev", "skip", "step_by", "enumerate", "flat_map", "filter_map", "chain",
+                "take_while", "skip_while", "peekable", "lines", "chars", "bytes", "split_whitespace", "cycle"}
+#: … and those that do when their receiver is one (`Option` has them too).
+_ITER_KEEPERS = {"map", "filter", "inspect", "copied", "cloned", "take", "flatten", "zip", "by_ref"}
 _CLOSURE_PARAMS_RE = re.compile(r"^(?:move\s+)?\|([^|]*)\|")
 #: Methods handing back their receiver's elements (an iterator over the same element).
 _SAME_ELEMS = {"iter", "iter_mut", "into_iter", "values", "values_mut", "into_values", "drain", "rev", "skip",
@@ -161,6 +172,21 @@ def _strip_index(part: str) -> tuple[str, bool]:
     if part.endswith("]") and "[" in part:
         return part[: part.index("[")], True
     return part, False
+
+
+def _is_iterator(expr: str) -> bool:
+    """Is ``expr`` an iterator by its syntax alone (``xs.iter()``, ``xs.iter().map(f)``; not ``opt.map(f)``)?"""
+    e = expr.strip()
+    for _ in range(16):
+        head = _call_head(e) if e.endswith(")") else None
+        if head is None or head[0] is None:
+            return False
+        if head[1] in _ITER_MAKERS:
+            return True
+        if head[1] not in _ITER_KEEPERS:
+            return False
+        e = head[0].strip()
+    return False
 
 
 def _call_head(expr: str) -> tuple[str | None, str, str] | None:
@@ -1625,7 +1651,8 @@ class RustResolver:
                                                    and any(a.strip().startswith(head) for a in c.args)), None)
         if owner is not None and (owner.kind != "method" or owner.callee not in _ELEMENTWISE):
             return "" if path else self._fn_bound_param(owner, head, slot, caller, ctx, depth)
-        if owner is not None and path and not slot and owner.callee not in _CONTENT_CLOSURE and depth < 4:
+        if owner is not None and path and not slot and owner.callee not in _CONTENT_CLOSURE and depth < 4 and (
+                owner.callee not in _CONTENT_OR_ITEM or _is_iterator(owner.receiver)):
             item = self._iter_item(owner.receiver, caller, owner, depth + 1)  # `.map(|(i, (a, b))| ..)`
             for k in path:
                 item = item[k] if isinstance(item, tuple) and k < len(item) else ""
@@ -1641,6 +1668,13 @@ class RustResolver:
                     f"({call.file.rsplit('/', 1)[-1]}:{ctx.line})"
         if owner.callee in _CONTENT_CLOSURE:  # `Option`/`Result` only (no iterator has them): the content
             return ty if r.startswith(("T:", "D:", "U:", "X:")) else ""
+        if owner.callee in _CONTENT_OR_ITEM and not _is_iterator(owner.receiver):
+            # an `Option<P>` (typed as its P) or an iterator held in a variable: the payload only when the
+            # type can be no iterator and no container (those are iterators' items or an `Option<Vec<T>>`'s Vec)
+            if r.startswith("X:"):
+                return "" if "<" in r else self._element(r)
+            return ty if r.startswith(("T:", "D:", "U:")) and not any(
+                self.methods_of(m, "next") for m in members(r)) else ""
         if not r and depth < 4 and _ITER_HEAD_RE.search(owner.receiver):  # `[q, k, v].into_iter().all(|x| ..)`
             note = self._why
             item = self._iter_item(owner.receiver, caller, owner, depth + 1)
@@ -1648,7 +1682,7 @@ class RustResolver:
             return item if isinstance(item, str) else ""
         if r.startswith("X:"):
             return self._element(r)
-        return ty if r.startswith(("T:", "D:", "U:")) else ""  # an `Option<T>` receiver is typed as its T
+        return ""  # an iterator (or a `Vec`) typed as a checkout type: its item is not the type itself
 
     def _fn_bound_param(self, owner: CallSite, head: str, slot: int, caller: Definition, ctx: Context,
                         depth: int) -> str:
