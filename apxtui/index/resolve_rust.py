@@ -131,8 +131,6 @@ _CONTENT_CLOSURE = {"and_then", "is_some_and", "is_ok_and", "is_none_or", "map_o
 #: … and those both `Option`/`Result` and iterators have: the receiver's syntax must tell which
 #: (`o.map(|v| ..)` on an `Option<Vec<T>>`: the Vec; `xs.iter().map(|x| ..)`: an element).
 _CONTENT_OR_ITEM = {"map", "filter", "inspect"}
-#: `Vec`'s own element-wise methods (no iterator or `Option` has them).
-_SEQ_OWN = {"retain", "sort_by_key"}
 #: Calls that hand out an iterator whatever their receiver (`Option` has none of them) …
 _ITER_MAKERS = {"iter", "iter_mut", "into_iter", "values", "values_mut", "into_values", "keys", "drain", "chunks",
                 "windows", "chunks_exact", "rev", "skip", "step_by", "enumerate", "flat_map", "filter_map", "chain",
@@ -1632,9 +1630,10 @@ class RustResolver:
 
     def _closure_param(self, ctx: Context, slot: int, caller: Definition, call: CallSite, depth: int,
                        path: list[int] | None = None) -> str:
-        """Parameter ``slot`` of a closure passed to an element-wise method (``opt.is_some_and(|x| ..)``,
-        ``xs.iter().map(|x| ..)``): the element of the method's receiver; passed to a function or method that
-        resolves exactly: the argument type its ``Fn(..)`` parameter declares (``func(|xs| ..)``)."""
+        """Parameter ``slot`` of a closure passed to an element-wise method: an ``Option``/``Result``'s content
+        (``opt.is_some_and(|x| ..)``, ``opt.map(|v| ..)`` on an ``Option<Vec<T>>``: the Vec), an iterator's item
+        (``xs.iter().map(|x| ..)``), unknown when the receiver's syntax does not tell which; passed to a function
+        or method that resolves exactly: the argument type its ``Fn(..)`` parameter declares (``func(|xs| ..)``)."""
         key = (caller.file, caller.qualname)
         calls = self._calls_by_caller.get(key)
         if calls is None:
