@@ -13,7 +13,7 @@ and the body fields of a region come in two orders, one for the trace document a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 #: What ``apxtui capture`` and ``apxtui kernels`` say first.
@@ -22,6 +22,18 @@ STATIC_NOTE = "static analysis of the source: not runtime validation"
 if TYPE_CHECKING:
     from apxtui.analysis.hazards import ArmRef
     from apxtui.trace import Stage
+
+
+def fields_dict(record: Any) -> dict[str, Any]:
+    """A record's JSON form when it is its fields in order: tuples as lists, nested records by their own
+    ``to_dict()`` (the records whose JSON keeps another order write their own)."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, tuple):
+            return [plain(x) for x in v]
+        return v.to_dict() if hasattr(v, "to_dict") else v
+
+    return {f.name: plain(getattr(record, f.name)) for f in fields(record)}
 
 
 @dataclass(frozen=True)
@@ -35,7 +47,7 @@ class PrimitiveSite:
     through: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"call": self.call, "at": self.at, "function": self.function, "through": list(self.through)}
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -97,9 +109,7 @@ class GraphKeyUse:
     status: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "key_type": self.key_type, "field": self.field, "cache_at": self.cache_at,
-                "function": self.function, "chain": list(self.chain), "unkeyed_paths": self.unkeyed_paths,
-                "status": self.status}
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -251,8 +261,7 @@ class LibraryCall:
     paths: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"api": self.api, "library": self.library, "at": self.at, "arms": list(self.arms),
-                "paths": self.paths}
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -419,8 +428,7 @@ class BufferWrite:
     direction: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"call": self.call, "receiver": self.receiver, "args": list(self.args), "at": self.at,
-                "direction": self.direction}
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -439,10 +447,7 @@ class ReplaySite:
     stable_buffer_writes_before: tuple[BufferWrite, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"function": self.function, "call": self.call, "receiver": self.receiver, "at": self.at,
-                "targets": list(self.targets), "graph_launches": [p.to_dict() for p in self.graph_launches],
-                "conditions": list(self.conditions), "loops": list(self.loops),
-                "stable_buffer_writes_before": [w.to_dict() for w in self.stable_buffer_writes_before]}
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -453,7 +458,7 @@ class RegionError:
     error: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"function": self.function, "error": self.error}
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
