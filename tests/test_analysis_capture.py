@@ -160,3 +160,18 @@ def test_trace_json_and_md_carry_the_fields(demo_index, capsys):
                  "--detail", "full"]) == 0
     md = capsys.readouterr().out
     assert "| dtypes | launches | frequency | capture role | source |" in md and "## Launch totals (static)" in md
+
+
+def test_a_region_reached_on_two_paths_is_listed_once_with_its_least_cut_body():
+    from dataclasses import replace
+
+    from apxtui.analysis.annotate import _distinct
+    from apxtui.analysis.capturefacts import CaptureBody, CaptureRegion
+
+    def region(rid: str, cut: tuple[str, ...]) -> CaptureRegion:
+        body = CaptureBody((), (), (), False, not cut, cut)
+        return CaptureRegion(rid, "f", "n", "a.rs", None, None, (), (), (), (), (), (), "exact", body=body)
+
+    a_cut, a_full, b = region("f@a.rs:3", ("g (budget)", "h (budget)")), region("f@a.rs:3", ("h (budget)",)), \
+        region("f@a.rs:9", ())
+    assert _distinct([a_cut, b, a_full, replace(b)]) == (a_full, b)  # one per region, first-seen order

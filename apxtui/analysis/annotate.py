@@ -11,7 +11,7 @@ tens of thousands of stages).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,7 +220,7 @@ class _Annotator:
                 {ph: c.kinds() for ph, c in root_counts.items()}, tuple(counter.alternatives)),
             dtype_boundaries=self.boundaries(),
             host_transfers=self.transfers(),
-            capture_regions=tuple(r.public() for r in self.regions),
+            capture_regions=_distinct(r.public() for r in self.regions),
         )
         return ann
 
@@ -341,3 +341,19 @@ def annotate(index: Any, root: Stage) -> Annotations:
 
 
 __all__ = ["annotate", "Annotations", "Count"]
+
+
+def _distinct(regions: Iterable[CaptureRegion]) -> tuple[CaptureRegion, ...]:
+    """Each region once, in first-seen order. A function reached on two paths of the tree holds one
+    static region, analysed once per occurrence (for that occurrence's body stages); the call tree's
+    budget may cut the occurrences differently, so the one whose body was cut least is kept."""
+    best: dict[str, CaptureRegion] = {}
+    for r in regions:
+        kept = best.get(r.id)
+        if kept is None or _cuts(r) < _cuts(kept):
+            best[r.id] = r
+    return tuple(best.values())
+
+
+def _cuts(r: CaptureRegion) -> int:
+    return len(r.body.cut) if r.body is not None else 10**9
