@@ -480,3 +480,15 @@ def test_a_choice_changed_on_a_kept_builder_maps_as_a_fresh_build(demo_index, mi
             assert got == want
             steps += 1
     assert steps >= 2
+
+
+def test_operator_layer_of_the_stored_graph_equals_the_in_memory_graphs(demo_index):
+    """The stored graph's discovery (function rows only, attributes on a hit) finds the same packages,
+    counts and order as the scan of every edge of the whole graph in memory."""
+    from apxtui.index.store import StoredGraph
+    from apxtui.map.operators import _discover
+
+    assert isinstance(demo_index.graph, StoredGraph)
+    stored, full = _discover(demo_index.graph), _discover(demo_index.full_graph())
+    assert stored.packages and "(" in stored.rule
+    assert (stored.packages, stored.rule) == (full.packages, full.rule)

@@ -90,11 +90,12 @@ def _map_text(args: argparse.Namespace, idx: Index, entry: str, profile: Resolve
               bind: dict[str, int]) -> str:
     """The execution map as JSON (with the full trace document), Markdown or text."""
     from apxtui.analysis.calls import CallsFileError  # lazy: start-up
-    from apxtui.checkpoint.ontrace import loop_binder  # lazy: start-up
     from apxtui.map.operators import OperatorConfigError  # lazy: start-up
     from apxtui.report.model import map_report  # lazy: start-up
 
     full = args.format == "json" or args.detail == "full" or ckpt is not None
+    if ckpt or bind:
+        from apxtui.checkpoint.ontrace import loop_binder  # lazy: only with --checkpoint / --bind
     try:
         rep = map_report(idx, entry, select=args.select, profile=profile, detail=full, depth=args.depth,
                          budget=args.budget, loop_bind=loop_binder(ckpt, bind) if (ckpt or bind) else None,

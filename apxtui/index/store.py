@@ -273,6 +273,24 @@ class StoredGraph:
 
     edges = out_edges
 
+    def out_edges_of_kinds(self, kinds: Iterable[str]) -> Iterator[tuple[str, list[EdgeRow]]]:
+        """``(node, out-edges)`` of the nodes whose kind is one of ``kinds``, in graph order: one query,
+        only those rows' edges read (a whole-graph question about a few kinds of node)."""
+        ks = sorted(kinds)
+        with self._lock:
+            rows = self._db.conn.execute(f"SELECT id, out FROM nodes WHERE kind IN ({','.join('?' * len(ks))}) "
+                                         "ORDER BY seq", ks).fetchall()
+        for n, blob in rows:
+            out = self._out.get(n)
+            if out is None:
+                out = self._out[n] = [(v, k, e) for v, k, e in unpack(blob)]
+            yield n, out
+
+    def ids_of_kind(self, kind: str) -> set[str]:
+        """Every node of ``kind`` (an index look-up; attributes not read)."""
+        with self._lock:
+            return {n for (n,) in self._db.conn.execute("SELECT id FROM nodes WHERE kind=?", (kind,))}
+
     def in_edges(self, nbunch: str | Iterable[str], data: bool | str = False, keys: bool = False,
                  default: Any = None) -> list[tuple[Any, ...]]:
         nodes = [nbunch] if isinstance(nbunch, str) else list(nbunch)
