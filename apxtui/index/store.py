@@ -18,7 +18,7 @@ import pickle
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from apxtui.index.db import Database
@@ -285,6 +285,20 @@ class StoredGraph:
             if out is None:
                 out = self._out[n] = [(v, k, e) for v, k, e in unpack(blob)]
             yield n, out
+
+    def derived(self, name: str, make: Callable[[], Any]) -> Any:
+        """A value derived from this generation alone: read from beside it when stored for this very
+        generation (its ``state`` and ``gen``) under ``name``, else ``make()`` and stored.  ``name`` must
+        change with the code that derives the value (the index's own code stamp does not cover it)."""
+        with self._lock:
+            stamp = f"{self._db.meta('state')}/{self._db.meta('gen')}"
+            key = f"derived:{name}:{stamp}"
+            row = self._db.conn.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
+        if row is not None:
+            return unpack(row[0])
+        value = make()
+        self._db.store_beside(key, pack(value), f"derived:{name}:")
+        return value
 
     def ids_of_kind(self, kind: str) -> set[str]:
         """Every node of ``kind`` (an index look-up; attributes not read)."""
