@@ -160,3 +160,25 @@ def test_trace_json_and_md_carry_the_fields(demo_index, capsys):
                  "--detail", "full"]) == 0
     md = capsys.readouterr().out
     assert "| dtypes | launches | frequency | capture role | source |" in md and "## Launch totals (static)" in md
+
+
+def test_layers_stored_beside_the_generation_answer_as_the_graph_does(demo_index):
+    """Lifecycle roles and reach (every node), the capturing functions, methods by container and a function's own
+    graph caches, read from what is stored beside the generation, equal what the in-memory graph gives."""
+    from apxtui.analysis.graphkeys import GraphKeys
+    from apxtui.analysis.hostops import Roles
+    from apxtui.analysis.lifecycle import _methods_by_container, methods_by_container
+    from apxtui.index.store import StoredGraph
+
+    g, full = demo_index.graph, demo_index.full_graph()
+    assert isinstance(g, StoredGraph)
+    stored, mem = Roles(g), Roles(full)
+    got = [(n, stored.role(n), stored.reach(n)) for n in full.nodes]
+    assert got == [(n, mem.role(n), mem.reach(n)) for n in full.nodes]
+    assert stored._table is not None and {"begin", "end", "replay"} <= {r for _, r, _ in got}
+    assert methods_by_container(g) == _methods_by_container(full) and methods_by_container(g)
+    gk = GraphKeys(demo_index, stored)
+    assert gk.capturing == GraphKeys(demo_index, mem)._capturing() and gk.capturing
+    own = {fn: gk.keyed_on(fn) for fn in gk.capturing}  # before caches(): only the function's own edges asked
+    assert gk._caches is None and any(own.values())
+    assert own == {fn: [c for c in GraphKeys(demo_index, mem).caches() if c.function_node == fn] for fn in own}

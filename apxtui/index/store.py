@@ -13,12 +13,15 @@ the index was opened in; :meth:`StoredGraph.to_networkx` loads the whole graph (
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import pickle
 import re
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from apxtui.index.db import Database
@@ -54,6 +57,17 @@ def unpack(blob: bytes) -> Any:
     if tag == b"Z":
         return marshal.loads(zlib.decompress(body))
     return pickle.loads(body)
+
+
+@cache
+def code_stamp(*files: str | Path) -> str:
+    """A short hash of these files' bytes: the code (and rules file) a derived value is made by, part of the
+    name it is stored under (:meth:`StoredGraph.derived`), so a change to any of them makes it again."""
+    h = hashlib.blake2b(digest_size=8)
+    for f in files:
+        h.update(Path(f).read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
 
 
 def candidates_key(file: str) -> str:

@@ -16,7 +16,6 @@ override, exactly the functions matching a prefix are the operator layer.
 
 from __future__ import annotations
 
-import hashlib
 import tomllib
 import weakref
 from dataclasses import dataclass, field
@@ -85,8 +84,9 @@ def discover(g: Any) -> OperatorLayer:
 def _discover(g: Any) -> OperatorLayer:
     pkgs: dict[str, int] = {}
     if hasattr(g, "derived"):  # a stored graph: the counts stored beside its generation (made once)
-        code = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=8).hexdigest()
-        pkgs = dict(g.derived(f"operator-layer-{code}", lambda: list(_stored_counts(g).items())))
+        from apxtui.index.store import code_stamp  # lazy: only for a stored graph
+
+        pkgs = dict(g.derived(f"operator-layer-{code_stamp(__file__)}", lambda: list(_stored_counts(g).items())))
     else:
         for u, v, k in g.edges(data="kind"):
             du = g.nodes[u]
