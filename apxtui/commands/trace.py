@@ -11,7 +11,6 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from apxtui.checkpoint import CheckpointError, read_checkpoint
 from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.commands.profile_flags import add_profile_args, resolve_from_args
 from apxtui.errors import SymbolError, UserError
@@ -146,6 +145,7 @@ def _checkpoint_args(args: argparse.Namespace) -> tuple[Checkpoint | None, dict[
         raise UserError("--sol needs --checkpoint PATH, --batch B and --seq S")
     if getattr(args, "checkpoint", None) is None:
         return None, {}
+    from apxtui.checkpoint import CheckpointError, read_checkpoint  # lazy: only with --checkpoint
     from apxtui.checkpoint.ontrace import parse_bind  # lazy: start-up
 
     try:
