@@ -175,3 +175,25 @@ def test_a_region_reached_on_two_paths_is_listed_once_with_its_least_cut_body():
     a_cut, a_full, b = region("f@a.rs:3", ("g (budget)", "h (budget)")), region("f@a.rs:3", ("h (budget)",)), \
         region("f@a.rs:9", ())
     assert _distinct([a_cut, b, a_full, replace(b)]) == (a_full, b)  # one per region, first-seen order
+
+
+def test_layers_stored_beside_the_generation_answer_as_the_graph_does(demo_index):
+    """Lifecycle roles and reach (every node), the capturing functions, methods by container and a function's own
+    graph caches, read from what is stored beside the generation, equal what the in-memory graph gives."""
+    from apxtui.analysis.graphkeys import GraphKeys
+    from apxtui.analysis.hostops import Roles
+    from apxtui.analysis.lifecycle import _methods_by_container, methods_by_container
+    from apxtui.index.store import StoredGraph
+
+    g, full = demo_index.graph, demo_index.full_graph()
+    assert isinstance(g, StoredGraph)
+    stored, mem = Roles(g), Roles(full)
+    got = [(n, stored.role(n), stored.reach(n)) for n in full.nodes]
+    assert got == [(n, mem.role(n), mem.reach(n)) for n in full.nodes]
+    assert stored._table is not None and {"begin", "end", "replay"} <= {r for _, r, _ in got}
+    assert methods_by_container(g) == _methods_by_container(full) and methods_by_container(g)
+    gk = GraphKeys(demo_index, stored)
+    assert gk.capturing == GraphKeys(demo_index, mem)._capturing() and gk.capturing
+    own = {fn: gk.keyed_on(fn) for fn in gk.capturing}  # before caches(): only the function's own edges asked
+    assert gk._caches is None and any(own.values())
+    assert own == {fn: [c for c in GraphKeys(demo_index, mem).caches() if c.function_node == fn] for fn in own}

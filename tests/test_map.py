@@ -480,3 +480,25 @@ def test_a_choice_changed_on_a_kept_builder_maps_as_a_fresh_build(demo_index, mi
             assert got == want
             steps += 1
     assert steps >= 2
+
+
+def test_operator_layer_of_the_stored_graph_equals_the_in_memory_graphs(demo_index, monkeypatch):
+    """The stored graph's discovery (function rows only, attributes on a hit) finds the same packages,
+    counts and order as the scan of every edge of the whole graph in memory."""
+    import sqlite3
+    from contextlib import closing
+
+    from apxtui.index.store import StoredGraph
+    from apxtui.map.operators import _discover, _stored_counts
+
+    assert isinstance(demo_index.graph, StoredGraph)
+    stored, full = _discover(demo_index.graph), _discover(demo_index.full_graph())
+    assert stored.packages and "(" in stored.rule
+    assert (stored.packages, stored.rule) == (full.packages, full.rule)
+    assert frozenset(_stored_counts(demo_index.graph)) == full.packages  # the scan itself (a stored count may exist)
+    with closing(sqlite3.connect(demo_index.db.path)) as c:  # stored beside the generation (another connection)
+        assert [k for (k,) in c.execute("SELECT key FROM blobs") if k.startswith("derived:operator-layer-")]
+    demo_index.db.begin_read()  # a new snapshot: read from the store now, not made again
+    monkeypatch.setattr(StoredGraph, "out_edges_of_kinds", None)  # the scan is not run again
+    again = _discover(StoredGraph(demo_index.db, demo_index.graph.counts()))
+    assert (again.packages, again.rule) == (full.packages, full.rule)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from apxtui.tui import jobs
-from apxtui.tui.jobs import SERVING, Job, JobFailed, Jobs, Serve
+from apxtui.tui.jobs import SERVING, Job, JobFailed, Jobs, Serve, serve_first
 
 
 def counting(n: int):
@@ -24,6 +24,13 @@ def failing():
 def serving(base: int):
     yield os.getpid()
     yield Serve(lambda req: base + req if req >= 0 else 1 // 0)
+
+
+def slow_to_serve(base: int):
+    yield "progress"
+    yield base  # the result, then a pause before serving: the window a busy machine opens
+    time.sleep(0.3)
+    yield Serve(lambda req: base + req)
 
 
 def endless():
@@ -77,6 +84,25 @@ async def test_a_serving_job_answers_requests_while_its_messages_are_read(fork):
     await asyncio.wait_for(reader, 2)
     with pytest.raises(JobFailed, match="not serving"):
         await job.request(1)
+
+
+@pytest.mark.parametrize("fork", MODES)
+async def test_serve_first_gives_the_result_once_the_job_serves_and_the_failure_with_its_reason(fork):
+    job = Job("slow", slow_to_serve, 40, fork=fork)
+    first = asyncio.get_running_loop().create_future()
+    notes: list = []
+    reader = asyncio.create_task(serve_first(job, first, notes.append, lambda m: isinstance(m, int)))
+    assert await asyncio.wait_for(first, 10) == 40
+    assert await job.request(2) == 42  # resolved on the result itself, this request was refused ("not serving")
+    assert notes == ["progress", SERVING]
+    job.cancel()
+    await asyncio.wait_for(reader, 2)
+    with pytest.raises(JobFailed, match=r"not serving \(cancelled\)"):
+        await job.request(1)
+    failed = asyncio.get_running_loop().create_future()
+    await serve_first(Job("fail", failing, fork=fork), failed, notes.append, lambda m: m == "first")
+    with pytest.raises(JobFailed, match=r"ValueError: bad \[input\]"):  # the job's own exception, not "not serving"
+        failed.result()
 
 
 async def test_cancel_kills_the_child_at_once_and_a_new_job_replaces_the_old():

@@ -210,7 +210,9 @@ async def check_markup_and_escape_sequences_are_shown_literally(app, pilot, out:
     assert "\x1b" not in svg
     await pilot.press("e")
     await ready(app, pilot)
-    (report,) = out.glob("*.md")
+    reports = list(out.glob("*.md"))
+    assert len(reports) == 1, [f"{n.title}: {n.message}" for n in app._notifications]  # a failure says the toasts
+    (report,) = reports
     text = report.read_text()
     assert "[bold]red[/]" in text
     assert "## Checkpoint weight join\n\nNo checkpoint given" in text

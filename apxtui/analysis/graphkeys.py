@@ -51,11 +51,23 @@ class GraphKeys:
         self.index = index
         self.g = index.graph
         self.roles = roles
-        self.capturing = self._capturing()
+        self.capturing = self._stored_capturing()
         self._caches: list[GraphCache] | None = None
         self._memo: dict[tuple[str, str], list[KeyPath]] = {}  # (function, parameter) → coverage (graph-only)
 
     # -- where captures happen ---------------------------------------------------------------
+
+    def _stored_capturing(self) -> set[str]:
+        """:meth:`_capturing`, stored beside a stored graph's generation (it asks every node).  Keyed on the
+        code that derives it and the calls.toml in use (its capture families)."""
+        if not hasattr(self.g, "derived") or self.roles.g is not self.g:
+            return self._capturing()
+        from apxtui import vocab  # lazy: its file is part of the stamp
+        from apxtui.analysis import calls, hostops  # lazy: as above
+        from apxtui.index.store import code_stamp  # lazy: only for a stored graph
+
+        stamp = code_stamp(__file__, hostops.__file__, calls.__file__, vocab.__file__, calls.call_rules().path)
+        return set(self.g.derived(f"capturing-{stamp}", lambda: sorted(self._capturing())))
 
     def _capturing(self) -> set[str]:
         """Functions that call a begin- or end-role function (and are not wrappers themselves).
@@ -107,12 +119,16 @@ class GraphKeys:
         A pure function of its arguments: nothing is recorded, so the listing never depends on which
         analyses ran before in this process."""
         ids = {id(c) for c in used}
+        if not ids and self._caches is None:  # the function's own caches, in caches() order: without the others'
+            return self._builder_caches(fn_node) + (self._insert_caches(fn_node) if fn_node in self.capturing else [])
         return [c for c in self.caches() if c.function_node == fn_node or id(c) in ids]
 
-    def _builder_caches(self) -> list[GraphCache]:
+    def _builder_caches(self, caller: str | None = None) -> list[GraphCache]:
+        """Build-on-miss caches in graph order (every edge asked), or only those ``caller`` calls."""
         anc = self._ancestors()
         out = []
-        for u, v, e in self.g.edges(data=True):
+        edges = self.g.edges(data=True) if caller is None else self.g.out_edges(caller, data=True)
+        for u, v, e in edges:
             if e.get("kind") != "call":
                 continue
             clo = [i for i, a in enumerate(e.get("args", [])) if _CLOSURE.match(a)]

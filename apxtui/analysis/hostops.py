@@ -9,6 +9,7 @@ role (``graph::begin_capture`` → ``apxinf_graph_begin`` → ``cudaStreamBeginC
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -85,6 +86,7 @@ class Roles:
         self.g = g
         self._memo: dict[tuple[str, int], tuple[frozenset[str], bool]] = {}
         self._prim: dict[str, str | None] = {}
+        self._table: dict[str, tuple[str | None, list[str]]] | None = None  # a stored graph: see role_table
 
     def prim(self, node: str) -> str | None:
         if node in self._prim:  # asked once per edge into the node: remembered
@@ -103,9 +105,18 @@ class Roles:
         Memoised per (node, depth) — the depth falls at every hop, so cycles end by themselves — and
         so the answer does not depend on the order nodes are asked in (a memo of the full-depth
         answer reused at a smaller depth made roles, regions and replay sites change from run to
-        run with string hashing).
+        run with string hashing).  A stored graph answers the full depth from :func:`role_table`.
         """
+        table = self._stored() if depth == DEPTH else None
+        if table is not None:
+            got = table.get(node)
+            return frozenset(got[1]) if got else frozenset()
         return self._reach(node, depth)[0]
+
+    def _stored(self) -> dict[str, tuple[str | None, list[str]]] | None:
+        if self._table is None and hasattr(self.g, "derived"):
+            self._table = role_table(self)
+        return self._table
 
     def _reach(self, node: str, depth: int) -> tuple[frozenset[str], bool]:
         """(primitives reached, thin): ``thin`` when, at every call site, one candidate's paths all ended
@@ -137,8 +148,17 @@ class Roles:
         """The lifecycle role of a primitive or wrapper; None for drivers (begin and end both reached).
 
         A wrapper that ends capture and instantiates (``graph::end`` → EndCapture + Instantiate)
-        is an ``end``; one that instantiates and launches is a driver.
+        is an ``end``; one that instantiates and launches is a driver.  A stored graph answers from
+        :func:`role_table` (stored beside its generation).
         """
+        table = self._stored()
+        if table is not None:
+            got = table.get(node)
+            return got[0] if got else None
+        return self.own_role(node)
+
+    def own_role(self, node: str) -> str | None:
+        """:meth:`role` worked out from the graph."""
         roles, thin = self._reach(node, DEPTH)
         if not thin and not self.prim(node):
             return None  # reaches work, or calls beyond the depth: a driver, not a lifecycle wrapper
@@ -148,3 +168,41 @@ class Roles:
         if "end" in r:
             return "end" if r <= {"end", "instantiate"} else None
         return next(iter(r)) if len(r) == 1 else None
+
+
+_ROLE_TABLES: weakref.WeakKeyDictionary[Any, dict[str, tuple[str | None, list[str]]]] = weakref.WeakKeyDictionary()
+
+
+def role_table(roles: Roles) -> dict[str, tuple[str | None, list[str]]]:
+    """Every node of a stored graph that reaches a lifecycle primitive within :data:`DEPTH` call hops →
+    (its role, the primitives' roles it reaches), stored beside the graph's generation (keyed on this code
+    and the calls.toml in use) and kept in memory per graph; every other node reaches none and has no role.
+
+    Only nodes within :data:`DEPTH` hops above a primitive can reach one, so those are found by a reverse
+    walk from the primitives (their families: calls.toml) and asked."""
+    g = roles.g
+    got = _ROLE_TABLES.get(g)
+    if got is None:
+        from apxtui import vocab  # lazy: its file is part of the stamp
+        from apxtui.analysis import calls  # lazy: as above
+        from apxtui.index.store import code_stamp  # lazy: only for a stored graph
+
+        def make() -> dict[str, tuple[str | None, list[str]]]:
+            fams = set(_ROLE_FAMILIES.values())
+            near = {n for n, d in g.nodes(data=True) if d.get("kind") in ("external", "vendor_api")
+                    and call_rules().family(api_name(d.get("qualname", ""))) in fams}
+            frontier = set(near)
+            for _ in range(DEPTH):
+                frontier = {u for n in frontier for u, _, k in g.in_edges(n, data="kind")
+                            if k in ROLE_EDGES and u not in near}
+                near |= frontier
+            out = {}
+            for n in sorted(near):
+                reached = roles._reach(n, DEPTH)[0]
+                if reached:
+                    out[n] = (roles.own_role(n), sorted(reached))
+            return out
+
+        stamp = code_stamp(__file__, calls.__file__, vocab.__file__, call_rules().path)
+        got = _ROLE_TABLES[g] = g.derived(f"roles-{stamp}", make)
+    return got

@@ -10,6 +10,7 @@ and the replaying methods of a type.  Pure over the graph.
 from __future__ import annotations
 
 import re
+import weakref
 from collections import deque
 from typing import Any
 
@@ -83,6 +84,33 @@ def _module(qualname: str) -> str:
     return qualname.rsplit("::", 2)[0] if qualname.count("::") >= 2 else ""
 
 
+_METHOD_KINDS = ("rust_fn", "host_fn", "python_fn")
+_BY_CONTAINER: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
+
+
+def methods_by_container(g: Any) -> dict[str, list[str]]:
+    """Container (type) name → its methods (Rust, C++ and Python functions), in graph order.  Every node is
+    asked; a stored graph (one generation, read-only) keeps the table beside its generation, keyed on this
+    module's code, and in memory."""
+    if not hasattr(g, "derived"):
+        return _methods_by_container(g)
+    got = _BY_CONTAINER.get(g)
+    if got is None:
+        from apxtui.index.store import code_stamp  # lazy: only for a stored graph
+
+        got = _BY_CONTAINER[g] = g.derived(f"methods-by-container-{code_stamp(__file__)}",
+                                           lambda: _methods_by_container(g))
+    return got
+
+
+def _methods_by_container(g: Any) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for n, d in g.nodes(data=True):
+        if d.get("container") and d.get("kind") in _METHOD_KINDS:
+            out.setdefault(d["container"], []).append(n)
+    return out
+
+
 def replay_methods(g: Any, type_name: str, roles: Any, near: str = "") -> list[ReplayMethod]:
     """Methods of ``type_name`` that reach a graph launch, with the launch sites below them.
 
@@ -91,8 +119,7 @@ def replay_methods(g: Any, type_name: str, roles: Any, near: str = "") -> list[R
     """
     if not type_name:
         return []
-    methods = [n for n, d in g.nodes(data=True)
-               if d.get("container") == type_name and d.get("kind") in ("rust_fn", "host_fn", "python_fn")]
+    methods = methods_by_container(g).get(type_name, [])
     here = near.rsplit("::", 1)[0] if "::" in near else ""
     local = [n for n in methods if here and (_module(g.nodes[n].get("qualname", "")) == _module(near)
                                               or g.nodes[n].get("qualname", "").startswith(here + "::"))]

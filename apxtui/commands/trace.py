@@ -11,7 +11,6 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from apxtui.checkpoint import CheckpointError, read_checkpoint
 from apxtui.commands.common import Subparsers, add_checkout, load_index, write_output
 from apxtui.commands.profile_flags import add_profile_args, resolve_from_args
 from apxtui.errors import SymbolError, UserError
@@ -90,11 +89,12 @@ def _map_text(args: argparse.Namespace, idx: Index, entry: str, profile: Resolve
               bind: dict[str, int]) -> str:
     """The execution map as JSON (with the full trace document), Markdown or text."""
     from apxtui.analysis.calls import CallsFileError  # lazy: start-up
-    from apxtui.checkpoint.ontrace import loop_binder  # lazy: start-up
     from apxtui.map.operators import OperatorConfigError  # lazy: start-up
     from apxtui.report.model import map_report  # lazy: start-up
 
     full = args.format == "json" or args.detail == "full" or ckpt is not None
+    if ckpt or bind:
+        from apxtui.checkpoint.ontrace import loop_binder  # lazy: only with --checkpoint / --bind
     try:
         rep = map_report(idx, entry, select=args.select, profile=profile, detail=full, depth=args.depth,
                          budget=args.budget, loop_bind=loop_binder(ckpt, bind) if (ckpt or bind) else None,
@@ -145,6 +145,7 @@ def _checkpoint_args(args: argparse.Namespace) -> tuple[Checkpoint | None, dict[
         raise UserError("--sol needs --checkpoint PATH, --batch B and --seq S")
     if getattr(args, "checkpoint", None) is None:
         return None, {}
+    from apxtui.checkpoint import CheckpointError, read_checkpoint  # lazy: only with --checkpoint
     from apxtui.checkpoint.ontrace import parse_bind  # lazy: start-up
 
     try:

@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -236,6 +236,21 @@ class Database:
                 self.conn.execute("COMMIT")
             except sqlite3.Error:
                 pass
+
+    def store_beside(self, key: str, value: bytes, replaces: str) -> None:
+        """Store ``value`` under ``key`` in ``blobs`` (deleting the keys starting with ``replaces``) on a
+        connection of its own, so the read snapshot this one holds stays as it is.  Best effort: a
+        temporary, read-only or busy database stores nothing (the value is made again next time)."""
+        if self.temporary:
+            return
+        try:
+            with closing(sqlite3.connect(self.path, timeout=0.5, isolation_level=None)) as c:
+                c.execute("BEGIN IMMEDIATE")
+                c.execute("DELETE FROM blobs WHERE substr(key, 1, ?) = ?", (len(replaces), replaces))
+                c.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?)", (key, value))
+                c.execute("COMMIT")
+        except sqlite3.Error:
+            pass
 
     def meta(self, key: str) -> Any:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

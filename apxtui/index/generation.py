@@ -36,7 +36,8 @@ def write_generation(b: _Build, order: list[str], recs: dict[str, Record], links
         for i, (nid, kind, last, attrs, out) in enumerate(links[rel].nodes):
             if nid in owned_rows:  # two files make the same node (a duplicated PyO3 name): merge as networkx would
                 prev = owned_rows[nid]
-                prev[5], prev[6] = pack({**unpack(prev[5]), **unpack(attrs)}), pack(unpack(prev[6]) + unpack(out))
+                merged = {**unpack(prev[5]), **unpack(attrs)}
+                prev[3], prev[5], prev[6] = merged.get("kind", ""), pack(merged), pack(unpack(prev[6]) + unpack(out))
                 continue
             owned_rows[nid] = [nid, rel, (r << 20) | i, kind, last, attrs, out]
         for j, (nid, sattrs) in enumerate(links[rel].shared.items()):

@@ -13,12 +13,15 @@ the index was opened in; :meth:`StoredGraph.to_networkx` loads the whole graph (
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import pickle
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from apxtui.index.db import Database
@@ -54,6 +57,17 @@ def unpack(blob: bytes) -> Any:
     if tag == b"Z":
         return marshal.loads(zlib.decompress(body))
     return pickle.loads(body)
+
+
+@cache
+def code_stamp(*files: str | Path) -> str:
+    """A short hash of these files' bytes: the code (and rules file) a derived value is made by, part of the
+    name it is stored under (:meth:`StoredGraph.derived`), so a change to any of them makes it again."""
+    h = hashlib.blake2b(digest_size=8)
+    for f in files:
+        h.update(Path(f).read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
 
 
 def candidates_key(file: str) -> str:
@@ -272,6 +286,38 @@ class StoredGraph:
         self._all = out
 
     edges = out_edges
+
+    def out_edges_of_kinds(self, kinds: Iterable[str]) -> Iterator[tuple[str, list[EdgeRow]]]:
+        """``(node, out-edges)`` of the nodes whose kind is one of ``kinds``, in graph order: one query,
+        only those rows' edges read (a whole-graph question about a few kinds of node)."""
+        ks = sorted(kinds)
+        with self._lock:
+            rows = self._db.conn.execute(f"SELECT id, out FROM nodes WHERE kind IN ({','.join('?' * len(ks))}) "
+                                         "ORDER BY seq", ks).fetchall()
+        for n, blob in rows:
+            out = self._out.get(n)
+            if out is None:
+                out = self._out[n] = [(v, k, e) for v, k, e in unpack(blob)]
+            yield n, out
+
+    def derived(self, name: str, make: Callable[[], Any]) -> Any:
+        """A value derived from this generation alone: read from beside it when stored for this very
+        generation (its ``state`` and ``gen``) under ``name``, else ``make()`` and stored.  ``name`` must
+        change with the code that derives the value (the index's own code stamp does not cover it)."""
+        with self._lock:
+            stamp = f"{self._db.meta('state')}/{self._db.meta('gen')}"
+            key = f"derived:{name}:{stamp}"
+            row = self._db.conn.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
+        if row is not None:
+            return unpack(row[0])
+        value = make()
+        self._db.store_beside(key, pack(value), f"derived:{name}:")
+        return value
+
+    def ids_of_kind(self, kind: str) -> set[str]:
+        """Every node of ``kind`` (an index look-up; attributes not read)."""
+        with self._lock:
+            return {n for (n,) in self._db.conn.execute("SELECT id FROM nodes WHERE kind=?", (kind,))}
 
     def in_edges(self, nbunch: str | Iterable[str], data: bool | str = False, keys: bool = False,
                  default: Any = None) -> list[tuple[Any, ...]]:

@@ -41,10 +41,17 @@ Line = Row | BlockRef | Heading
 _Sig = tuple[tuple[str, str, str, tuple[str, ...]], ...]
 
 
-def _sig(rows: list[Row], f: Frame) -> _Sig:
-    """What the rows of a block do, relative to its frame (conditions outside it left out)."""
+def _sig(rows: list[Row], f: Frame, texts: dict[int, tuple[str, str, str, tuple[str, ...]]]) -> _Sig:
+    """What the rows of a block do, relative to its frame (conditions outside it left out).  ``texts``:
+    each row's texts by ``id`` (a row is in the blocks of each of its frames: its texts are made once)."""
     n = len(f.condition)
-    return tuple((str(r.site), r.op, work_text(r.work), tuple(str(c) for c in r.condition[n:])) for r in rows)
+    out = []
+    for r in rows:
+        t = texts.get(id(r))
+        if t is None:
+            t = texts[id(r)] = (str(r.site), r.op, work_text(r.work), tuple(str(c) for c in r.condition))
+        out.append((t[0], t[1], t[2], t[3][n:]))
+    return tuple(out)
 
 
 def _starts(rows: list[Row], i: int, d: int) -> bool:
@@ -67,6 +74,7 @@ def _block(rows: list[Row], i: int, frame_depth: int) -> int:
 def fold_blocks(m: ExecutionMap) -> dict[str, list[Line]]:
     """Per phase table (by phase value): rows, folded blocks and headings in display order."""
     seen: dict[tuple[str, _Sig], tuple[str, Frame]] = {}
+    texts: dict[int, tuple[str, str, str, tuple[str, ...]]] = {}  # rows stay alive (in m) for the whole call
     out: dict[str, list[Line]] = {}
     for t in m.phases:
         lines: list[Line] = []
@@ -85,7 +93,7 @@ def fold_blocks(m: ExecutionMap) -> dict[str, list[Line]]:
                 if j - i < MIN_BLOCK:
                     continue
                 f = r.context[d]
-                sig = (f.qualname, _sig(rows[i:j], f))
+                sig = (f.qualname, _sig(rows[i:j], f, texts))
                 if sig in seen:
                     where, first = seen[sig]
                     _heading(lines, shown, r.context[base:d], base)
@@ -104,7 +112,7 @@ def fold_blocks(m: ExecutionMap) -> dict[str, list[Line]]:
                     continue
                 j = _block(rows, i, d)
                 f = r.context[d]
-                sig = (f.qualname, _sig(rows[i:j], f))
+                sig = (f.qualname, _sig(rows[i:j], f, texts))
                 if j - i >= MIN_BLOCK and sig not in seen:
                     seen[sig] = (f"rows {n + 1}–{n + j - i} of the {t.phase.value} table", f)
             _heading(lines, shown, r.context[base:], base)

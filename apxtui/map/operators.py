@@ -83,16 +83,39 @@ def discover(g: Any) -> OperatorLayer:
 
 def _discover(g: Any) -> OperatorLayer:
     pkgs: dict[str, int] = {}
-    for u, v, k in g.edges(data="kind"):
-        du = g.nodes[u]
-        if du.get("kind") not in _FN or du.get("vendored"):
-            continue
-        if k in _BOUNDARY_EDGES or k == EdgeKind.CALL.value and g.nodes[v].get("kind") == NodeKind.FFI_DECL.value:
-            p = package(du)
-            pkgs[p] = pkgs.get(p, 0) + 1
+    if hasattr(g, "derived"):  # a stored graph: the counts stored beside its generation (made once)
+        from apxtui.index.store import code_stamp  # lazy: only for a stored graph
+
+        pkgs = dict(g.derived(f"operator-layer-{code_stamp(__file__)}", lambda: list(_stored_counts(g).items())))
+    else:
+        for u, v, k in g.edges(data="kind"):
+            du = g.nodes[u]
+            if du.get("kind") in _FN and not du.get("vendored") and _boundary(
+                    k, k == EdgeKind.CALL.value and g.nodes[v].get("kind") == NodeKind.FFI_DECL.value):
+                p = package(du)
+                pkgs[p] = pkgs.get(p, 0) + 1
     names = ", ".join(f"{p} ({n})" for p, n in sorted(pkgs.items(), key=lambda x: -x[1])[:6])
     return OperatorLayer(frozenset(pkgs), (), "packages with launch / vendor / extern \"C\" edges: "
                          + (names or "none (each call from the entry is a row)"))
+
+
+def _stored_counts(g: Any) -> dict[str, int]:
+    """Boundary edges per package of a stored graph, in graph order: only function rows' edges read,
+    attributes on a hit."""
+    pkgs: dict[str, int] = {}
+    ffi = g.ids_of_kind(NodeKind.FFI_DECL.value)
+    for u, out in g.out_edges_of_kinds(_FN):
+        n = sum(1 for v, _, d in out if _boundary(d.get("kind"), v in ffi))
+        du = g.nodes[u] if n else {}
+        if n and du.get("kind") in _FN and not du.get("vendored"):
+            p = package(du)
+            pkgs[p] = pkgs.get(p, 0) + n
+    return pkgs
+
+
+def _boundary(edge_kind: str | None, to_ffi_decl: bool) -> bool:
+    """A direct edge to device work or to C: a launch, a vendor call, a call to an ``extern "C"`` declaration."""
+    return edge_kind in _BOUNDARY_EDGES or edge_kind == EdgeKind.CALL.value and to_ffi_decl
 
 
 def configured(root: Path | None) -> list[str] | None:

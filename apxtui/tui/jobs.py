@@ -148,6 +148,7 @@ class Job:
         self._handler: Callable[[Any], Any] | None = None
         self._wake: asyncio.Future[None] | None = None  # what the pipe reader awaits (cancel resolves it)
         self._settled = asyncio.Event()  # set when the job serves, ends or is cancelled
+        self.ended: str | None = None  # why the job stopped (its exception, "cancelled" …), said by request()
         if self.forked:
             ctx = multiprocessing.get_context("fork")
             self._conn, child = ctx.Pipe(duplex=True)
@@ -240,8 +241,8 @@ class Job:
                 if self.cancelled:
                     return
                 self._proc.join(0.5)
-                raise JobFailed(f"{self.name}: the background process ended unexpectedly "
-                                f"(exit code {self._proc.exitcode})") from None
+                raise JobFailed(self._end(f"the background process ended unexpectedly "
+                                          f"(exit code {self._proc.exitcode})")) from None
             if tag == "msg":
                 yield payload
             elif tag == "reply":
@@ -251,9 +252,17 @@ class Job:
                 self._settled.set()
                 yield SERVING
             elif tag == "error":
-                raise JobFailed(payload)
+                raise JobFailed(self._end(payload, named=False))
             else:
+                self._end("it ended without serving")
                 return
+
+    def _end(self, why: str, named: bool = True) -> str:
+        """Record why the job stopped (the first reason wins) and return it as a message naming the job."""
+        if self.ended is None:
+            self.ended = why
+        self._settled.set()
+        return f"{self.name}: {why}" if named else why
 
     def _reply(self, rid: int, ok: bool, value: Any) -> None:
         fut = self._replies.pop(rid, None)
@@ -263,7 +272,7 @@ class Job:
     async def request(self, request: Any) -> Any:
         """Ask a serving job (see :class:`Serve`); raises :class:`JobFailed` if it cannot answer."""
         if self.cancelled or not self.serving:
-            raise JobFailed(f"{self.name}: not serving")
+            raise JobFailed(f"{self.name}: not serving ({self.ended or 'it has not started serving yet'})")
         if not self.forked:
             assert self._handler is not None
             try:
@@ -299,8 +308,9 @@ class Job:
                 await self._wake  # keep "iterating" until cancelled, as a forked server does
                 return
             elif tag == "error":
-                raise JobFailed(payload)
+                raise JobFailed(self._end(payload, named=False))
             else:
+                self._end("it ended without serving")
                 return
 
     def cancel(self) -> None:
@@ -309,7 +319,7 @@ class Job:
             return
         self.cancelled = True
         self.serving = False
-        self._settled.set()
+        self._end("cancelled")
         for fut in self._replies.values():
             if not fut.done():
                 fut.set_exception(JobFailed(f"{self.name}: cancelled"))
@@ -329,6 +339,30 @@ class Job:
         if self.cancelled:
             return False
         return self._proc.is_alive() if self.forked else self._thread.is_alive()
+
+
+async def serve_first(job: Job, first: asyncio.Future[Any], note: Callable[[Any], None],
+                      is_result: Callable[[Any], bool]) -> None:
+    """Read a serving ``job`` until it ends: its first result (a message ``is_result`` accepts) goes to
+    ``first`` once the job *serves*, so a request made on that result finds it serving (the result arrives
+    just before the job serves; resolved at once, a request in between was refused).  ``note`` sees every
+    other message (progress, :data:`SERVING`); the job's failure goes to ``first`` while it is not set."""
+    built: list[Any] = []
+    try:
+        async for msg in job.messages():
+            if msg is not SERVING and is_result(msg):
+                if not built:
+                    built.append(msg)
+                continue
+            note(msg)
+            if msg is SERVING and built and not first.done():
+                first.set_result(built[0])
+    except JobFailed as e:
+        if not first.done():
+            first.set_exception(e)
+    finally:
+        if not first.done():
+            first.set_exception(JobFailed(f"{job.name}: not serving ({job.ended or 'it ended without a result'})"))
 
 
 class Jobs:

@@ -35,7 +35,7 @@ from apxtui.tui.details import (
     stage_details,
 )
 from apxtui.tui.entries import Entry, default_entry, entry_points
-from apxtui.tui.jobs import SERVING, Job, JobFailed
+from apxtui.tui.jobs import Job, JobFailed, serve_first
 from apxtui.tui.path_analysis import PathAnalysis
 from apxtui.tui.positions import Pos, find_keys, positions_after, stage_keys
 from apxtui.tui.rows import ArmRow, DispatchRow, MoreRow, Row, StageRow
@@ -642,22 +642,15 @@ class ExplorerScreen(ApxScreen):
 
     @work(exclusive=True, group="map-server", exit_on_error=False)
     async def _read_map_job(self, job: Job, first: asyncio.Future[ExecutionMap]) -> None:
-        """Read the map job until it ends (it serves until replaced or cancelled); its first map → ``first``."""
+        """Read the map job until it ends (it serves until replaced or cancelled); its first map → ``first``
+        once the job serves (:func:`serve_first`)."""
         try:
-            async for msg in job.messages():
-                if isinstance(msg, Progress):
-                    self.apx.set_activity("map", msg.text)
-                elif msg is SERVING:
-                    self.apx.set_activity("map", "")
-                elif not first.done():
-                    first.set_result(msg)
-        except JobFailed as e:
-            if not first.done():
-                first.set_exception(e)
+            await serve_first(job, first, self._map_job_note, lambda msg: not isinstance(msg, Progress))
         finally:
             self.apx.set_activity("map", "")
-            if not first.done():
-                first.set_exception(JobFailed("map: cancelled"))
+
+    def _map_job_note(self, msg: Any) -> None:
+        self.apx.set_activity("map", msg.text if isinstance(msg, Progress) else "")
 
     def _chosen_rows(self) -> dict[KeyChain, str]:
         """Map row key → the arm chosen there with ``[``/``]`` (its condition), for the rows' marks."""
