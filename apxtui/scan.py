@@ -96,6 +96,15 @@ def _git(root: Path, *args: str, stderr: list[str] | None = None) -> str | None:
     return out.stdout.decode("utf-8", "surrogateescape")
 
 
+def in_git_work_tree(root: Path) -> bool:
+    """Could ``git`` find a repository for ``root``?  It looks for ``.git`` (a directory, or a file
+    pointing elsewhere) in ``root`` and each directory above it, unless ``GIT_DIR`` names one: when
+    neither holds, git would only fail, so it is not run (each run costs a process start)."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    return any(os.path.lexists(os.path.join(d, ".git")) for d in (root, *root.parents))
+
+
 def git_info(root: Path) -> GitInfo | None:
     info = GitInfo()
     head = _git(root, "rev-parse", "--show-toplevel", "--show-prefix", "HEAD", "--abbrev-ref", "HEAD")
@@ -186,6 +195,8 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
     except OSError as e:
         raise ScanError(f"{root}: cannot read directory ({e.strerror or e})") from e
     skipped: list[Issue] = []
+    if not in_git_work_tree(root):
+        return _scan_files(root, vendored, _walk_files(root, skipped), skipped, None)
     listing: dict[str, Any] = {}
 
     def list_files() -> None:  # git ls-files beside git status (each waits on its own process)
@@ -206,6 +217,12 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
         skipped += listing.get("skipped", [])
     if rels is None:
         rels = _walk_files(root, skipped)
+    return _scan_files(root, vendored, rels, skipped, git)
+
+
+def _scan_files(root: Path, vendored: tuple[str, ...], rels: list[str], skipped: list[Issue],
+                git: GitInfo | None) -> ScanResult:
+    """The scan of the listed files ``rels`` (relative to ``root``)."""
     files: list[SourceFile] = []
     other = 0
     crates = CrateMap(root, skipped)
