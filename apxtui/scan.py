@@ -182,8 +182,8 @@ def is_vendored(rel: str, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> bool:
     return any(part in vendored for part in rel.split("/")[:-1])
 
 
-def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> ScanResult:
-    """List the indexable files of ``root`` (a checkout directory)."""
+def checkout_dir(root: str | Path) -> Path:
+    """``root`` resolved, or :class:`ScanError` when it is no readable directory."""
     root = Path(root)
     if not root.exists():
         raise ScanError(f"{root}: no such directory")
@@ -194,6 +194,12 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
         os.listdir(root)
     except OSError as e:
         raise ScanError(f"{root}: cannot read directory ({e.strerror or e})") from e
+    return root
+
+
+def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> ScanResult:
+    """List the indexable files of ``root`` (a checkout directory)."""
+    root = checkout_dir(root)
     skipped: list[Issue] = []
     if not in_git_work_tree(root):
         return _scan_files(root, vendored, _walk_files(root, skipped), skipped, None)
@@ -282,17 +288,18 @@ def _scan_files(root: Path, vendored: tuple[str, ...], rels: list[str], skipped:
 def python_module(root: Path, rel: str, pkg_dirs: dict[str, bool] | None = None) -> str:
     """Dotted module of a Python file: package dirs (with __init__.py) above it + stem."""
     pkg_dirs = {} if pkg_dirs is None else pkg_dirs
-    p = PurePosixPath(rel)
-    parts = [] if p.stem == "__init__" else [p.stem]
-    d = str(p.parent)
+    stem = PurePosixPath(rel).stem
+    parts = [] if stem == "__init__" else [stem]
+    d = rel.rpartition("/")[0]
+    base = str(root)
     while d not in ("", "."):
         if d not in pkg_dirs:
-            pkg_dirs[d] = os.path.exists(os.path.join(root, d, "__init__.py"))
+            pkg_dirs[d] = os.path.exists(f"{base}/{d}/__init__.py")
         if not pkg_dirs[d]:
             break
-        parts.insert(0, d.rsplit("/", 1)[-1])
-        d = d.rsplit("/", 1)[0] if "/" in d else ""
-    return ".".join(parts) or p.stem
+        d, _, last = d.rpartition("/")
+        parts.insert(0, last)
+    return ".".join(parts) or stem
 
 
 def _file_kind(mode: int) -> str:
@@ -316,13 +323,14 @@ class CrateMap:
         self._names: dict[str, str | None] = {}
         self._dirs: dict[str, tuple[str, str]] = {}
 
-    def _crate_name(self, d: PurePosixPath) -> str | None:
-        key = str(d)
+    def _crate_name(self, d: str) -> str | None:
+        """The crate name of ``d/Cargo.toml`` (``d`` relative, "" for the root), None without one."""
+        key = d
         if key not in self._names:
-            rel = (d / "Cargo.toml").as_posix()
+            rel = f"{d}/Cargo.toml" if d else "Cargo.toml"
             name = None
-            if os.path.lexists(self.root / rel):
-                name = d.name or self.root.name
+            if os.path.lexists(f"{self.root}/{rel}"):
+                name = d.rpartition("/")[2] or self.root.name
                 try:
                     data = read_toml(self.root, rel)
                     pkg, lib = data.get("package", {}), data.get("lib", {})
@@ -339,7 +347,7 @@ class CrateMap:
         """(crate directory, crate name) of the nearest Cargo.toml at or above directory ``d``."""
         hit = self._dirs.get(d)
         if hit is None:
-            name = self._crate_name(PurePosixPath(d or "."))
+            name = self._crate_name(d)
             if name is not None:
                 hit = (d, name)
             elif not d:

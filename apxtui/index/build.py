@@ -43,7 +43,7 @@ from apxtui.index.stored_tables import StoredTables
 from apxtui.index.tables import Tables, node_id
 from apxtui.inputs import read_limited
 from apxtui.parse import content_hash
-from apxtui.scan import DEFAULT_VENDORED, MAX_BYTES, ScanResult, SourceFile, scan
+from apxtui.scan import DEFAULT_VENDORED, EXTENSIONS, MAX_BYTES, ScanResult, SourceFile, checkout_dir, scan
 
 if TYPE_CHECKING:  # the linker (and networkx) load only when something is linked
     import networkx as nx
@@ -180,6 +180,27 @@ def open_database(root: Path, use_cache: bool, queries: str) -> tuple[Database, 
     return db, notices + db.notices
 
 
+def compile_ahead(db: Database, root: Path) -> None:
+    """Compile, beside the scan, the queries of the languages of the files whose stat signature
+    differs from the one stored with their content hash: files that are likely to be parsed."""
+    from apxtui.parse.languages import compile_ahead as start  # lazy: start-up (tree-sitter)
+
+    if db.temporary:
+        return
+    langs = set()
+    for rel, size, mtime, ctime, ino in db.conn.execute("SELECT rel, size, mtime, ctime, ino FROM stat"):
+        lang = EXTENSIONS.get(os.path.splitext(rel)[1].lower())
+        if lang is None or lang in langs:
+            continue
+        try:
+            st = os.stat(f"{root}/{rel}")
+        except OSError:
+            continue
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) != (size, mtime, ctime, ino):
+            langs.add(lang)
+    start(langs)
+
+
 def build_index(
     root: str | Path,
     *,
@@ -193,9 +214,12 @@ def build_index(
 
     t0 = time.perf_counter()
     with gc_paused():
-        sr = scan(root, vendored)
-        scanned = time.perf_counter() - t0
-        db, notices = open_database(sr.root, use_cache, queries_fingerprint())
+        top = checkout_dir(root)
+        db, notices = open_database(top, use_cache, queries_fingerprint())
+        compile_ahead(db, top)
+        t1 = time.perf_counter()
+        sr = scan(top, vendored)
+        scanned = time.perf_counter() - t1
         for attempt in range(3):
             b = _Build(sr, db, _worker_count(workers), progress, notices)
             b.timings["scan"] = scanned
