@@ -422,7 +422,7 @@ class _Build:
             for i, j in enumerate(jobs):
                 if progress:
                     progress(i, total, j[0])
-                out += parse_jobs([j])
+                out += parse_jobs([j], collect=total > 1)
             if progress:
                 progress(total, total, "")
             return out
