@@ -267,6 +267,7 @@ class _Build:
         self.data: dict[str, bytes] = {}
         self.stat_rows: list[tuple[str, int, int, int, int, str]] = []
         self.rust_indexes: bytes | None = None  # the Rust resolver's indexes of the generation written
+        self.rust_patch: bytes | None = None  # with KEEP_STORED: the change to the stored ones (a re-link)
 
     # -- what the checkout is now ----------------------------------------------------------
 

@@ -27,6 +27,7 @@ the result with a full link.
 from __future__ import annotations
 
 import marshal
+import pickle
 import re
 import sqlite3
 from collections import defaultdict
@@ -69,6 +70,9 @@ _TYPE_ATTRS = {"variant_types", "variant_fields", "variants", "type_path", "trai
 
 #: More changed files than this: a full re-link is as quick and surely right.
 MAX_INCREMENTAL = 32
+#: Changed entries of the Rust resolver's indexes past which a re-link stores them whole again
+#: (below: only the change, beside the indexes as a full build stored them; megabytes not rewritten).
+MAX_PATCH = 3000
 
 
 def link_file(f: FileFacts, ctx: LinkContext) -> FileLink:
@@ -476,14 +480,16 @@ def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: d
     for the new generation: the stored ones with the re-linked files' entries made again — or the
     stored ones as they are when the changed files' definitions and imports are all unchanged
     (line numbers included: node ids), as after an edit inside a body that moves no definition."""
-    from apxtui.index.resolve_rust import RustResolver, pack_indexes, unpack_indexes  # lazy: start-up
+    from apxtui.index import rust_indexes  # lazy: start-up
+    from apxtui.index.resolve_rust import RustResolver, pack_indexes  # lazy: start-up
 
-    row = w.execute("SELECT value FROM meta WHERE key='rust_indexes'").fetchone()
-    if row is None:  # (an index stored without them): made from every file's stored tables
+    stored = dict(w.execute("SELECT key, value FROM meta WHERE key IN ('rust_indexes', 'rust_indexes_patch')"))
+    if "rust_indexes" not in stored:  # (an index stored without them): made from every file's stored tables
         r = RustResolver(cast(Tables, tables), b.sr.packages)
     elif all(old_iface[f].defs == new_iface[f].defs and old_iface[f].imports == new_iface[f].imports
              for f in new_iface):  # the other re-linked files' interfaces are the stored ones
-        RustResolver(cast(Tables, tables), b.sr.packages, indexes=unpack_indexes(row[0]))  # shared via tables
+        RustResolver(cast(Tables, tables), b.sr.packages,  # shared via tables
+                     indexes=rust_indexes.unpack(stored["rust_indexes"], stored.get("rust_indexes_patch")))
         b.rust_indexes = KEEP_STORED
         return
     else:
@@ -496,8 +502,15 @@ def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: d
             if got is None:
                 raise Abandon(f"{rel}: stored interface missing")
             ifaces[rel] = load_iface(got[0])[0]
-        r = RustResolver(cast(Tables, tables), b.sr.packages, indexes=unpack_indexes(row[0]))
+        base = rust_indexes.unpack(stored["rust_indexes"])
+        patch = stored.get("rust_indexes_patch")
+        r = RustResolver(cast(Tables, tables), b.sr.packages,
+                         indexes=base if patch is None else rust_indexes.patched(base, pickle.loads(patch)))
         r.replace_files(ifaces, rank)
+        change = rust_indexes.diff(base, r.stored_indexes())
+        if rust_indexes.patch_size(change) <= MAX_PATCH:  # the stored indexes stay, beside what changed
+            b.rust_indexes, b.rust_patch = KEEP_STORED, rust_indexes.pack_patch(change)
+            return
     b.rust_indexes = pack_indexes(r.stored_indexes())
 
 
@@ -566,7 +579,8 @@ def _write(b: _Build, w: sqlite3.Connection, rank: dict[str, int], links: dict[s
                       ((tab, key, rank[r], value) for tab, key, value in contribution_rows_of(recs[r])))
     w.executemany("INSERT OR REPLACE INTO stat VALUES (?, ?, ?, ?, ?, ?)", b.stat_rows)
     set_meta(w, b.state, b.shared_signature(), recount_after(w, rank, old_link, links,
-                                                            (kinds_before, _kind_counts(w, touched))), b.rust_indexes)
+                                                            (kinds_before, _kind_counts(w, touched))), b.rust_indexes,
+             b.rust_patch)
 
 
 def _kind_counts(w: sqlite3.Connection, ids: list[str]) -> dict[str, int]:
