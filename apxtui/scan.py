@@ -161,20 +161,39 @@ def _git_files(root: Path, skipped: list[Issue] | None = None) -> list[str] | No
 
 
 def _walk_files(root: Path, skipped: list[Issue] | None = None) -> list[str]:
-    """Every file under ``root`` (plain walk); directories that cannot be listed go to ``skipped``."""
-    files = []
-
-    def unreadable(e: OSError) -> None:
-        if skipped is not None and e.filename is not None:
-            rel = os.path.relpath(e.filename, root).replace(os.sep, "/")
-            skipped.append(Issue(rel + "/", "unreadable", f"directory not listed: {e.strerror or e}"))
-
-    base = len(str(root)) + 1
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        rel_dir = dirpath[base:].replace(os.sep, "/")
+    """Every file under ``root`` (plain walk, as ``os.walk`` without following directory symlinks,
+    in one loop over ``os.scandir``: no generator per level); directories that cannot be listed go to
+    ``skipped`` (in walk order), with none of their files."""
+    files: list[str] = []
+    base = str(root)
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
         prefix = rel_dir + "/" if rel_dir else ""
-        files += [prefix + fn for fn in filenames]
+        here: list[str] = []
+        subdirs: list[str] = []
+        try:
+            with os.scandir(f"{base}/{rel_dir}" if rel_dir else base) as entries:
+                for e in entries:
+                    try:
+                        is_dir = e.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        here.append(prefix + e.name)
+                    elif e.name not in SKIP_DIRS:
+                        try:
+                            link = e.is_symlink()
+                        except OSError:
+                            link = False
+                        if not link:
+                            subdirs.append(prefix + e.name)
+        except OSError as e:
+            if skipped is not None:
+                skipped.append(Issue(prefix, "unreadable", f"directory not listed: {e.strerror or e}"))
+            continue
+        files += here
+        stack += sorted(subdirs, reverse=True)  # popped in name order: the walk's order
     return sorted(files)
 
 
