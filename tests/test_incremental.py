@@ -537,3 +537,22 @@ def test_a_moved_operator_impl_relinks_the_files_citing_its_line(tmp_path):
     assert "incremental" in inc.timings and inc.parsed == ["k/src/ops.rs"]
     assert "Output of Add for Foo (ops.rs:8)" in str([d.get("how") for _, _, d in inc.graph.edges(data=True)])
     assert _shape(inc.graph) == _shape(_full(root).graph)
+
+
+def test_the_query_of_an_edited_files_language_is_compiled_ahead(tmp_path, indexed_demo, monkeypatch):
+    """A file whose stat signature differs from the stored one (or has none stored) is likely parsed:
+    its language's query compiles beside the scan."""
+    import apxtui.index.build as build_mod
+    import apxtui.parse.languages as languages
+
+    root = _indexed_copy(tmp_path, indexed_demo)
+    monkeypatch.setattr(build_mod, "RACY_NS", -1)  # the copy's files were just written: trust their stat now
+    build_index(root, workers=1)  # (the copy's files have new stat signatures: stored now)
+    asked: list[set[str]] = []
+    monkeypatch.setattr(languages, "compile_ahead", lambda langs: asked.append(set(langs)))
+    p = root / ADAPTER
+    p.write_text(p.read_text() + "\n// edited\n")
+    build_index(root, workers=1)
+    assert asked == [{"cuda"}]
+    build_index(root, workers=1)  # nothing changed: nothing compiled
+    assert asked == [{"cuda"}, set()]

@@ -181,16 +181,22 @@ def open_database(root: Path, use_cache: bool, queries: str) -> tuple[Database, 
 
 
 def compile_ahead(db: Database, root: Path) -> None:
-    """Compile, beside the scan, the queries of the languages of the files whose stat signature
-    differs from the one stored with their content hash: files that are likely to be parsed."""
+    """Compile, beside the scan, the queries of the languages of the indexed project files that are
+    likely to be parsed: those whose stat signature differs from the one stored with their content
+    hash, or that have none stored (changed too recently to trust one: ``RACY_NS``)."""
     from apxtui.parse.languages import compile_ahead as start  # lazy: start-up (tree-sitter)
 
     if db.temporary:
         return
     langs = set()
-    for rel, size, mtime, ctime, ino in db.conn.execute("SELECT rel, size, mtime, ctime, ino FROM stat"):
+    for rel, size, mtime, ctime, ino in db.conn.execute(
+            "SELECT f.rel, s.size, s.mtime, s.ctime, s.ino FROM files f LEFT JOIN stat s ON s.rel = f.rel "
+            "WHERE NOT f.lazy"):
         lang = EXTENSIONS.get(os.path.splitext(rel)[1].lower())
         if lang is None or lang in langs:
+            continue
+        if size is None:
+            langs.add(lang)
             continue
         try:
             st = os.stat(f"{root}/{rel}")
