@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -79,6 +78,8 @@ class ScanResult:
 
 def _git(root: Path, *args: str, stderr: list[str] | None = None) -> str | None:
     """stdout of ``git -C root ARGS`` (None on failure); its stderr lines go to ``stderr`` when given."""
+    import subprocess  # lazy: start-up (a plain directory runs no git)
+
     try:
         out = subprocess.run(
             ["git", "-C", str(root), *args],
