@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -79,6 +78,8 @@ class ScanResult:
 
 def _git(root: Path, *args: str, stderr: list[str] | None = None) -> str | None:
     """stdout of ``git -C root ARGS`` (None on failure); its stderr lines go to ``stderr`` when given."""
+    import subprocess  # lazy: start-up (a plain directory runs no git)
+
     try:
         out = subprocess.run(
             ["git", "-C", str(root), *args],
@@ -94,6 +95,15 @@ def _git(root: Path, *args: str, stderr: list[str] | None = None) -> str | None:
     if out.returncode != 0:
         return None
     return out.stdout.decode("utf-8", "surrogateescape")
+
+
+def in_git_work_tree(root: Path) -> bool:
+    """Could ``git`` find a repository for ``root``?  It looks for ``.git`` (a directory, or a file
+    pointing elsewhere) in ``root`` and each directory above it, unless ``GIT_DIR`` names one: when
+    neither holds, git would only fail, so it is not run (each run costs a process start)."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    return any(os.path.lexists(os.path.join(d, ".git")) for d in (root, *root.parents))
 
 
 def git_info(root: Path) -> GitInfo | None:
@@ -152,20 +162,39 @@ def _git_files(root: Path, skipped: list[Issue] | None = None) -> list[str] | No
 
 
 def _walk_files(root: Path, skipped: list[Issue] | None = None) -> list[str]:
-    """Every file under ``root`` (plain walk); directories that cannot be listed go to ``skipped``."""
-    files = []
-
-    def unreadable(e: OSError) -> None:
-        if skipped is not None and e.filename is not None:
-            rel = os.path.relpath(e.filename, root).replace(os.sep, "/")
-            skipped.append(Issue(rel + "/", "unreadable", f"directory not listed: {e.strerror or e}"))
-
-    base = len(str(root)) + 1
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        rel_dir = dirpath[base:].replace(os.sep, "/")
+    """Every file under ``root`` (plain walk, as ``os.walk`` without following directory symlinks,
+    in one loop over ``os.scandir``: no generator per level); directories that cannot be listed go to
+    ``skipped`` (in walk order), with none of their files."""
+    files: list[str] = []
+    base = str(root)
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
         prefix = rel_dir + "/" if rel_dir else ""
-        files += [prefix + fn for fn in filenames]
+        here: list[str] = []
+        subdirs: list[str] = []
+        try:
+            with os.scandir(f"{base}/{rel_dir}" if rel_dir else base) as entries:
+                for e in entries:
+                    try:
+                        is_dir = e.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        here.append(prefix + e.name)
+                    elif e.name not in SKIP_DIRS:
+                        try:
+                            link = e.is_symlink()
+                        except OSError:
+                            link = False
+                        if not link:
+                            subdirs.append(prefix + e.name)
+        except OSError as e:
+            if skipped is not None:
+                skipped.append(Issue(prefix, "unreadable", f"directory not listed: {e.strerror or e}"))
+            continue
+        files += here
+        stack += sorted(subdirs, reverse=True)  # popped in name order: the walk's order
     return sorted(files)
 
 
@@ -173,8 +202,8 @@ def is_vendored(rel: str, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> bool:
     return any(part in vendored for part in rel.split("/")[:-1])
 
 
-def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> ScanResult:
-    """List the indexable files of ``root`` (a checkout directory)."""
+def checkout_dir(root: str | Path) -> Path:
+    """``root`` resolved, or :class:`ScanError` when it is no readable directory."""
     root = Path(root)
     if not root.exists():
         raise ScanError(f"{root}: no such directory")
@@ -185,7 +214,15 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
         os.listdir(root)
     except OSError as e:
         raise ScanError(f"{root}: cannot read directory ({e.strerror or e})") from e
+    return root
+
+
+def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> ScanResult:
+    """List the indexable files of ``root`` (a checkout directory)."""
+    root = checkout_dir(root)
     skipped: list[Issue] = []
+    if not in_git_work_tree(root):
+        return _scan_files(root, vendored, _walk_files(root, skipped), skipped, None)
     listing: dict[str, Any] = {}
 
     def list_files() -> None:  # git ls-files beside git status (each waits on its own process)
@@ -206,6 +243,12 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
         skipped += listing.get("skipped", [])
     if rels is None:
         rels = _walk_files(root, skipped)
+    return _scan_files(root, vendored, rels, skipped, git)
+
+
+def _scan_files(root: Path, vendored: tuple[str, ...], rels: list[str], skipped: list[Issue],
+                git: GitInfo | None) -> ScanResult:
+    """The scan of the listed files ``rels`` (relative to ``root``)."""
     files: list[SourceFile] = []
     other = 0
     crates = CrateMap(root, skipped)
@@ -265,17 +308,18 @@ def scan(root: str | Path, vendored: tuple[str, ...] = DEFAULT_VENDORED) -> Scan
 def python_module(root: Path, rel: str, pkg_dirs: dict[str, bool] | None = None) -> str:
     """Dotted module of a Python file: package dirs (with __init__.py) above it + stem."""
     pkg_dirs = {} if pkg_dirs is None else pkg_dirs
-    p = PurePosixPath(rel)
-    parts = [] if p.stem == "__init__" else [p.stem]
-    d = str(p.parent)
+    stem = PurePosixPath(rel).stem
+    parts = [] if stem == "__init__" else [stem]
+    d = rel.rpartition("/")[0]
+    base = str(root)
     while d not in ("", "."):
         if d not in pkg_dirs:
-            pkg_dirs[d] = os.path.exists(os.path.join(root, d, "__init__.py"))
+            pkg_dirs[d] = os.path.exists(f"{base}/{d}/__init__.py")
         if not pkg_dirs[d]:
             break
-        parts.insert(0, d.rsplit("/", 1)[-1])
-        d = d.rsplit("/", 1)[0] if "/" in d else ""
-    return ".".join(parts) or p.stem
+        d, _, last = d.rpartition("/")
+        parts.insert(0, last)
+    return ".".join(parts) or stem
 
 
 def _file_kind(mode: int) -> str:
@@ -299,13 +343,14 @@ class CrateMap:
         self._names: dict[str, str | None] = {}
         self._dirs: dict[str, tuple[str, str]] = {}
 
-    def _crate_name(self, d: PurePosixPath) -> str | None:
-        key = str(d)
+    def _crate_name(self, d: str) -> str | None:
+        """The crate name of ``d/Cargo.toml`` (``d`` relative, "" for the root), None without one."""
+        key = d
         if key not in self._names:
-            rel = (d / "Cargo.toml").as_posix()
+            rel = f"{d}/Cargo.toml" if d else "Cargo.toml"
             name = None
-            if os.path.lexists(self.root / rel):
-                name = d.name or self.root.name
+            if os.path.lexists(f"{self.root}/{rel}"):
+                name = d.rpartition("/")[2] or self.root.name
                 try:
                     data = read_toml(self.root, rel)
                     pkg, lib = data.get("package", {}), data.get("lib", {})
@@ -322,7 +367,7 @@ class CrateMap:
         """(crate directory, crate name) of the nearest Cargo.toml at or above directory ``d``."""
         hit = self._dirs.get(d)
         if hit is None:
-            name = self._crate_name(PurePosixPath(d or "."))
+            name = self._crate_name(d)
             if name is not None:
                 hit = (d, name)
             elif not d:

@@ -93,3 +93,34 @@ def test_checkout_is_never_written(tmp_path):
     build_index(root, workers=1)
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
     shutil.rmtree(root)
+
+
+def test_code_fingerprint_follows_an_edit_to_a_source(tmp_path, monkeypatch):
+    """Remembered under the sources' stat signatures, read again after any write (ctime moves even
+    when the size and mtime are put back)."""
+    import os
+    import time
+
+    from apxtui.index import db
+
+    src = tmp_path / "src" / "link.py"
+    src.parent.mkdir()
+    src.write_text("a = 1\n")
+    monkeypatch.setattr(db, "_fingerprinted", lambda: [src])
+    monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path / "cache"))
+    first = db.code_fingerprint()  # written just now: by content, nothing remembered
+    assert first == db._content_fingerprint([src]) and not (tmp_path / "cache").exists()
+    monkeypatch.setattr(db, "_RACY_NS", -1)
+    assert db.code_fingerprint() == first and len(list((tmp_path / "cache").glob("code-*"))) == 1
+    monkeypatch.setattr(db, "_content_fingerprint", lambda files: "remembered, not read")
+    assert db.code_fingerprint() == first
+    monkeypatch.undo()
+    monkeypatch.setattr(db, "_fingerprinted", lambda: [src])
+    monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(db, "_RACY_NS", -1)
+    st = src.stat()
+    time.sleep(0.02)  # past the file system clock's tick: the write moves the ctime
+    src.write_text("a = 2\n")  # same size
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime
+    assert db.code_fingerprint() == db._content_fingerprint([src]) != first
+    assert len(list((tmp_path / "cache").glob("code-*"))) == 1

@@ -292,10 +292,11 @@ def _rust_indexes(root):
     """The Rust resolver's stored indexes, by file and line (comparable across databases)."""
     import sqlite3
 
-    from apxtui.index.resolve_rust import unpack_indexes
+    from apxtui.index import rust_indexes
 
     with sqlite3.connect(db_path(root.resolve())) as c:
-        ix = unpack_indexes(c.execute("SELECT value FROM meta WHERE key='rust_indexes'").fetchone()[0])
+        stored = dict(c.execute("SELECT key, value FROM meta WHERE key LIKE 'rust_indexes%'"))
+    ix = rust_indexes.unpack(stored["rust_indexes"], stored.get("rust_indexes_patch"))
     out = {"types_by_qual": {q: [(d.file, d.line) for d in ds] for q, ds in ix["types_by_qual"].items()},
            "test_only": ix["test_only"]}
     for name in ("impl_methods", "trait_impl_methods", "trait_decls"):
@@ -319,6 +320,35 @@ def test_rust_indexes_patched_by_a_relink_equal_a_full_builds(tmp_path, indexed_
     monkeypatch.setenv("APXTUI_CACHE_DIR", str(tmp_path / "fresh-cache"))
     build_index(root, workers=1)
     assert patched == _rust_indexes(root)
+
+
+def test_rust_indexes_stay_stored_beside_the_change_of_successive_relinks(tmp_path, indexed_demo, monkeypatch):
+    """Each re-link stores the change to the indexes a full build stored (not the indexes again); a
+    second one applies to the first's result; both equal a full build's."""
+    import sqlite3
+
+    import apxtui.index.resolve_rust as rr
+
+    rel = "crates/apxinf-cuda/src/tensor.rs"
+    root = _indexed_copy(tmp_path, indexed_demo)
+    with sqlite3.connect(db_path(root.resolve())) as c:
+        base = c.execute("SELECT value FROM meta WHERE key='rust_indexes'").fetchone()[0]
+    p = root / rel
+    for i, edit in enumerate([lambda s: "// shifted\n\n" + s,
+                              lambda s: s.replace("impl Tensor {", "impl Tensor {\n    pub fn extra(&self) {}", 1)]):
+        p.write_text(edit(p.read_text()))
+        with monkeypatch.context() as m:
+            m.setattr(rr, "pack_indexes", lambda _ix: pytest.fail("the indexes were stored whole again"))
+            inc = build_index(root, workers=1)
+        assert "incremental" in inc.timings and inc.parsed == [rel]
+        with sqlite3.connect(db_path(root.resolve())) as c:
+            stored = dict(c.execute("SELECT key, value FROM meta WHERE key LIKE 'rust_indexes%'"))
+        assert stored["rust_indexes"] == base and stored["rust_indexes_patch"]
+        patched = _rust_indexes(root)
+        with monkeypatch.context() as m:
+            m.setenv("APXTUI_CACHE_DIR", str(tmp_path / f"fresh-cache-{i}"))
+            build_index(root, workers=1)
+            assert patched == _rust_indexes(root)
 
 
 
@@ -507,3 +537,22 @@ def test_a_moved_operator_impl_relinks_the_files_citing_its_line(tmp_path):
     assert "incremental" in inc.timings and inc.parsed == ["k/src/ops.rs"]
     assert "Output of Add for Foo (ops.rs:8)" in str([d.get("how") for _, _, d in inc.graph.edges(data=True)])
     assert _shape(inc.graph) == _shape(_full(root).graph)
+
+
+def test_the_query_of_an_edited_files_language_is_compiled_ahead(tmp_path, indexed_demo, monkeypatch):
+    """A file whose stat signature differs from the stored one (or has none stored) is likely parsed:
+    its language's query compiles beside the scan."""
+    import apxtui.index.build as build_mod
+    import apxtui.parse.languages as languages
+
+    root = _indexed_copy(tmp_path, indexed_demo)
+    monkeypatch.setattr(build_mod, "RACY_NS", -1)  # the copy's files were just written: trust their stat now
+    build_index(root, workers=1)  # (the copy's files have new stat signatures: stored now)
+    asked: list[set[str]] = []
+    monkeypatch.setattr(languages, "compile_ahead", lambda langs: asked.append(set(langs)))
+    p = root / ADAPTER
+    p.write_text(p.read_text() + "\n// edited\n")
+    build_index(root, workers=1)
+    assert asked == [{"cuda"}]
+    build_index(root, workers=1)  # nothing changed: nothing compiled
+    assert asked == [{"cuda"}, set()]

@@ -85,3 +85,20 @@ def test_callee_name_tests_agree_with_the_query(name):
     by_query = {n for _, caps in ts.QueryCursor(sub).matches(root) for n, nodes in caps.items()
                 if not n.startswith("_") and any(x.text == name.encode() for x in nodes)}
     assert {t.capture for t in tests if t("identifier", name)} == by_query
+
+
+def test_a_query_compiled_ahead_is_the_one_query_returns(monkeypatch):
+    monkeypatch.setattr(languages, "_COMPILED", {})
+    made: list[object] = []
+    real = languages.ts.Query
+
+    def counting(*a: object) -> object:
+        made.append(a[0])
+        return real(*a)
+
+    monkeypatch.setattr(languages.ts, "Query", counting)
+    languages.compile_ahead(["python"])  # in a thread: query() waits for it instead of compiling again
+    q = languages.query("python")
+    assert len(made) == 1 and languages.query("python") is q
+    languages.compile_ahead(["python"])  # compiled already: nothing to do
+    assert len(made) == 1

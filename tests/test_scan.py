@@ -155,6 +155,20 @@ def test_plain_walk_in_a_directory_that_is_not_a_repository(tmp_path):
     assert res.git is None and [f.rel for f in res.files] == ["m.py"]
 
 
+def test_no_git_run_without_a_dot_git_above(tmp_path, monkeypatch):
+    root = tmp_path / "co"
+    write(root, "m.py")
+    ran: list[tuple[str, ...]] = []
+    monkeypatch.setattr(scan_mod, "_git", lambda r, *a, **k: ran.append(a))
+    monkeypatch.setattr(scan_mod, "in_git_work_tree", lambda r: False)  # whatever lies above tmp_path
+    assert [f.rel for f in scan(root).files] == ["m.py"] and ran == []
+    monkeypatch.undo()
+    (root / ".git").mkdir()  # found: git is asked (and fails: not a repository), then the plain walk
+    monkeypatch.setattr(scan_mod, "_git", lambda r, *a, **k: ran.append(a))
+    assert scan_mod.in_git_work_tree(root)
+    assert [f.rel for f in scan(root).files] == ["m.py"] and ran
+
+
 # -- languages, vendored trees, limits --------------------------------------------------
 
 

@@ -43,7 +43,7 @@ from apxtui.index.stored_tables import StoredTables
 from apxtui.index.tables import Tables, node_id
 from apxtui.inputs import read_limited
 from apxtui.parse import content_hash
-from apxtui.scan import DEFAULT_VENDORED, MAX_BYTES, ScanResult, SourceFile, scan
+from apxtui.scan import DEFAULT_VENDORED, EXTENSIONS, MAX_BYTES, ScanResult, SourceFile, checkout_dir, scan
 
 if TYPE_CHECKING:  # the linker (and networkx) load only when something is linked
     import networkx as nx
@@ -180,6 +180,33 @@ def open_database(root: Path, use_cache: bool, queries: str) -> tuple[Database, 
     return db, notices + db.notices
 
 
+def compile_ahead(db: Database, root: Path) -> None:
+    """Compile, beside the scan, the queries of the languages of the indexed project files that are
+    likely to be parsed: those whose stat signature differs from the one stored with their content
+    hash, or that have none stored (changed too recently to trust one: ``RACY_NS``)."""
+    from apxtui.parse.languages import compile_ahead as start  # lazy: start-up (tree-sitter)
+
+    if db.temporary:
+        return
+    langs = set()
+    for rel, size, mtime, ctime, ino in db.conn.execute(
+            "SELECT f.rel, s.size, s.mtime, s.ctime, s.ino FROM files f LEFT JOIN stat s ON s.rel = f.rel "
+            "WHERE NOT f.lazy"):
+        lang = EXTENSIONS.get(os.path.splitext(rel)[1].lower())
+        if lang is None or lang in langs:
+            continue
+        if size is None:
+            langs.add(lang)
+            continue
+        try:
+            st = os.stat(f"{root}/{rel}")
+        except OSError:
+            continue
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) != (size, mtime, ctime, ino):
+            langs.add(lang)
+    start(langs)
+
+
 def build_index(
     root: str | Path,
     *,
@@ -193,9 +220,12 @@ def build_index(
 
     t0 = time.perf_counter()
     with gc_paused():
-        sr = scan(root, vendored)
-        scanned = time.perf_counter() - t0
-        db, notices = open_database(sr.root, use_cache, queries_fingerprint())
+        top = checkout_dir(root)
+        db, notices = open_database(top, use_cache, queries_fingerprint())
+        compile_ahead(db, top)
+        t1 = time.perf_counter()
+        sr = scan(top, vendored)
+        scanned = time.perf_counter() - t1
         for attempt in range(3):
             b = _Build(sr, db, _worker_count(workers), progress, notices)
             b.timings["scan"] = scanned
@@ -243,6 +273,7 @@ class _Build:
         self.data: dict[str, bytes] = {}
         self.stat_rows: list[tuple[str, int, int, int, int, str]] = []
         self.rust_indexes: bytes | None = None  # the Rust resolver's indexes of the generation written
+        self.rust_patch: bytes | None = None  # with KEEP_STORED: the change to the stored ones (a re-link)
 
     # -- what the checkout is now ----------------------------------------------------------
 
@@ -398,7 +429,7 @@ class _Build:
             for i, j in enumerate(jobs):
                 if progress:
                     progress(i, total, j[0])
-                out += parse_jobs([j])
+                out += parse_jobs([j], collect=total > 1)
             if progress:
                 progress(total, total, "")
             return out

@@ -20,6 +20,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -56,18 +57,66 @@ INDEXES = {
 FINGERPRINTED = ("facts.py", "scan.py", "vocab.py", "parse", "index")
 
 
-def code_fingerprint() -> str:
-    """Hash of the extractor, scanner and linker sources: a changed apxtui invalidates the cache."""
-    h = hashlib.blake2b(digest_size=8)
+#: A source changed more recently than this is hashed by content, its stat signature not trusted yet.
+_RACY_NS = 2_000_000_000
+
+
+def _fingerprinted() -> list[Path]:
     pkg = Path(__file__).resolve().parent.parent
+    out: list[Path] = []
     for sub in FINGERPRINTED:
         p = pkg / sub
-        for f in sorted(p.rglob("*.py")) if p.is_dir() else [p]:
-            try:
-                h.update(f.name.encode() + b"\0" + f.read_bytes())
-            except OSError:
-                pass
+        out += sorted(p.rglob("*.py")) if p.is_dir() else [p]
+    return out
+
+
+def _content_fingerprint(files: list[Path]) -> str:
+    h = hashlib.blake2b(digest_size=8)
+    for f in files:
+        try:
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+        except OSError:
+            pass
     return h.hexdigest()
+
+
+def code_fingerprint() -> str:
+    """Hash of the extractor, scanner and linker sources: a changed apxtui invalidates the cache.
+
+    Remembered in the cache directory under the sources' stat signatures (path, size, mtime,
+    ctime, inode: any write to a source changes its ctime), so a start reads them only after a
+    change (or in a new install)."""
+    files = _fingerprinted()
+    sig = hashlib.blake2b(digest_size=16)
+    newest = 0
+    for f in files:
+        try:
+            st = f.stat()
+            sig.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode())
+            newest = max(newest, st.st_ctime_ns)
+        except OSError:
+            sig.update(f"{f}\0-\n".encode())
+    if time.time_ns() - newest <= _RACY_NS:  # written just now: another write could keep the signature
+        return _content_fingerprint(files)
+    memo = cache_dir() / f"code-{sig.hexdigest()}"
+    try:
+        got = memo.read_text("ascii")
+        if len(got) == 16 and all(c in "0123456789abcdef" for c in got):
+            return got
+    except OSError:
+        pass
+    digest = _content_fingerprint(files)
+    try:  # a new name per signature: written whole (renamed into place) or not at all; the others go
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_name(f"{memo.name}.{os.getpid()}")
+        tmp.write_text(digest, "ascii")
+        os.replace(tmp, memo)
+        for old in memo.parent.glob("code-*"):
+            if old != memo:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass
+    return digest
 
 
 def cache_dir() -> Path:

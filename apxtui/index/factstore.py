@@ -134,11 +134,12 @@ def load_iface_flagged(blob: bytes) -> tuple[FileFacts, list[tuple[str, str]], b
     return from_plain(plain), callees, macros
 
 
-def parse_jobs(jobs: list[Job]) -> list[Record]:
+def parse_jobs(jobs: list[Job], collect: bool = True) -> list[Record]:
     """Worker: ``(rel, data, lang, module, key, lean)`` → record tuples.  The automatic collector is
     off (records are acyclic); the cycles an extraction leaves behind (syntax-tree wrappers,
     context chains) are collected after each file from the youngest generation only, which
-    holds just that file's objects."""
+    holds just that file's objects; ``collect=False`` leaves them (a one-file re-index in the main
+    process, whose youngest generation holds every object made since its collector was turned off)."""
     import gc
 
     from apxtui.parse import extract_file  # lazy: grammars load on the first parse
@@ -149,7 +150,8 @@ def parse_jobs(jobs: list[Job]) -> list[Record]:
     try:
         for rel, data, lang, module, key, lean in jobs:
             out.append(make_record(extract_file(rel, data, lang, module), key, lean).to_tuple())
-            gc.collect(0)
+            if collect:
+                gc.collect(0)
     finally:
         if was:
             gc.enable()

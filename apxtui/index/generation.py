@@ -76,15 +76,19 @@ KEEP_STORED = b""
 
 
 def set_meta(c: sqlite3.Connection, state: str, vendored: str, summary: dict[str, Any],
-             rust_indexes: bytes | None) -> None:
+             rust_indexes: bytes | None, rust_patch: bytes | None = None) -> None:
     """The generation's identity and summary, and the Rust resolver's indexes (a re-link patches them;
-    :data:`KEEP_STORED`: left as stored)."""
+    :data:`KEEP_STORED`: left as stored, with ``rust_patch``, when given, as the change to them
+    (``rust_indexes.diff``: it replaces the one stored); new indexes drop the stored change)."""
     gen = c.execute("SELECT value FROM meta WHERE key='gen'").fetchone()
     c.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                   [("state", state), ("gen", (gen[0] if gen else 0) + 1), ("vendored", vendored),
                    ("summary", pack(summary))])
     if rust_indexes == KEEP_STORED:
+        if rust_patch is not None:
+            c.execute("INSERT OR REPLACE INTO meta VALUES ('rust_indexes_patch', ?)", (rust_patch,))
         return
+    c.execute("DELETE FROM meta WHERE key='rust_indexes_patch'")
     if rust_indexes is None:
         c.execute("DELETE FROM meta WHERE key='rust_indexes'")
     else:

@@ -27,6 +27,7 @@ the result with a full link.
 from __future__ import annotations
 
 import marshal
+import pickle
 import re
 import sqlite3
 from collections import defaultdict
@@ -69,6 +70,9 @@ _TYPE_ATTRS = {"variant_types", "variant_fields", "variants", "type_path", "trai
 
 #: More changed files than this: a full re-link is as quick and surely right.
 MAX_INCREMENTAL = 32
+#: Changed entries of the Rust resolver's indexes past which a re-link stores them whole again
+#: (below: only the change, beside the indexes as a full build stored them; megabytes not rewritten).
+MAX_PATCH = 3000
 
 
 def link_file(f: FileFacts, ctx: LinkContext) -> FileLink:
@@ -476,14 +480,16 @@ def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: d
     for the new generation: the stored ones with the re-linked files' entries made again — or the
     stored ones as they are when the changed files' definitions and imports are all unchanged
     (line numbers included: node ids), as after an edit inside a body that moves no definition."""
-    from apxtui.index.resolve_rust import RustResolver, pack_indexes, unpack_indexes  # lazy: start-up
+    from apxtui.index import rust_indexes  # lazy: start-up
+    from apxtui.index.resolve_rust import RustResolver, pack_indexes  # lazy: start-up
 
-    row = w.execute("SELECT value FROM meta WHERE key='rust_indexes'").fetchone()
-    if row is None:  # (an index stored without them): made from every file's stored tables
+    stored = dict(w.execute("SELECT key, value FROM meta WHERE key IN ('rust_indexes', 'rust_indexes_patch')"))
+    if "rust_indexes" not in stored:  # (an index stored without them): made from every file's stored tables
         r = RustResolver(cast(Tables, tables), b.sr.packages)
     elif all(old_iface[f].defs == new_iface[f].defs and old_iface[f].imports == new_iface[f].imports
              for f in new_iface):  # the other re-linked files' interfaces are the stored ones
-        RustResolver(cast(Tables, tables), b.sr.packages, indexes=unpack_indexes(row[0]))  # shared via tables
+        RustResolver(cast(Tables, tables), b.sr.packages,  # shared via tables
+                     indexes=rust_indexes.unpack(stored["rust_indexes"], stored.get("rust_indexes_patch")))
         b.rust_indexes = KEEP_STORED
         return
     else:
@@ -496,8 +502,15 @@ def _rust_indexes(b: _Build, w: sqlite3.Connection, tables: StoredTables, old: d
             if got is None:
                 raise Abandon(f"{rel}: stored interface missing")
             ifaces[rel] = load_iface(got[0])[0]
-        r = RustResolver(cast(Tables, tables), b.sr.packages, indexes=unpack_indexes(row[0]))
+        base = rust_indexes.unpack(stored["rust_indexes"])
+        patch = stored.get("rust_indexes_patch")
+        r = RustResolver(cast(Tables, tables), b.sr.packages,
+                         indexes=base if patch is None else rust_indexes.patched(base, pickle.loads(patch)))
         r.replace_files(ifaces, rank)
+        change = rust_indexes.diff(base, r.stored_indexes())
+        if rust_indexes.patch_size(change) <= MAX_PATCH:  # the stored indexes stay, beside what changed
+            b.rust_indexes, b.rust_patch = KEEP_STORED, rust_indexes.pack_patch(change)
+            return
     b.rust_indexes = pack_indexes(r.stored_indexes())
 
 
@@ -518,6 +531,10 @@ def _write(b: _Build, w: sqlite3.Connection, rank: dict[str, int], links: dict[s
     for dst, src in _in(w, "SELECT dst, src FROM rev WHERE dst IN ({})", targets):
         if src not in old_owned_set:
             incoming[src].append(dst)
+    # every node row this write can add, drop or re-kind: counted before and after (the summary's counts)
+    touched = sorted(old_owned_set | {t[0] for fl in links.values() for t in fl.nodes} | _shared_affected(
+        links, old_link, old_owned))
+    kinds_before = _kind_counts(w, touched)
     w.executemany("DELETE FROM rev WHERE dst=? AND src=?", sorted(old_pairs))
     w.executemany("DELETE FROM nodes WHERE owner=?", [(r,) for r in relink])
     for rel in relink:
@@ -561,16 +578,31 @@ def _write(b: _Build, w: sqlite3.Connection, rank: dict[str, int], links: dict[s
         w.executemany("INSERT INTO tabs VALUES (?, ?, ?, ?)",
                       ((tab, key, rank[r], value) for tab, key, value in contribution_rows_of(recs[r])))
     w.executemany("INSERT OR REPLACE INTO stat VALUES (?, ?, ?, ?, ?, ?)", b.stat_rows)
-    set_meta(w, b.state, b.shared_signature(), recount_after(w, rank, old_link, links), b.rust_indexes)
+    set_meta(w, b.state, b.shared_signature(), recount_after(w, rank, old_link, links,
+                                                            (kinds_before, _kind_counts(w, touched))), b.rust_indexes,
+             b.rust_patch)
+
+
+def _kind_counts(w: sqlite3.Connection, ids: list[str]) -> dict[str, int]:
+    """Node rows per kind among ``ids``."""
+    out: dict[str, int] = defaultdict(int)
+    for kind, n in _in(w, "SELECT kind, count(*) FROM nodes WHERE id IN ({}) GROUP BY kind", ids):
+        out[kind] += n
+    return out
+
+
+def _shared_affected(links: dict[str, FileLink], old_link: dict[str, tuple[Any, ...]],
+                     old_owned: Iterable[str]) -> set[str]:
+    """The shared nodes :func:`_shared` re-derives: those the re-linked files referenced or reference."""
+    affected = {n for rel in links for n in old_link[rel][1]} | {n for fl in links.values() for n in fl.shared}
+    return affected | {n for n in old_owned if n.startswith("file:")}
 
 
 def _shared(w: sqlite3.Connection, rank: dict[str, int], links: dict[str, FileLink],
             old_link: dict[str, tuple[Any, ...]], old_owned: list[str]) -> None:
     """Re-derive the shared nodes the re-linked files referenced before or reference now: kept while
     a file references them, made with the attributes the first file (in file order) gives them."""
-    affected = {n for rel in links for n in old_link[rel][1]} | {n for fl in links.values() for n in fl.shared}
-    affected |= {n for n in old_owned if n.startswith("file:")}
-    affected_list = sorted(affected)
+    affected_list = sorted(_shared_affected(links, old_link, old_owned))
     owners: dict[str, set[str]] = defaultdict(set)
     for dst, owner in _in(w, "SELECT r.dst, n.owner FROM rev r JOIN nodes n ON n.id = r.src WHERE r.dst IN ({})",
                           affected_list):
@@ -601,8 +633,11 @@ def _shared(w: sqlite3.Connection, rank: dict[str, int], links: dict[str, FileLi
 
 
 def recount_after(w: sqlite3.Connection, rank: dict[str, int], old_link: dict[str, tuple[Any, ...]],
-                  links: dict[str, FileLink]) -> dict[str, Any]:
-    """The stored summary with the re-linked files' old counts replaced by their new ones."""
+                  links: dict[str, FileLink],
+                  kinds: tuple[dict[str, int], dict[str, int]] | None = None) -> dict[str, Any]:
+    """The stored summary with the re-linked files' old counts replaced by their new ones; ``kinds``:
+    the node rows per kind among every row the write touched, before and after it (else counted
+    over all nodes)."""
     summary: dict[str, Any] = unpack(w.execute("SELECT value FROM meta WHERE key='summary'").fetchone()[0])
     edges, dropped = summary["edges"], summary["dropped"]
     for rel, fl in links.items():
@@ -619,8 +654,16 @@ def recount_after(w: sqlite3.Connection, rank: dict[str, int], old_link: dict[st
     issues = [tuple(i) for i in summary["file_issues"] if i[0] not in links]
     issues += [tuple(i) for fl in links.values() for i in fl.info["issues"]]
     summary["file_issues"] = sorted(issues, key=lambda i: rank.get(i[0], 1 << 30))
-    summary["symbols"] = dict(w.execute("SELECT kind, count(*) FROM nodes GROUP BY kind ORDER BY kind"))
-    summary["nodes"] = w.execute("SELECT count(*) FROM nodes").fetchone()[0]
+    if kinds is None:
+        summary["symbols"] = dict(w.execute("SELECT kind, count(*) FROM nodes GROUP BY kind ORDER BY kind"))
+        summary["nodes"] = w.execute("SELECT count(*) FROM nodes").fetchone()[0]
+    else:
+        before, after = kinds
+        symbols = dict(summary["symbols"])
+        for k in set(before) | set(after):
+            symbols[k] = symbols.get(k, 0) - before.get(k, 0) + after.get(k, 0)
+        summary["symbols"] = {k: n for k, n in sorted(symbols.items()) if n}
+        summary["nodes"] += sum(after.values()) - sum(before.values())
     summary["edge_count"] = sum(n for by in summary["edges"].values() for n in by.values())
     return summary
 

@@ -669,10 +669,13 @@ class RustResolver:
         self.test_only = {i for i in self.test_only if node_file(i) not in gone}
         self.test_only |= {i for rel in order for i, d in by_file[rel].defs.items() if d.cfg and is_test_only(d)}
         lists = ("impl_methods", "trait_impl_methods", "trait_decls")
+        # node_file(i) is a gone file only when i's text from its last `@` starts with `@file`: tested first
+        # (no splitting of every id of the indexes)
+        marks = tuple(f"@{rel}" for rel in gone)
         for name in lists:
             kept: dict[Any, list[str]] = defaultdict(list)
             for k, ids in getattr(self, name).items():
-                left = [i for i in ids if node_file(i) not in gone]
+                left = [i for i in ids if not (i[i.rfind("@"):].startswith(marks) and node_file(i) in gone)]
                 if left:
                     kept[k] = left
             setattr(self, name, kept)

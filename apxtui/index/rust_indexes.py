@@ -10,6 +10,7 @@ compressing and decompressing them cost more than reading them).
 
 from __future__ import annotations
 
+import copy
 import pickle
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -128,12 +129,74 @@ def pack(indexes: Mapping[str, Any]) -> bytes:
     return pickle.dumps((_dumps(rest), types.blobs, types.files), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def unpack(blob: bytes) -> dict[str, Any]:
-    """The stored indexes, the type index as a :class:`LazyTypes`."""
+def unpack(blob: bytes, patch: bytes | None = None) -> dict[str, Any]:
+    """The stored indexes, the type index as a :class:`LazyTypes`; with the ``patch`` (:func:`diff`) applied."""
     rest, blobs, files = pickle.loads(blob)
     out: dict[str, Any] = pickle.loads(rest)
     out[_TYPES] = LazyTypes(blobs, files)
+    return out if patch is None else patched(out, pickle.loads(patch))
+
+
+#: A patch entry of a key the base has and the patched indexes do not.
+_GONE = None
+
+
+def _changes(base: Mapping[Any, Any], now: Mapping[Any, Any]) -> dict[Any, Any]:
+    """The entries of ``now`` that differ from ``base`` (in ``now``'s order), and ``_GONE`` for its missing keys."""
+    out = {k: v for k, v in now.items() if base.get(k, _GONE) != v}
+    out.update({k: _GONE for k in base if k not in now})
     return out
 
 
-__all__ = ["LazyTypes", "FirstTypes", "SharedQualnames", "pack", "unpack"]
+def _apply(base: dict[Any, Any], changes: Mapping[Any, Any]) -> Any:
+    out = copy.copy(base)  # a defaultdict stays one
+    for k, v in changes.items():
+        if v is _GONE:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+def diff(base: Mapping[str, Any], now: Mapping[str, Any]) -> dict[str, Any]:
+    """What turns the indexes ``base`` into ``now`` (for :func:`patched`): per index, the changed entries
+    (the type index: its changed pickles and file lists).  A re-link stores this beside the stored
+    indexes instead of writing them all again."""
+    out: dict[str, Any] = {}
+    for name, value in now.items():
+        if name == _TYPES:
+            b, n = LazyTypes.of(base[name]), LazyTypes.of(value)
+            out[name] = (_changes(b.blobs, n.blobs), _changes(b.files, n.files))
+        elif isinstance(value, dict):
+            out[name] = _changes(base[name], value)
+        else:  # a set (test_only): whole, when it changed
+            out[name] = value if value != base[name] else _GONE
+    return out
+
+
+def patched(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with :func:`diff`'s ``patch`` applied (``base`` is left as it is)."""
+    out = dict(base)
+    for name, changes in patch.items():
+        if name == _TYPES:
+            b = LazyTypes.of(base[name])
+            out[name] = LazyTypes(_apply(b.blobs, changes[0]), _apply(b.files, changes[1]))
+        elif isinstance(base[name], dict):
+            out[name] = _apply(base[name], changes)
+        elif changes is not _GONE:
+            out[name] = changes
+    return out
+
+
+def patch_size(patch: Mapping[str, Any]) -> int:
+    """Entries in a :func:`diff` (a set counts one)."""
+    return sum(len(c[0]) if n == _TYPES else len(c) if isinstance(c, dict) else 1 for n, c in patch.items()
+               if c is not _GONE)
+
+
+def pack_patch(patch: Mapping[str, Any]) -> bytes:
+    return pickle.dumps(dict(patch), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+__all__ = ["LazyTypes", "FirstTypes", "SharedQualnames", "pack", "unpack", "diff", "patched", "pack_patch",
+           "patch_size"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -63,12 +64,43 @@ def query_source(lang: str) -> str:
     return query_path(lang).read_text("utf-8")
 
 
-@cache
+#: Compiled queries by language (see :func:`query`, :func:`compile_ahead`).
+_COMPILED: dict[str, ts.Query] = {}
+_ahead: threading.Thread | None = None
+
+
 def query(lang: str) -> ts.Query:
-    try:
-        return ts.Query(language(lang), query_source(lang))
-    except Exception as e:  # tree-sitter raises QueryError subclasses
-        raise ValueError(f"{query_path(lang)}: invalid query: {e}") from e
+    """The language's query, compiled once per process (waiting for :func:`compile_ahead`'s)."""
+    if _ahead is not None and _ahead is not threading.current_thread():
+        _ahead.join()
+    got = _COMPILED.get(lang)
+    if got is None:
+        try:
+            got = _COMPILED[lang] = ts.Query(language(lang), query_source(lang))
+        except Exception as e:  # tree-sitter raises QueryError subclasses
+            raise ValueError(f"{query_path(lang)}: invalid query: {e}") from e
+    return got
+
+
+def compile_ahead(langs: Iterable[str]) -> None:
+    """Start compiling the queries of ``langs`` in a background thread, for a parse that is
+    likely to come: tree-sitter releases the interpreter lock while it compiles (tens of
+    milliseconds for Rust), so the caller's work meanwhile runs beside it.  :func:`query`
+    waits for it; a query that fails to compile is left for :func:`query` to report."""
+    global _ahead
+    todo = sorted({lang for lang in langs if lang not in _COMPILED})
+    if not todo or (_ahead is not None and _ahead.is_alive()):
+        return
+
+    def work() -> None:
+        for lang in todo:
+            try:
+                _COMPILED.setdefault(lang, ts.Query(language(lang), query_source(lang)))
+            except Exception:  # noqa: BLE001 - query() compiles it again and says why
+                pass
+
+    _ahead = threading.Thread(target=work, name="apxtui-compile-ahead", daemon=True)
+    _ahead.start()
 
 
 _CAPTURE_RE = re.compile(r"@([A-Za-z_][\w.]*)")
