@@ -55,6 +55,9 @@ ANALYSE_AFTER = 0.15
 KEY_QUIET = 0.1
 #: … unless keys keep coming for this long (a held key): then they are applied anyway.
 MAX_DEFER = 0.5
+#: Background jobs still computing are stopped from a key until its repaint is out and this long has passed
+#: since the last key (:meth:`Jobs.pause`; at most ``jobs.MAX_PAUSE``): the UI does not share a core with them.
+PAUSE_AFTER_KEY = 0.03
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,7 @@ class ApxApp(App[None]):
         self._deferred: dict[str, Callable[[], None]] = {}  # updates for the screen held back while keys come
         self._deferred_since = 0.0
         self._publish_timer: Any = None
+        self._resume_timer: Any = None
 
     def on_mount(self) -> None:
         asyncio.get_running_loop().set_default_executor(DaemonThreadExecutor())
@@ -300,7 +304,26 @@ class ApxApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             self._last_key = time.monotonic()
+            self.background.pause()
+            if self.background.paused and self._resume_timer is None:
+                self._resume_timer = self.set_timer(PAUSE_AFTER_KEY, self._resume_jobs)
         await super().on_event(event)
+
+    def _resume_jobs(self) -> None:
+        """Continue the jobs a key stopped, once its repaint is out and no key came for a moment."""
+        self._resume_timer = None
+        if not self.background.paused:
+            return
+        try:
+            screen = self.screen
+        except Exception:  # noqa: BLE001 - no screen (exiting): nothing to repaint
+            self.background.resume()
+            return
+        wait = PAUSE_AFTER_KEY - (time.monotonic() - self._last_key)
+        if wait > 0 or screen._dirty_widgets or screen._layout_required or screen._repaint_required:
+            self._resume_timer = self.set_timer(max(wait, 0.005), self._resume_jobs)
+            return
+        self.background.resume()
 
     def publish(self, kind: str, apply: Callable[[], None]) -> None:
         """Apply a background update to the screen now, or, within ``KEY_QUIET`` of a key, once keys pause
