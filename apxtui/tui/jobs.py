@@ -331,9 +331,11 @@ class Job:
     def stop(self) -> None:
         """Stop a forked child that is still computing (SIGSTOP) until :meth:`cont`; a serving one, a
         thread or an ended job is left alone (a request's reply is what the UI waits for)."""
-        if self.forked and not (self.stopped or self.serving or self.cancelled) and self._proc.pid:
+        # is_alive() reaps a child that has ended: its pid, perhaps another process's now, is never signalled
+        pid = self._proc.pid if self.forked else None
+        if pid and not (self.stopped or self.serving or self.cancelled) and self._proc.is_alive():
             try:
-                os.kill(self._proc.pid, signal.SIGSTOP)
+                os.kill(pid, signal.SIGSTOP)
             except OSError:
                 return
             self.stopped = True
@@ -341,7 +343,7 @@ class Job:
     def cont(self) -> None:
         """Continue a child stopped by :meth:`stop` (safe from any thread, and twice)."""
         pid = self._proc.pid if self.forked else None
-        if self.stopped and pid:
+        if self.stopped and pid and self._proc.is_alive():
             self.stopped = False
             try:
                 os.kill(pid, signal.SIGCONT)
