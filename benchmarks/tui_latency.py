@@ -89,11 +89,27 @@ def queues_empty(app) -> bool:
                                               for w in screen.walk_children(with_self=True))
 
 
+#: Set by ``--profile``: a cProfile.Profile enabled while the measured keys are handled.
+PROFILER = None
+PROFILING = False  # the section being measured is profiled (only the sections ``--profile`` names)
+#: Minor page faults of the main process per measured key (a forked child makes the parent's writes fault).
+FAULTS: list[int] = []
+
+
+def minor_faults() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 async def press(app, rep: Repaints, key: str, pilot=None) -> tuple[float, float]:
     """(ms from the key to its last repaint, ms of main-process CPU) for one key."""
     from textual import events
 
     await quiet(rep)
+    f0 = minor_faults()
+    if PROFILING and PROFILER is not None:
+        PROFILER.start() if hasattr(PROFILER, "start") else PROFILER.enable()
     t0, c0 = time.perf_counter(), time.process_time()
     char = key if len(key) == 1 else None
     app.post_message(events.Key(key, char))
@@ -105,7 +121,11 @@ async def press(app, rep: Repaints, key: str, pilot=None) -> tuple[float, float]
         await asyncio.sleep(FRAME)  # a repaint still scheduled would land within a frame
         if rep.count == n and queues_empty(app) and settled(app):
             break
-    return (max(rep.last, t0) - t0) * 1000, (time.process_time() - c0) * 1000
+    cpu = (time.process_time() - c0) * 1000
+    if PROFILING and PROFILER is not None:
+        PROFILER.stop() if hasattr(PROFILER, "start") else PROFILER.disable()
+    FAULTS.append(minor_faults() - f0)
+    return (max(rep.last, t0) - t0) * 1000, cpu
 
 
 def analysing(app) -> bool:
@@ -293,7 +313,9 @@ async def run(args, size: tuple[int, int]) -> list[tuple[str, list[float], list[
 
         async def timed(label: str, keys: list[str], reset: str | None = None, busy: bool = False,
                         start: str = "g") -> None:
+            global PROFILING
             lat, cpu, during = [], [], 0
+            faults: list[int] = []
             await press(app, rep, start)  # the top (j at the last row would do nothing), the last row for k
             for k in keys:
                 if reset:
@@ -301,11 +323,18 @@ async def run(args, size: tuple[int, int]) -> list[tuple[str, list[float], list[
                 if busy:
                     await keep_busy(app)
                     during += analysing(app)
+                PROFILING = label in args.profile_keys
+                FAULTS.clear()
                 ms, c = await press(app, rep, k)
+                PROFILING = False
                 lat.append(ms)
                 cpu.append(c)
+                faults.extend(FAULTS)
             tag = f" (busy {during}/{len(keys)})" if busy else ""
             out.append((label + tag, lat, cpu))
+            if faults:
+                print(f"  {label}{tag}: minor page faults per key median {statistics.median(faults):.0f}, "
+                      f"max {max(faults)}", flush=True)
             print(f"  measured {label}{tag}", flush=True)
 
         if "keys" in args.only or "j" in args.only:
@@ -381,12 +410,32 @@ def main() -> int:
     p.add_argument("--only", default="keys,arm,palette,export",
                    help="comma-separated sections to measure (default all: keys,arm,palette,export; j: only j of "
                         "the keys; q is always measured, last)")
+    p.add_argument("--profile", metavar="FILE",
+                   help="profile the main process while the keys of --profile-keys are handled: cProfile stats to "
+                        "FILE, or pyinstrument's sampled call tree when FILE ends in .txt")
+    p.add_argument("--profile-keys", default="j (busy)",
+                   help="comma-separated section labels to profile (default 'j (busy)')")
     args = p.parse_args()
     args.only = set(args.only.split(","))
+    args.profile_keys = set(args.profile_keys.split(",")) if args.profile else set()
+    global PROFILER
+    if args.profile and args.profile.endswith(".txt"):  # a sampling profile (less overhead than cProfile)
+        from pyinstrument import Profiler
+
+        PROFILER = Profiler(interval=0.0005, async_mode="disabled")
+    elif args.profile:
+        import cProfile
+
+        PROFILER = cProfile.Profile()
     w, h = (int(x) for x in args.size.lower().split("x"))
     if not args.checkout:
         os.environ["APXTUI_CACHE_DIR"] = tempfile.mkdtemp(prefix="apxtui-bench-")
     results = asyncio.run(run(args, (w, h)))
+    if hasattr(PROFILER, "output_text"):
+        Path(args.profile).write_text(PROFILER.output_text(show_all=True, short_mode=False))
+    elif PROFILER is not None:
+        PROFILER.dump_stats(args.profile)
+        print(f"profile of {', '.join(sorted(args.profile_keys))} written to {args.profile}")
     print(f"\n{'ms, key → last repaint':44} {'n':>4} {'min':>7} {'median':>7} {'p95':>7} {'max':>7}  {'cpu med':>7}"
           f" {'cpu p95':>7}")
     for label, t, cpu in results:

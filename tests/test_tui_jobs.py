@@ -129,6 +129,51 @@ async def test_cancel_kills_the_child_at_once_and_a_new_job_replaces_the_old():
     assert js.running() == []
 
 
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+async def test_keys_stop_computing_jobs_not_serving_ones_and_a_watchdog_continues_them(monkeypatch):
+    if not jobs.USE_FORK or not os.path.exists("/proc/self/stat"):
+        pytest.skip("no fork or /proc here")
+    monkeypatch.setattr(jobs, "MAX_PAUSE", 0.2)
+    js = Jobs()
+    job = js.start("analysis", endless)
+    it = job.messages().__aiter__()
+    pid = await asyncio.wait_for(it.__anext__(), 10)
+    server, _got, reader = await _serving(1, True)
+    js._by_group["sol-serve"] = server
+    js.pause()
+    assert js.paused and job.stopped and not server.stopped  # a reply may be what the key waits for
+    assert _state(pid) == "T" and _state(server._proc.pid) != "T"
+    assert await server.request(2) == 3
+    js.resume()
+    assert not js.paused and _state(pid) != "T"
+    js.pause()
+    assert _state(pid) == "T"
+    for _ in range(200):  # the watchdog continues it (the event loop may be busy) …
+        if _state(pid) != "T":
+            break
+        await asyncio.sleep(0.01)
+    assert _state(pid) != "T" and not js.paused
+    js.pause()  # … and lets it run a moment before the next pause
+    assert not job.stopped and _state(pid) != "T"
+    await asyncio.sleep(jobs.MIN_RUN)
+    js.pause()
+    assert job.stopped
+    js.cancel_all()  # a stopped child is killed too
+    for _ in range(500):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.01)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    await asyncio.wait_for(reader, 2)
+
+
 async def test_a_consumer_blocked_on_the_pipe_wakes_when_the_job_is_cancelled():
     if not jobs.USE_FORK:
         pytest.skip("no fork here")

@@ -18,10 +18,11 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
@@ -49,6 +50,14 @@ from apxtui.tui.widgets import keyed_widgets
 
 #: Arm presses closer together than this start one analysis (of the last state), not one each.
 ANALYSE_AFTER = 0.15
+#: What background work reports (analysis state, status text) reaches the screen this long after the last key
+#: at the earliest, so it is never painted in a key's frame; updates of one kind meanwhile keep only the last …
+KEY_QUIET = 0.1
+#: … unless keys keep coming for this long (a held key): then they are applied anyway.
+MAX_DEFER = 0.5
+#: Background jobs still computing are stopped from a key until its repaint is out and this long has passed
+#: since the last key (:meth:`Jobs.pause`; at most ``jobs.MAX_PAUSE``): the UI does not share a core with them.
+PAUSE_AFTER_KEY = 0.03
 
 
 @dataclass(frozen=True)
@@ -148,6 +157,12 @@ class ApxApp(App[None]):
         if self.settings.keymap:
             self.set_keymap(self.settings.keymap)
         self._analyse_timer: Any = None
+        self._activity_now: dict[str, str] = {}  # what background groups are doing (``activity``: as shown)
+        self._last_key = 0.0  # time.monotonic() of the last key
+        self._deferred: dict[str, Callable[[], None]] = {}  # updates for the screen held back while keys come
+        self._deferred_since = 0.0
+        self._publish_timer: Any = None
+        self._resume_timer: Any = None
 
     def on_mount(self) -> None:
         asyncio.get_running_loop().set_default_executor(DaemonThreadExecutor())
@@ -255,7 +270,7 @@ class ApxApp(App[None]):
             return
         state.job = self.background.start("analysis", analyse_path, self.session)
         state.progress = "analysis: starting…"
-        self.analysis = state
+        self._analysis_moved(state)
         self._serve_analysis(state)
 
     @work(exclusive=True, group="analysis", exit_on_error=False)
@@ -268,14 +283,77 @@ class ApxApp(App[None]):
                 else:
                     state.take(msg)
                 self.set_activity("analysis", state.progress)
-                if self.analysis is state:
-                    self.analysis = state
+                self._analysis_moved(state)
         except JobFailed as e:
             state.failed(str(e))
             self.set_activity("analysis", "")
+            self._analysis_moved(state)
+            self.notify(one_line(str(e), 300), title="Analysis failed", severity="error", timeout=10)
+
+    def _analysis_moved(self, state: PathAnalysis) -> None:
+        """The analysis ``state`` moved on (read at once by keys); the screens hear of it between keys."""
+
+        def tell() -> None:
             if self.analysis is state:
                 self.analysis = state
-            self.notify(one_line(str(e), 300), title="Analysis failed", severity="error", timeout=10)
+
+        self.publish("analysis", tell)
+
+    # -- background updates, between keys ------------------------------------------------
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self._last_key = time.monotonic()
+            self.background.pause()
+            if self.background.paused and self._resume_timer is None:
+                self._resume_timer = self.set_timer(PAUSE_AFTER_KEY, self._resume_jobs)
+        await super().on_event(event)
+
+    def _resume_jobs(self) -> None:
+        """Continue the jobs a key stopped, once its repaint is out and no key came for a moment."""
+        self._resume_timer = None
+        if not self.background.paused:
+            return
+        try:
+            screen = self.screen
+        except Exception:  # noqa: BLE001 - no screen (exiting): nothing to repaint
+            self.background.resume()
+            return
+        wait = PAUSE_AFTER_KEY - (time.monotonic() - self._last_key)
+        if wait > 0 or screen._dirty_widgets or screen._layout_required or screen._repaint_required:
+            self._resume_timer = self.set_timer(max(wait, 0.005), self._resume_jobs)
+            return
+        self.background.resume()
+
+    def publish(self, kind: str, apply: Callable[[], None]) -> None:
+        """Apply a background update to the screen now, or, within ``KEY_QUIET`` of a key, once keys pause
+        (at most ``MAX_DEFER`` later); of the updates of one ``kind`` held back, only the last is applied."""
+        now = time.monotonic()
+        if not self._deferred and now - self._last_key >= KEY_QUIET:
+            apply()
+            return
+        if not self._deferred:
+            self._deferred_since = now
+        self._deferred.pop(kind, None)  # re-inserted: applied in the order of their last update
+        self._deferred[kind] = apply
+        self._schedule_publish()
+
+    def _schedule_publish(self) -> None:
+        if self._publish_timer is not None:
+            self._publish_timer.stop()
+        now = time.monotonic()
+        due = min(self._last_key + KEY_QUIET, self._deferred_since + MAX_DEFER)
+        self._publish_timer = self.set_timer(max(0.0, due - now) + 0.001, self._publish)
+
+    def _publish(self) -> None:
+        self._publish_timer = None
+        now = time.monotonic()
+        if now - self._last_key < KEY_QUIET and now - self._deferred_since < MAX_DEFER:
+            self._schedule_publish()  # a key came meanwhile
+            return
+        todo, self._deferred = self._deferred, {}
+        for apply in todo.values():
+            apply()
 
     # -- other background jobs -------------------------------------------------------------
 
@@ -300,14 +378,21 @@ class ApxApp(App[None]):
         return await self.follow(group, self.background.start(group, fn, *args))
 
     def set_activity(self, group: str, text: str) -> None:
-        """What ``group`` is doing in the background ("" when done), for the status bar."""
-        cur = dict(self.activity)
+        """What ``group`` is doing in the background ("" when done), for the status bar (between keys)."""
+        cur = dict(self._activity_now)
         if text:
             cur[group] = text
         else:
             cur.pop(group, None)
-        if cur != self.activity:
-            self.activity = cur
+        if cur == self._activity_now:
+            return
+        self._activity_now = cur
+
+        def show() -> None:
+            if self.activity != cur:
+                self.activity = cur
+
+        self.publish("activity", show)
 
     @work(exclusive=True, group="join", exit_on_error=False)
     async def _join(self) -> None:
@@ -327,7 +412,7 @@ class ApxApp(App[None]):
         """Anything still to come: an analysis waiting or running, a worker computing, a job in progress."""
         if self._analyse_timer is not None or (self.analysis is not None and self.analysis.status == "running"):
             return True
-        if self.activity:
+        if self._activity_now or self._deferred:
             return True
         return any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) and w.group not in self.SERVING_GROUPS
                    for w in self.workers)

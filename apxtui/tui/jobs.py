@@ -6,7 +6,9 @@ the session exactly as it was when the job started; the parent reads the message
 arrive (``async for msg in job.messages()``) without a thread.  A job may end by yielding
 :class:`Serve`: the child then keeps its results and answers :meth:`Job.request` calls
 (while the consumer is still iterating ``messages()``).  :meth:`Job.cancel` kills the child
-at once: this is what makes ``q`` and a superseded analysis immediate.
+at once: this is what makes ``q`` and a superseded analysis immediate.  :meth:`Jobs.pause` stops
+the children still computing while the UI handles a key (SIGSTOP; a watchdog thread continues them
+after ``MAX_PAUSE`` at the latest), so on two cores the UI never shares its CPU with its own analysis.
 
 Where ``fork`` is unavailable (macOS and Windows default to spawn) the same API runs the
 generator in a daemon thread instead; cancelling it then takes effect at its next message.
@@ -22,6 +24,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,6 +42,11 @@ NICE = 10
 #: Groups whose result the user is waiting for (the map after ``]``, an export): not niced, or a busy
 #: machine's other processes starve them (a 0.2 s map update took 5-14 s at load 20 when niced).
 INTERACTIVE = frozenset({"map", "export", "copy"})
+
+#: The longest a computing job stays stopped for keys (:meth:`Jobs.pause`) …
+MAX_PAUSE = 0.3
+#: … after which it runs at least this long whatever keys come (a held key does not starve it).
+MIN_RUN = 0.1
 
 #: Run jobs in forked children (False: threads).  Tests may flip it to cover the fallback.
 USE_FORK = "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
@@ -88,10 +96,25 @@ def _detach_signals() -> None:
         pass
 
 
-def _child_main(conn: Connection, fn: JobFn, args: tuple[Any, ...], nice: int = NICE) -> None:
+def _die_with(parent: int) -> None:
+    """Be killed when the UI process dies, even while stopped (:meth:`Jobs.pause`): Linux's parent-death
+    signal.  Elsewhere (no prctl) the pipe's EOF ends the child once it runs."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(0)
+
+
+def _child_main(conn: Connection, fn: JobFn, args: tuple[Any, ...], nice: int = NICE, parent: int = 0) -> None:
     """In the forked child: run ``fn``, send what it yields, serve requests; never touch the terminal."""
     global _IN_CHILD
     _IN_CHILD = True
+    if parent:
+        _die_with(parent)
     for end in list(_PARENT_ENDS):
         try:
             end.close()
@@ -149,10 +172,11 @@ class Job:
         self._wake: asyncio.Future[None] | None = None  # what the pipe reader awaits (cancel resolves it)
         self._settled = asyncio.Event()  # set when the job serves, ends or is cancelled
         self.ended: str | None = None  # why the job stopped (its exception, "cancelled" …), said by request()
+        self.stopped = False  # SIGSTOPped by Jobs.pause
         if self.forked:
             ctx = multiprocessing.get_context("fork")
             self._conn, child = ctx.Pipe(duplex=True)
-            self._proc = ctx.Process(target=_child_main, args=(child, fn, args, nice), daemon=True,
+            self._proc = ctx.Process(target=_child_main, args=(child, fn, args, nice, os.getpid()), daemon=True,
                                      name=f"apxtui-{name}")
             # Listed before the fork: the child closes its copy of this end too, so it sees EOF (and ends)
             # when the UI process dies; holding it, the child waited for requests forever.
@@ -235,6 +259,7 @@ class Job:
                     self._wake = None
                 if self.cancelled:
                     return
+            self.cont()  # stopped halfway through a message, the child would never finish it for recv()
             try:
                 tag, payload = self._conn.recv()
             except (EOFError, OSError):
@@ -313,12 +338,35 @@ class Job:
                 self._end("it ended without serving")
                 return
 
+    def stop(self) -> None:
+        """Stop a forked child that is still computing (SIGSTOP) until :meth:`cont`; a serving one, a
+        thread or an ended job is left alone (a request's reply is what the UI waits for)."""
+        # is_alive() reaps a child that has ended: its pid, perhaps another process's now, is never signalled
+        pid = self._proc.pid if self.forked else None
+        if pid and not (self.stopped or self.serving or self.cancelled) and self._proc.is_alive():
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                return
+            self.stopped = True
+
+    def cont(self) -> None:
+        """Continue a child stopped by :meth:`stop` (safe from any thread, and twice)."""
+        pid = self._proc.pid if self.forked else None
+        if self.stopped and pid and self._proc.is_alive():
+            self.stopped = False
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+
     def cancel(self) -> None:
         """Stop the job now (kills the child; a thread stops at its next message)."""
         if self.cancelled:
             return
         self.cancelled = True
         self.serving = False
+        self.stopped = False  # killed even when stopped; nothing continues a pid that may be reused
         self._end("cancelled")
         for fut in self._replies.values():
             if not fut.done():
@@ -370,6 +418,44 @@ class Jobs:
 
     def __init__(self) -> None:
         self._by_group: dict[str, Job] = {}
+        self._lock = threading.Lock()  # pause/resume from the event loop, the watchdog's continue from its thread
+        self._paused: list[Job] = []
+        self._watchdog: threading.Timer | None = None
+        self._run_until = 0.0  # time.monotonic() before which pause() does nothing (the watchdog let them run)
+
+    def pause(self) -> None:
+        """Stop the jobs still computing while the UI handles keys, until :meth:`resume` — or ``MAX_PAUSE``
+        later, when a watchdog thread continues them and lets them run ``MIN_RUN`` before the next pause."""
+        with self._lock:
+            if self._paused or time.monotonic() < self._run_until:
+                return
+            for job in self._by_group.values():
+                job.stop()
+                if job.stopped:
+                    self._paused.append(job)
+            if self._paused:
+                self._watchdog = threading.Timer(MAX_PAUSE, self._resume, args=(True,))
+                self._watchdog.daemon = True
+                self._watchdog.start()
+
+    def resume(self) -> None:
+        """Continue the jobs :meth:`pause` stopped."""
+        self._resume(False)
+
+    def _resume(self, forced: bool) -> None:
+        with self._lock:
+            if self._watchdog is not None and not forced:
+                self._watchdog.cancel()
+            self._watchdog = None
+            for job in self._paused:
+                job.cont()
+            self._paused.clear()
+            if forced:
+                self._run_until = time.monotonic() + MIN_RUN
+
+    @property
+    def paused(self) -> bool:
+        return bool(self._paused)
 
     def start(self, group: str, fn: JobFn, *args: Any) -> Job:
         old = self._by_group.pop(group, None)
@@ -385,6 +471,7 @@ class Jobs:
             job.cancel()
 
     def cancel_all(self) -> None:
+        self.resume()  # no watchdog left to signal them
         for job in list(self._by_group.values()):
             job.cancel()
         self._by_group.clear()

@@ -8,17 +8,19 @@ query is compiled once per language, so a keypress that changes file costs no re
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from textual._tree_sitter import TREE_SITTER, get_language
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.document._document import Document, DocumentBase
 from textual.document._document_navigator import DocumentNavigator
 from textual.document._syntax_aware_document import SyntaxAwareDocument, SyntaxAwareDocumentError
 from textual.document._wrapped_document import WrappedDocument
 from textual.geometry import Size
+from textual.strip import Strip
 from textual.theme import Theme
 from textual.timer import Timer
 from textual.widgets import TextArea
@@ -36,6 +38,7 @@ DOCUMENTS = 48  # files whose document, wrapping and highlights stay ready
 WARM_LANGUAGES = ("rust", "python", "cuda")  # highlight queries compiled once the pane is idle after start
 PREFETCH_AFTER = 0.04  # seconds without a key before the next document of a nearby row is built
 PREFETCH_MAX_LINES = 4_000  # larger files are built when shown (a key meanwhile would wait for the build)
+LINE_CACHE = 1024  # rendered lines kept per document (TextArea's own cache size)
 
 
 class _CountedHeight(WrappedDocument):
@@ -87,6 +90,9 @@ class _Doc:
     query: Any
     highlights: Any
     size: Size | None = None
+    #: Its rendered lines (TextArea's ``_line_cache``, whose keys name no document): a file shown again
+    #: repaints from here instead of rendering every line in view again.
+    lines: LRUCache[tuple[Any, ...], Strip] = field(default_factory=lambda: LRUCache(LINE_CACHE))
 
 
 class SourceView(QuietSize, TextArea):
@@ -148,7 +154,7 @@ class SourceView(QuietSize, TextArea):
         self.document, self._highlight_query, self._highlights = got.document, got.query, got.highlights
         self.wrapped_document = got.wrapped
         self.navigator = DocumentNavigator(got.wrapped)
-        self._line_cache.clear()
+        self._line_cache = got.lines
         self.move_cursor((0, 0))
         self._rewrap_and_refresh_virtual_size()
 
@@ -196,8 +202,14 @@ class SourceView(QuietSize, TextArea):
         w = self.wrapped_document
         if (w._width, w._tab_width) != (self.wrap_width, self.indent_width):
             w.wrap(self.wrap_width, tab_width=self.indent_width)
-        self._line_cache.clear()
+            self._line_cache.clear()
         self._refresh_size()
+
+    def notify_style_update(self) -> None:
+        """A style change (theme, focus) changes how every document's lines look, not only the one shown."""
+        for doc in self._docs.values():
+            doc.lines.clear()
+        super().notify_style_update()
 
     def _refresh_size(self) -> None:
         """TextArea's, with the document's size (a scan of every line) kept with the cached document."""
