@@ -16,7 +16,9 @@ Rules (each answer says which one fired, in ``Resolved.how``):
   ("only impl"), several are ``ambiguous`` (all kept);
 * a receiver whose type comes from outside the checkout (std, a crates.io dependency)
   is ``unresolved`` (external) unless a local trait impl for that type has the method —
-  never linked to a same-named local method;
+  never linked to a same-named local method; such an impl's method is ``heuristic`` (the type's
+  own method of that name, not in the index, would win), and never the impl method itself when
+  it passes its own arguments to its name (``fn to_f32(self) { self.to_f32() }``);
 * a receiver of unknown type falls back to the method name, within the caller's
   dependency closure: always ``ambiguous`` (even with one candidate) and marked
   ``name_only`` (the trace leaves it unexpanded until chosen); names of common std
@@ -1173,8 +1175,9 @@ class RustResolver:
                 return Resolved(drop=True, how="std")
             if ty.startswith("X:"):
                 local = self.visible(self.impl_methods.get((ty, segs[-1]), []), call, caller)
+                local = [i for i in local if not _calls_itself(self.t.defs[i], caller, call)]
                 if local:
-                    return Resolved.of(local, f"local impl for {ty[2:]}")
+                    return Resolved.of(local, f"local impl for {ty[2:]}{_EXT_OWN}", HEURISTIC)
                 return Resolved(status=UNRESOLVED, how=f"type {ty[2:]} is outside the checkout",
                                 external="::".join(segs), external_kind="external")
         ext = "::".join(segs)
@@ -1313,8 +1316,9 @@ class RustResolver:
                                if r.endswith("<>") else self.impl_methods.get((r, name), []), call, caller)
             if not path:  # (a trait impl's method another arity cannot be: then the external type's own)
                 ids = [i for i in ids if takes(self.t.defs[i], call)]
+            ids = [i for i in ids if not _calls_itself(self.t.defs[i], caller, call)]
             if ids:
-                return Resolved.of(ids, f"local trait impl for {r[2:]} ({what})")
+                return Resolved.of(ids, f"local trait impl for {r[2:]} ({what}){_EXT_OWN}", HEURISTIC)
             if name in STD_METHODS or _is_std(r):
                 return Resolved(drop=True, how=f"std method; {bare}")  # as `std::` paths: counted, not drawn
             if _is_opaque(r) and not path:
@@ -2218,3 +2222,21 @@ class RustResolver:
 
 
 __all__ = ["RustResolver", "AMBIGUOUS", "EXACT", "HEURISTIC", "STD_METHODS", "PRELUDE"]
+
+
+#: Why a checkout impl's method for an external type is only ``heuristic``: Rust takes the type's own
+#: (inherent) method of that name first, and the type's own methods are not in the index.
+_EXT_OWN = "; by name: a method of that name the type has itself, outside the checkout, would be taken first"
+
+
+def _calls_itself(d: Definition, caller: Definition | None, call: CallSite) -> bool:
+    """``d`` is the caller and the call passes it its own parameters unchanged (``fn to_f32(self) {
+    self.to_f32() }``, ``fn from_f64(v) { f16::from_f64(v) }``): it would recurse forever, so in a checkout
+    impl for an external type it is the type's own method of that name."""
+    if caller is None or d.file != caller.file or d.line != caller.line or d.name != caller.name:
+        return False
+    own = [p.name for p in caller.params]
+    args = [a.strip().lstrip("&").removeprefix("mut ").strip() for a in call.args]
+    if call.kind == "method":
+        return call.receiver.strip() == "self" and args == [p for p in own if p != "self"]
+    return args == own
