@@ -1,6 +1,7 @@
 """Resolution precision of an index: boundary crossings, ambiguity, vendor names defined locally.
 
-    python benchmarks/resolution_stats.py CHECKOUT [--graph GRAPH.json] [--sample N] [--seed S] [--sample-lang rust] [--causes] [--json]
+    python benchmarks/resolution_stats.py CHECKOUT [--graph GRAPH.json] [--sample N] [--seed S]
+        [--sample-lang rust] [--causes] [--json]
 
 Builds the index of CHECKOUT (or reads a node-link graph written by
 ``apxtui graph CHECKOUT --format json``, e.g. by another apxtui version, to compare)

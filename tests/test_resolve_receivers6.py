@@ -40,3 +40,29 @@ def test_an_impl_method_passing_its_own_arguments_to_its_name_calls_the_types_ow
     # `fn to_f32(self) { self.to_f32() }` would recurse forever were it itself: f16's own method (external)
     for fn in ("m::f16::to_f32", "m::f16::from_f64"):
         assert [r for _, _, r, _ in calls(LOCAL_IMPL, fn) if r != "unresolved"] == []
+
+
+BY_NAME = """
+pub mod cpu {
+    struct View;
+    impl View { pub fn new(a: u8) -> Self { View } }
+    pub struct Open;
+    impl Open { pub fn new(a: u8) -> Self { Open } }
+}
+pub mod user {
+    use safetensors::*;
+    pub fn run() {
+        let v = View::new(1);
+        let w = Open::new(1, 2);
+        let x = Open::new(1);
+    }
+}
+"""
+
+
+def test_a_type_found_by_name_only_must_be_nameable_there_and_its_method_take_the_arguments():
+    # mistral.rs mistralrs-pyo3/src/lib.rs:3251 `TensorView::new(SafeDtype::BF16, vec![1], &data)` (safetensors')
+    # was linked to mistralrs-core's private `TensorView::new(data, tensor)` (cpu/mod.rs:49)
+    man = '[package]\nname = "m"\n[dependencies]\nsafetensors = "0.4"\n'
+    got = [(line, q, r) for line, q, r, _ in rust_calls(BY_NAME, "m::user::run", None, man) if r != "unresolved"]
+    assert got == [(13, "m::cpu::Open::new", "heuristic")]

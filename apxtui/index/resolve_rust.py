@@ -484,6 +484,26 @@ def takes(d: Definition, call: CallSite) -> bool:
     return bool(d.params) and d.params[0].name == "self" and len(d.params) - 1 == len(call.args)
 
 
+def _takes_path(d: Definition, call: CallSite) -> bool:
+    """Can ``d`` be the function of the path call ``call`` (``T::f(a, b)``; a method's ``self`` is an argument
+    there) by its parameter count; texts that do not tell for sure (macro metavariables) fit."""
+    if d.lang != "rust" or any("$" in a for a in call.args) or any("$" in p.name or p.name == "..." for p in d.params):
+        return True
+    return len(d.params) == len(call.args)
+
+
+def _nameable_from(d: Definition, module: str) -> bool:
+    """Can code in ``module`` name the item ``d`` by its visibility: a private item only in its module and the
+    modules inside it, a ``pub(crate)`` one only in its crate (``pub(super)``/``pub(in ..)``: assumed yes)."""
+    vis = d.visibility
+    home = d.qualname.rpartition("::")[0]
+    if not vis:
+        return module == home or module.startswith(home + "::")
+    if vis == "pub(crate)":
+        return module.split("::")[0] == home.split("::")[0]
+    return True
+
+
 def _scope_module(d: Definition) -> str:
     """The module a definition's own text (signature, fields, body) is written in."""
     q = d.qualname
@@ -1014,7 +1034,8 @@ class RustResolver:
 
     def _short_type(self, name: str, sc: Scope, args: list[str]) -> str:
         """A type name no import or path explains (a glob import, a prelude): by name, within the closure."""
-        cands = {d.qualname: d for d in self.t.types.get(name, ()) if self.pk.visible(sc.file, d.file)}
+        cands = {d.qualname: d for d in self.t.types.get(name, ())
+                 if self.pk.visible(sc.file, d.file) and _nameable_from(d, sc.module)}
         if not cands or (name in STD_TYPES and not any(q.startswith(sc.module.split("::")[0] + "::") for q in cands)):
             return f"X:{name}<>" if args else f"X:{name}"
         if len(cands) == 1:
@@ -1304,6 +1325,11 @@ class RustResolver:
             r = ext
         if r.startswith("T:"):
             ids = self.visible(self.methods_of(r, name), call, caller)
+            if heur and ids:  # a type found by name only: its method must take the call's arguments
+                ids = [i for i in ids if (_takes_path(self.t.defs[i], call) if path else takes(self.t.defs[i], call))]
+                if not ids:
+                    return Resolved(drop=True, how=f"{short(r)} (found by name only) has no method {name} "
+                                    "taking the call's arguments")
             if ids:
                 if len(ids) > 1 and caller is not None:
                     ids = self._trait_in_scope(ids, call) or ids
