@@ -33,7 +33,7 @@ def test_a_checkout_trait_impl_for_an_external_type_is_heuristic():
     # only the method by its name (mistral.rs elem.rs:243, candle cpu_backend/mod.rs:3193 were wrong `exact`)
     got = {(line, r) for line, _, r, _ in calls(LOCAL_IMPL, "m::run")}
     assert got == {(9, "heuristic"), (10, "heuristic")}
-    assert all("outside the checkout, would be taken first" in how for _, _, _, how in calls(LOCAL_IMPL, "m::run"))
+    assert all("(outside the checkout) would be taken first" in how for _, _, _, how in calls(LOCAL_IMPL, "m::run"))
 
 
 def test_an_impl_method_passing_its_own_arguments_to_its_name_calls_the_types_own_method():

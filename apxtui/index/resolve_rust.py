@@ -2252,7 +2252,7 @@ __all__ = ["RustResolver", "AMBIGUOUS", "EXACT", "HEURISTIC", "STD_METHODS", "PR
 
 #: Why a checkout impl's method for an external type is only ``heuristic``: Rust takes the type's own
 #: (inherent) method of that name first, and the type's own methods are not in the index.
-_EXT_OWN = "; by name: a method of that name the type has itself, outside the checkout, would be taken first"
+_EXT_OWN = "; by name: a same-named method the type has itself (outside the checkout) would be taken first"
 
 
 def _calls_itself(d: Definition, caller: Definition | None, call: CallSite) -> bool:
