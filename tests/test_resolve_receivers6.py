@@ -66,3 +66,52 @@ def test_a_type_found_by_name_only_must_be_nameable_there_and_its_method_take_th
     man = '[package]\nname = "m"\n[dependencies]\nsafetensors = "0.4"\n'
     got = [(line, q, r) for line, q, r, _ in rust_calls(BY_NAME, "m::user::run", None, man) if r != "unresolved"]
     assert got == [(13, "m::cpu::Open::new", "heuristic")]
+
+
+INDEX_OP = """
+use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo};
+pub struct Tensor;
+pub enum Indexer { Select(usize), Narrow(usize) }
+impl From<usize> for Indexer { fn from(i: usize) -> Self { Indexer::Select(i) } }
+trait RB {}
+impl RB for Range<usize> {}
+impl RB for RangeFrom<usize> {}
+impl RB for RangeFull {}
+impl RB for RangeInclusive<usize> {}
+impl RB for RangeTo<usize> {}
+impl<T: RB> From<T> for Indexer { fn from(r: T) -> Self { Indexer::Narrow(0) } }
+pub trait IndexOp<T> { fn i(&self, index: T) -> Tensor; }
+impl<T> IndexOp<T> for Tensor where T: Into<Indexer> { fn i(&self, index: T) -> Tensor { Tensor } }
+impl<A> IndexOp<(A,)> for Tensor where A: Into<Indexer> { fn i(&self, (a,): (A,)) -> Tensor { Tensor } }
+impl<A, B> IndexOp<(A, B)> for Tensor where A: Into<Indexer>, B: Into<Indexer> {
+    fn i(&self, (a, b): (A, B)) -> Tensor { Tensor }
+}
+pub fn run(t: &Tensor, k: usize, idx: Idx) {
+    t.i(0);
+    t.i(..2);
+    t.i((k,));
+    t.i((.., 0));
+    t.i((0, 1, 2));
+    t.i(idx);
+    t.i(k as usize);
+    t.i(k);
+}
+"""
+
+
+def test_impls_of_one_generic_trait_are_chosen_by_the_arguments_shape():
+    # candle `Tensor::i`: `IndexOp<T: Into<TensorIndexer>>`, `IndexOp<(A,)>`, `IndexOp<(A, B)>` (indexer.rs:171/207/233)
+    got: dict[int, list[tuple[int, str]]] = {}
+    for line, _, r, how in calls(INDEX_OP, "m::run", "i"):
+        got.setdefault(line, []).append((int(how.rsplit("line ", 1)[-1].split(")")[0]) if "line " in how else 0, r))
+    assert got[20] == [(14, "exact")]  # an integer: only the generic impl, whose bound `From<usize>` meets it
+    assert got[21] == [(14, "exact")]  # a range: every range kind implements the bound's trait
+    assert got[22] == [(15, "exact")]  # a 1-tuple
+    assert got[23] == [(17, "exact")]  # a 2-tuple: not the generic one (no `From` of `Indexer` takes a tuple)
+    assert [r for _, r in got[24]] == ["unresolved"]  # a 3-tuple: no impl in the index takes one
+    assert [r for _, r in got[25]] == ["ambiguous"] * 3  # `idx`: its shape is unknown
+    assert got[26] == got[27] == [(14, "exact")]  # `k as usize`, `k: usize`
+    # a checkout `From` taking a tuple: the generic impl may take one too
+    tuple_from = INDEX_OP.replace("pub trait IndexOp", "impl From<(u8, u8)> for Indexer { fn from(p: (u8, u8)) -> Self "
+                                  "{ Indexer::Narrow(0) } }\npub trait IndexOp")
+    assert [r for line, _, r, _ in calls(tuple_from, "m::run", "i") if line == 24] == ["ambiguous"] * 2

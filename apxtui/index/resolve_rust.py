@@ -484,6 +484,42 @@ def takes(d: Definition, call: CallSite) -> bool:
     return bool(d.params) and d.params[0].name == "self" and len(d.params) - 1 == len(call.args)
 
 
+_INTEGERS = frozenset({"u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize"})
+_INT_SUFFIX = r"[ui](?:8|16|32|64|128|size)"
+_INT_ARG_RE = re.compile(rf"^(?:-?\d[\d_]*(?:{_INT_SUFFIX})?|[\w.]+(?:\(\))?\s+as\s+{_INT_SUFFIX})$")
+
+
+def _arg_shape(arg: str) -> tuple[str, int]:
+    """What an argument's text says its type is: ("tuple", n) a tuple expression of n elements, ("int", 0) an
+    integer literal or a cast to an integer type, ("range", 0) a range, ("ref", 0) a reference; ("", 0) unknown."""
+    a = arg.strip()
+    if a.startswith("&") and not a.startswith("&&"):
+        return "ref", 0
+    if a.startswith("(") and a.endswith(")") and _closes_at_end(a):
+        inner = a[1:-1].strip()
+        parts = split_top(inner.removesuffix(","))
+        if len(parts) == 1 and not inner.endswith(","):
+            return _arg_shape(parts[0])  # `(x)`: parentheses
+        return ("tuple", len(parts)) if parts and all(x.strip() for x in parts) else ("", 0)
+    if _INT_ARG_RE.match(a):
+        return "int", 0
+    flat = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", "", a)
+    if ".." in flat and not re.search(r"[(\[{]|\.\.\.", flat):
+        return "range", 0
+    return "", 0
+
+
+def _closes_at_end(a: str) -> bool:
+    """``a`` starts with ``(`` whose matching ``)`` is its last character (``(a, b)``, not ``(a).f(b)``)."""
+    depth = 0
+    for k, ch in enumerate(a):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0:
+            return k == len(a) - 1
+    return False
+
+
 def _takes_path(d: Definition, call: CallSite) -> bool:
     """Can ``d`` be the function of the path call ``call`` (``T::f(a, b)``; a method's ``self`` is an argument
     there) by its parameter count; texts that do not tell for sure (macro metavariables) fit."""
@@ -1335,6 +1371,14 @@ class RustResolver:
                     ids = self._trait_in_scope(ids, call) or ids
                 status = HEURISTIC if heur else EXACT
                 how = f"method of {short(r)} ({what}{'; type found by name only' if heur else ''})"
+                if len(ids) > 1 and not path:
+                    kept, sure, why = self._by_argument_shape(ids, call, caller)
+                    if why and not kept:
+                        return Resolved(status=UNRESOLVED, how=f"{how}: {why}", external=f"{short(r)}::{name}",
+                                        external_kind="external")
+                    if why:
+                        ids, how = kept, f"{how}; {why}"
+                        status = HEURISTIC if heur or not sure else EXACT
                 return Resolved.of(ids, how, status)
             return Resolved(drop=True, how=f"{short(r)} has no method {name} in the checkout")
         if r.startswith("X:"):
@@ -1356,6 +1400,94 @@ class RustResolver:
             return Resolved(status=UNRESOLVED, how=f"{what} is a type outside the checkout",
                             external=f"{_display(r)}::{name}", external_kind="external")
         return Resolved(drop=True, how=f"unknown type {bare}")
+
+    def _by_argument_shape(self, ids: list[str], call: CallSite, caller: Definition | None
+                           ) -> tuple[list[str], bool, str]:
+        """Of several impls of one generic trait for one type (candle's ``IndexOp<T>``, ``IndexOp<(A,)>``,
+        ``IndexOp<(A, B)>`` for ``Tensor``), those whose parameter can take the argument by its shape: a tuple
+        expression of n elements only an n-tuple parameter or a generic one whose ``Into<X>`` bound some
+        ``From`` impl of the checkout type ``X`` can meet with a tuple; an integer literal or cast, a range or a
+        reference never a tuple parameter.  (kept, whether the one kept surely takes it, the reason for ``how``;
+        no reason when the shape decides nothing.)"""
+        defs = [self.t.defs[i] for i in ids]
+        if len(call.args) != 1 or len({(d.trait, len(d.params)) for d in defs}) != 1 or not defs[0].trait \
+                or len(defs[0].params) != 2 or defs[0].params[0].name != "self":
+            return ids, False, ""
+        arg = call.args[0].strip()
+        kind, n = _arg_shape(arg)
+        if not kind and caller is not None and re.fullmatch(r"[\w.]+", arg):  # a typed variable or field
+            got, heur = strip_marks(self._expr_or_receiver(arg, caller, call, 0))
+            if not heur and got.startswith("P:"):
+                kind, n = "tuple", len(got[2:].split(";"))
+            elif not heur and got[2:] in _INTEGERS and got.startswith("X:"):
+                kind = "int"
+        if not kind:
+            return ids, False, ""
+        verdicts = {i: self._param_takes(d, d.params[1].type, kind, n) for i, d in zip(ids, defs, strict=True)}
+        kept = [i for i in ids if verdicts[i] != "no"]
+        desc = f"a {n}-tuple" if kind == "tuple" else {"int": "an integer", "range": "a range",
+                                                         "ref": "a reference"}[kind]
+        if len(kept) == len(ids):
+            return ids, False, ""
+        if not kept:
+            return [], False, (f"the argument `{_clip(arg)}` is {desc}, which no indexed impl of {defs[0].trait} "
+                               "takes (an impl a macro with repetitions makes is not expanded)")
+        takes_it = ", ".join(f"`{self.t.defs[i].params[1].type}` (line {self.t.defs[i].line})" for i in kept)
+        return kept, len(kept) == 1 and verdicts[kept[0]] == "yes", \
+            f"the argument `{_clip(arg)}` is {desc}: of the {defs[0].trait} impls only those taking {takes_it}"
+
+    def _param_takes(self, d: Definition, ptype: str, kind: str, n: int) -> str:
+        """Whether parameter type ``ptype`` of impl method ``d`` takes an argument of shape ``kind`` (``n``: a
+        tuple's size): "yes", "no" or "maybe"."""
+        p = ptype.strip()
+        if p.startswith("(") and p.endswith(")"):
+            m = len([x for x in split_top(p[1:-1]) if x.strip()])
+            return "yes" if kind == "tuple" and m == n else "no"
+        bounds = d.generic_bounds.get(p)
+        if bounds is None:
+            return "no" if kind == "tuple" and (p in PRIMITIVES or p.startswith("&")) else "maybe"
+        into = [b for b in bounds if b.replace(" ", "").startswith("Into<")]
+        if len(into) != len(bounds) or len(into) != 1:
+            return "maybe"
+        target = strip_marks(self.type_ref(into[0].strip()[5:-1], self.scope_of(d)))[0]
+        if not target.startswith("T:"):
+            return "maybe"
+        froms = [self.t.defs[i] for i in self.impl_methods.get((target, "from"), ())
+                 if self.t.defs[i].trait == "From" and len(self.t.defs[i].params) == 1]
+        if kind == "tuple":  # only the crate of a checkout type can convert a tuple into it: all in the index
+            return "maybe" if any(self._from_takes_tuple(f) for f in froms) else "no"
+        if kind == "int":
+            return "yes" if any(f.params[0].type.strip() in _INTEGERS for f in froms) else "maybe"
+        if kind == "range":
+            return "yes" if any(self._from_takes_range(f) for f in froms) else "maybe"
+        return "maybe"
+
+    def _from_takes_range(self, f: Definition) -> bool:
+        """``From`` impl ``f`` surely takes a range: a ``Range…`` parameter, or a generic one whose checkout trait
+        bound is implemented by each of ``Range``, ``RangeFrom``, ``RangeTo``, ``RangeFull`` and
+        ``RangeInclusive`` (whatever range the argument is)."""
+        p = f.params[0].type.strip()
+        bounds = f.generic_bounds.get(p)
+        if bounds is None or len(bounds) != 1:
+            return False
+        tr = strip_marks(self.type_ref(bounds[0], self.scope_of(f)))[0]
+        names = {short(t).split("<")[0].rsplit("::", 1)[-1] for t in self.trait_impls.get(tr, ())}
+        return tr.startswith("T:") and {"Range", "RangeFrom", "RangeTo", "RangeFull", "RangeInclusive"} <= names
+
+    def _from_takes_tuple(self, f: Definition) -> bool:
+        """Can ``From`` impl ``f`` (of a checkout type) take a tuple: a tuple parameter, or a generic one not bound
+        by checkout traits that no tuple implements (none of their impls is for a tuple or a blanket one)."""
+        p = f.params[0].type.strip()
+        if p.startswith("("):
+            return True
+        bounds = f.generic_bounds.get(p)
+        if bounds is None:
+            return False
+        for b in bounds:
+            tr = strip_marks(self.type_ref(b, self.scope_of(f)))[0]
+            if tr.startswith("T:") and not any(t.startswith(("P:", "G:")) for t in self.trait_impls.get(tr, ())):
+                return False  # (a tuple is no local type: another crate cannot implement the trait for one)
+        return True
 
     def _external_impls(self, name: str) -> list[str]:
         """Methods ``name`` of checkout impls that may be an external type's: impls for an external type, and
