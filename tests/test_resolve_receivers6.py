@@ -115,3 +115,36 @@ def test_impls_of_one_generic_trait_are_chosen_by_the_arguments_shape():
     tuple_from = INDEX_OP.replace("pub trait IndexOp", "impl From<(u8, u8)> for Indexer { fn from(p: (u8, u8)) -> Self "
                                   "{ Indexer::Narrow(0) } }\npub trait IndexOp")
     assert [r for line, _, r, _ in calls(tuple_from, "m::run", "i") if line == 24] == ["ambiguous"] * 2
+
+
+EXTRACTORS = """
+use axum::extract::State;
+use axum::Json;
+use std::sync::Arc;
+pub struct Engine;
+impl Engine { pub fn list_files(&self) -> u8 { 0 } }
+pub struct Request;
+impl Request { pub fn into_chat(self) -> u8 { 0 } }
+pub type Shared = Arc<Engine>;
+pub type Extracted = State<Shared>;
+pub struct Other;
+impl Other { pub fn list_files(&self) -> u8 { 1 } pub fn into_chat(self) -> u8 { 1 } }
+pub async fn handler(State(state): Extracted, Json(request): Json<Request>) {
+    state.list_files();
+    request.into_chat();
+}
+pub struct Mine<T>(pub Vec<T>);
+pub async fn own(Mine(items): Mine<Engine>) {
+    items.list_files();
+}
+"""
+
+
+def test_a_parameter_pattern_of_an_axum_extractor_binds_its_type_argument():
+    # mistral.rs mistralrs-server-core/src/files.rs:196 `State(state): ExtractedMistralRsState` (an alias of
+    # `State<SharedMistralRsState>`, types.rs:12): `state.list_files()` was a name-only choice
+    man = '[package]\nname = "m"\n[dependencies]\naxum = "0.7"\n'
+    got = [(line, q, r) for line, q, r, _ in rust_calls(EXTRACTORS, "m::handler", None, man)]
+    assert got == [(14, "m::Engine::list_files", "exact"), (15, "m::Request::into_chat", "exact")]
+    # not another crate's or the checkout's tuple struct taken for one (`Mine<T>(pub Vec<T>)`)
+    assert [r for _, _, r, _ in rust_calls(EXTRACTORS, "m::own", None, man)] == ["ambiguous"] * 2

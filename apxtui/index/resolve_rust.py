@@ -484,6 +484,11 @@ def takes(d: Definition, call: CallSite) -> bool:
     return bool(d.params) and d.params[0].name == "self" and len(d.params) - 1 == len(call.args)
 
 
+#: Other crates' tuple structs whose one field is their type argument (``pub struct State<S>(pub S)``): a parameter
+#: pattern ``State(state): State<S>`` binds ``state`` to ``S``.  By crate, as its path starts.
+NEWTYPE_PAYLOADS = {"axum": frozenset({"State", "Json", "Extension", "Path", "Query", "Form"})}
+_NEWTYPE_PATTERN_RE = re.compile(r"(\w+)\(\s*(?:mut\s+)?(\w+)\s*\)")
+
 _INTEGERS = frozenset({"u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize"})
 _INT_SUFFIX = r"[ui](?:8|16|32|64|128|size)"
 _INT_ARG_RE = re.compile(rf"^(?:-?\d[\d_]*(?:{_INT_SUFFIX})?|[\w.]+(?:\(\))?\s+as\s+{_INT_SUFFIX})$")
@@ -1698,6 +1703,12 @@ class RustResolver:
             if p.name == r:
                 self._why = f"parameter `{r}: {_clip(p.type)}`"
                 return self._text_type(p.type, sc, indexed)
+            m = _NEWTYPE_PATTERN_RE.fullmatch(p.name)
+            if m and m.group(2) == r:
+                got, why = self._newtype_payload(m.group(1), p.type, sc)
+                if got:
+                    self._why = f"parameter pattern `{p.name}: {_clip(p.type)}`, {why}"
+                    return self._text_type(got[1], got[0], indexed)
         for ctx in reversed(call.contexts):  # the innermost binding wins
             if ctx.kind == "loop":
                 lkey = (self._pin(ctx), r, self._pin(caller), depth)  # (the same for every call in the loop's body)
@@ -2043,6 +2054,26 @@ class RustResolver:
         if not ty.startswith("X:") or "<" in ty or _is_std(ty):
             return ""
         return _opaque(strip_marks(self.type_ref(enum_text, sc))[0])
+
+    def _newtype_payload(self, ctor: str, text: str, sc: Scope) -> tuple[tuple[Scope, str] | None, str]:
+        """The one field's type text (with its scope) of a parameter pattern ``Ctor(x): Ty``, when ``Ty`` is (through
+        checkout type aliases found by their path) one of :data:`NEWTYPE_PAYLOADS` — another crate's tuple struct
+        whose one field is its type argument (axum's ``State<S>(pub S)``) — named ``Ctor``; with the rule's text."""
+        for _ in range(4):
+            base, args = generic_args(peel_refs(text))
+            segs = [x for x in re.sub(r"\s*::\s*", "::", base).split("::") if x]
+            if not segs:
+                return None, ""
+            ref = strip_marks(self.type_ref(base, sc))[0]
+            crate = ref[2:].split("::")[0] if ref.startswith("X:") else ""
+            if segs[-1] == ctor and len(args) == 1 and segs[-1] in NEWTYPE_PAYLOADS.get(crate, ()):
+                return (sc, args[0]), f"`{crate}::{ctor}<T>(pub T)`: T"
+            aliases = [d for d in self.t.types.get(segs[-1], ()) if d.attrs.get("kind") == "type_alias"
+                       and d.attrs.get("aliased") and d.qualname in self.expand(segs, sc.module, sc.fn_qual, sc.file)]
+            if len(aliases) != 1 or args:
+                return None, ""
+            text, sc = aliases[0].attrs["aliased"], self.scope_of(aliases[0])
+        return None, ""
 
     def _struct_field(self, path: str, field: str, sc: Scope, file: str) -> str:
         """Type of field ``field`` of the struct named ``path`` (written in ``sc``), or ""."""
