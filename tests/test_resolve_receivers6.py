@@ -148,3 +148,30 @@ def test_a_parameter_pattern_of_an_axum_extractor_binds_its_type_argument():
     assert got == [(14, "m::Engine::list_files", "exact"), (15, "m::Request::into_chat", "exact")]
     # not another crate's or the checkout's tuple struct taken for one (`Mine<T>(pub Vec<T>)`)
     assert [r for _, _, r, _ in rust_calls(EXTRACTORS, "m::own", None, man)] == ["ambiguous"] * 2
+
+
+SHADOW = """
+pub struct Item;
+impl Item { pub fn go(&self) -> u8 { 0 } }
+pub struct Other;
+impl Other { pub fn go(&self) -> u8 { 1 } }
+pub fn mk() -> Other { Other }
+pub fn mks() -> Vec<Other> { vec![] }
+pub fn run(x: Item, xs: Vec<Item>) {
+    x.go();
+    let x = mk();
+    x.go();
+    let xs = mks();
+    for y in xs.iter() { y.go(); }
+    for z in [Item] {
+        let z = mk();
+        z.go();
+    }
+}
+"""
+
+
+def test_a_let_shadowing_a_parameter_or_a_loop_variable_types_the_later_calls():
+    # the parameter (or loop variable) won over a later `let` of the same name: a wrong `exact`
+    got = [(line, q) for line, q, _, _ in calls(SHADOW, "m::run", "go")]
+    assert got == [(9, "m::Item::go"), (11, "m::Other::go"), (13, "m::Other::go"), (16, "m::Other::go")]

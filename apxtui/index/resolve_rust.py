@@ -1699,7 +1699,9 @@ class RustResolver:
     def _var_type(self, r: str, caller: Definition, call: CallSite, sc: Scope, indexed: bool, depth: int) -> str:
         """Type of variable ``r`` at ``call``; ``self._why`` names the binding that typed it."""
         base = call.file.rsplit("/", 1)[-1]
-        for p in caller.params:
+        assigned = self._assigned(caller, r, call.line, call.col, call.text)
+        let_line = assigned[1] if assigned[0] or assigned[6] else 0  # a `let` in scope shadows what bound r before
+        for p in caller.params if not let_line else ():
             if p.name == r:
                 self._why = f"parameter `{r}: {_clip(p.type)}`"
                 return self._text_type(p.type, sc, indexed)
@@ -1710,6 +1712,8 @@ class RustResolver:
                     self._why = f"parameter pattern `{p.name}: {_clip(p.type)}`, {why}"
                     return self._text_type(got[1], got[0], indexed)
         for ctx in reversed(call.contexts):  # the innermost binding wins
+            if let_line > ctx.line:
+                break  # a `let` inside this context (or the ones around it) binds r later than they do
             if ctx.kind == "loop":
                 lkey = (self._pin(ctx), r, self._pin(caller), depth)  # (the same for every call in the loop's body)
                 hit = self._binding_memo.get(lkey)
@@ -1746,8 +1750,7 @@ class RustResolver:
                         hit = self._binding_memo[ckey] = (ty, self._why)
                     self._why = hit[1]
                     return hit[0]
-        value, line, col, slot, tails, pattern, written, arms = self._assigned(caller, r, call.line, call.col,
-                                                                               call.text)
+        value, line, col, slot, tails, pattern, written, arms = assigned
         if written:
             self._why = f"let `{r}: {_clip(written)}` ({base}:{line})"
             return self._text_type(written, sc, indexed)
@@ -1943,7 +1946,7 @@ class RustResolver:
             d = self.type_def(target[2:], file, field)
         return self._text_type(d.fields[field], self.scope_of(d), indexed)
 
-    def _loop_elem(self, coll: str, caller: Definition, call: CallSite, sc: Scope, depth: int) -> str:
+    def _loop_elem(self, coll: str, caller: Definition, call: CallSite, sc: Scope, depth: int, line: int = 0) -> str:
         coll = coll.removeprefix("&mut ").removeprefix("&").strip()
         for _ in range(3):
             coll = _ITER_RE.sub("", coll)
@@ -1957,7 +1960,8 @@ class RustResolver:
             if d is not None:
                 return self._text_type(d.fields[coll[5:]], self.scope_of(d), True)
             return ""
-        for p in caller.params:
+        let = self._assigned(caller, coll, line or call.line, 0) if _WORD_RE.fullmatch(coll) else None
+        for p in caller.params if not (let and (let[0] or let[6])) else ():  # (a `let` shadowing the parameter)
             if p.name == coll:
                 return self._text_type(p.type, sc, True)
         if _WORD_RE.fullmatch(coll) and depth < 4:
@@ -1975,7 +1979,7 @@ class RustResolver:
         m = _LOOP_RE.match(ctx.text)
         elem = ""
         if m and m.group(1) == r and (not path or ".enumerate()" in m.group(2)):
-            elem = self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
+            elem = self._loop_elem(m.group(2).strip(), caller, call, sc, depth, ctx.line)
         if not elem and depth < 4:  # nested tuple patterns over `zip` / `enumerate`, any iterable expression
             item = self._iter_item(fm.group(2).strip(), caller, call, depth + 1)
             for k in path:
