@@ -175,3 +175,27 @@ def test_a_let_shadowing_a_parameter_or_a_loop_variable_types_the_later_calls():
     # the parameter (or loop variable) won over a later `let` of the same name: a wrong `exact`
     got = [(line, q) for line, q, _, _ in calls(SHADOW, "m::run", "go")]
     assert got == [(9, "m::Item::go"), (11, "m::Other::go"), (13, "m::Other::go"), (16, "m::Other::go")]
+
+
+OPTION_ITER = """
+pub struct Item;
+impl Item { pub fn go(&self) -> u8 { 0 } }
+pub struct Holder { items: Option<Vec<Item>>, one: Option<Item> }
+impl Holder {
+    pub fn run(&self, p: Option<Vec<Item>>) {
+        self.items.iter().map(|v| v.go());
+        for v in self.items.iter() { v.go(); }
+        for v in p.iter() { v.go(); }
+        for v in &self.items { v.go(); }
+        self.one.iter().map(|v| v.go());
+        for v in self.items.iter().flatten() { v.go(); }
+    }
+}
+"""
+
+
+def test_iterating_an_option_yields_its_content_not_the_contents_elements():
+    # `Option<Vec<Item>>::iter()` yields the `&Vec<Item>` (the type reference peels the Option): lines 7-10 were a
+    # wrong exact `Item::go`; `Option<Item>::iter()` yields the `Item`, `.flatten()` the Vec's items
+    got = [(line, r) for line, _, r, _ in calls(OPTION_ITER, "m::Holder::run", "go")]
+    assert got == [(11, "exact"), (12, "exact")]

@@ -494,6 +494,14 @@ _INT_SUFFIX = r"[ui](?:8|16|32|64|128|size)"
 _INT_ARG_RE = re.compile(rf"^(?:-?\d[\d_]*(?:{_INT_SUFFIX})?|[\w.]+(?:\(\))?\s+as\s+{_INT_SUFFIX})$")
 
 
+_OPTION_ITER_RE = re.compile(r"&?(?:mut\s+)?((?:self\.)?\w+)\s*\.\s*(?:iter|iter_mut|into_iter)\s*\(\s*\)")
+
+
+def _is_option_text(text: str) -> bool:
+    """Type text ``text`` is an ``Option`` (behind references)."""
+    return re.match(r"^(?:(?:std|core)\s*::\s*option\s*::\s*)?Option\s*<", peel_refs(text).strip()) is not None
+
+
 def _arg_shape(arg: str) -> tuple[str, int]:
     """What an argument's text says its type is: ("tuple", n) a tuple expression of n elements, ("int", 0) an
     integer literal or a cast to an integer type, ("range", 0) a range, ("ref", 0) a reference; ("", 0) unknown."""
@@ -1850,6 +1858,13 @@ class RustResolver:
                 return "" if "<" in r else self._element(r)
             return ty if r.startswith(("T:", "D:", "U:")) and not any(
                 self.methods_of(m, "next") for m in members(r)) else ""
+        opt = _OPTION_ITER_RE.fullmatch(owner.receiver.strip())
+        if opt and depth < 4 and self._option_declared(opt.group(1), caller, owner):
+            # `opt.iter().map(|v| ..)` of an `Option<Vec<T>>`: the `Vec` (the type peels the `Option`)
+            note = self._why
+            item = self._iter_item(owner.receiver, caller, owner, depth + 1)
+            self._why = note
+            return item if isinstance(item, str) else ""
         if not r and depth < 4 and _ITER_HEAD_RE.search(owner.receiver):  # `[q, k, v].into_iter().all(|x| ..)`
             note = self._why
             item = self._iter_item(owner.receiver, caller, owner, depth + 1)
@@ -1957,13 +1972,14 @@ class RustResolver:
         if coll.startswith("self.") and coll.count(".") == 1:
             owner = strip_marks(sc.self_ty)[0]
             d = self.type_def(owner[2:], caller.file, coll[5:]) if owner.startswith("T:") else None
-            if d is not None:
-                return self._text_type(d.fields[coll[5:]], self.scope_of(d), True)
+            if d is not None:  # (iterating an `Option` yields its content, not the content's elements)
+                text = d.fields[coll[5:]]
+                return self._text_type(text, self.scope_of(d), not _is_option_text(text))
             return ""
         let = self._assigned(caller, coll, line or call.line, 0) if _WORD_RE.fullmatch(coll) else None
         for p in caller.params if not (let and (let[0] or let[6])) else ():  # (a `let` shadowing the parameter)
             if p.name == coll:
-                return self._text_type(p.type, sc, True)
+                return self._text_type(p.type, sc, not _is_option_text(p.type))
         if _WORD_RE.fullmatch(coll) and depth < 4:
             return self._index(self._var_type(coll, caller, call, sc, False, depth + 1))
         return ""
@@ -2014,10 +2030,26 @@ class RustResolver:
                 inner = self._iter_item(recv, caller, call, depth + 1)
                 return self._index(inner) or inner if isinstance(inner, str) and inner.startswith("X:") else inner
         e = _RANGE_INDEX_RE.sub("", e)  # `&xs[1..]`: a slice of the same elements
+        if self._option_declared(e, caller, call):  # an `Option` (peeled in its type) yields its content
+            return strip_marks(self._expr_or_receiver(e, caller, call, depth + 1))[0]
         ty = strip_marks(self._expr_or_receiver(e, caller, call, depth + 1))[0]
         if ty.startswith("X:") and ty[2:].split("<", 1)[0] in MAPS:
             return ("", self._index(ty))  # a map yields (key, value)
         return self._element(ty)
+
+    def _option_declared(self, e: str, caller: Definition, call: CallSite) -> bool:
+        """``e`` — ``self.f`` or a parameter no ``let`` shadows at ``call`` — is declared an ``Option`` (type
+        references peel it: iterating it yields its content, which the peeled type would take for a container)."""
+        if e.startswith("self.") and _WORD_RE.fullmatch(e[5:]):
+            owner = strip_marks(self.scope_of(caller).self_ty)[0]
+            d = self.type_def(owner[2:], caller.file, e[5:]) if owner.startswith("T:") else None
+            return d is not None and _is_option_text(d.fields[e[5:]])
+        if not _WORD_RE.fullmatch(e):
+            return False
+        let = self._assigned(caller, e, call.line, call.col, call.text)
+        if let[6]:
+            return _is_option_text(let[6])
+        return not let[0] and any(p.name == e and _is_option_text(p.type) for p in caller.params)
 
     def _pattern_binding(self, pattern: str, subject: str, var: str, caller: Definition, call: CallSite,
                          sc: Scope, depth: int) -> str:
