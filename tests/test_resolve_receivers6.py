@@ -199,3 +199,26 @@ def test_iterating_an_option_yields_its_content_not_the_contents_elements():
     # wrong exact `Item::go`; `Option<Item>::iter()` yields the `Item`, `.flatten()` the Vec's items
     got = [(line, r) for line, _, r, _ in calls(OPTION_ITER, "m::Holder::run", "go")]
     assert got == [(11, "exact"), (12, "exact")]
+
+
+INTO_BOUND = """
+pub struct Shape;
+impl Shape { pub fn numel(&self) -> usize { 0 } }
+pub struct Tensor;
+impl Tensor { pub fn numel(&self) -> usize { 0 } }
+pub fn zeros(shape: impl Into<Shape>) -> usize {
+    let shape = shape.into();
+    shape.numel()
+}
+pub fn zeros2<S: Into<Shape>>(s: S) -> usize {
+    let s = s.into();
+    s.numel()
+}
+"""
+
+
+def test_into_of_a_parameter_bounded_by_one_into_is_the_bounds_type():
+    # ApxInf apxinf-core/src/tensor.rs:47-48 `let shape = shape.into(); shape.numel()` (`shape: impl Into<Shape>`):
+    # once the `let` shadows the parameter, its value decides (a where clause is chosen before any impl)
+    got = [(line, q, r) for f in ("m::zeros", "m::zeros2") for line, q, r, _ in calls(INTO_BOUND, f, "numel")]
+    assert got == [(8, "m::Shape::numel", "exact"), (12, "m::Shape::numel", "exact")]

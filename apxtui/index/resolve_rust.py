@@ -2211,6 +2211,24 @@ class RustResolver:
         return r.startswith("T:") and not self.methods_of(r, "cloned") and not self.methods_of(r, "copied") \
             and not self.methods_of(r, "next")
 
+    def _into_bound(self, var: str, name: str, caller: Definition, call: CallSite) -> str:
+        """``var.into()`` (``try_into``) of a parameter (no ``let`` shadowing it) whose type is a generic or ``impl``
+        bounded by one ``Into<U>`` (``TryInto<U>``): ``U`` — a where clause is chosen before any impl, so the bound
+        decides the result.  ``self._why`` is left as it was."""
+        if self._assigned(caller, var, call.line, call.col, call.text)[0:7:6] != ("", ""):
+            return ""
+        p = next((p for p in caller.params if p.name == var), None)
+        if p is None:
+            return ""
+        text = peel_refs(p.type).strip()
+        bounds = dyn_bounds(text) if text.startswith("impl ") else caller.generic_bounds.get(text, [])
+        trait = "Into" if name == "into" else "TryInto"
+        got = [b for b in bounds if generic_args(b)[0].rsplit("::", 1)[-1] == trait and len(generic_args(b)[1]) == 1]
+        if len(got) != 1:
+            return ""
+        ty = self.type_ref(generic_args(got[0])[1][0], self.scope_of(caller))
+        return ty if strip_marks(ty)[0].startswith("T:") else ""
+
     def _method_result(self, ty: str, mname: str, text: str, caller: Definition, call: CallSite, depth: int) -> str:
         """Type of ``<ty>.mname(..)``: the declared return type of the method it resolves to."""
         r = strip_marks(ty)[0]
@@ -2390,6 +2408,10 @@ class RustResolver:
         if head is None:
             return ""
         recv, name, _ = head
+        if recv is not None and name in ("into", "try_into") and _WORD_RE.fullmatch(recv.strip()) and e.endswith("()"):
+            target = self._into_bound(recv.strip(), name, caller, call)
+            if target:
+                return target
         if recv is not None:
             fake = CallSite("method", name, [name], call.caller, call.file, call.line, call.col, receiver=recv,
                             contexts=call.contexts)
