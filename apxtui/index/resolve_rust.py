@@ -541,13 +541,14 @@ def _takes_path(d: Definition, call: CallSite) -> bool:
     return len(d.params) == len(call.args)
 
 
-def _nameable_from(d: Definition, module: str) -> bool:
-    """Can code in ``module`` name the item ``d`` by its visibility: a private item only in its module and the
-    modules inside it, a ``pub(crate)`` one only in its crate (``pub(super)``/``pub(in ..)``: assumed yes)."""
+def _nameable_from(d: Definition, module: str, fn_qual: str = "") -> bool:
+    """Can code in ``module`` (in function ``fn_qual``) name the item ``d`` by its visibility: a private item only
+    in its module (or function) and the modules inside it, a ``pub(crate)`` one only in its crate
+    (``pub(super)``/``pub(in ..)``: assumed yes)."""
     vis = d.visibility
     home = d.qualname.rpartition("::")[0]
     if not vis:
-        return module == home or module.startswith(home + "::")
+        return any(x == home or x.startswith(home + "::") for x in (module, fn_qual) if x)
     if vis == "pub(crate)":
         return module.split("::")[0] == home.split("::")[0]
     return True
@@ -1084,7 +1085,7 @@ class RustResolver:
     def _short_type(self, name: str, sc: Scope, args: list[str]) -> str:
         """A type name no import or path explains (a glob import, a prelude): by name, within the closure."""
         cands = {d.qualname: d for d in self.t.types.get(name, ())
-                 if self.pk.visible(sc.file, d.file) and _nameable_from(d, sc.module)}
+                 if self.pk.visible(sc.file, d.file) and _nameable_from(d, sc.module, sc.fn_qual)}
         if not cands or (name in STD_TYPES and not any(q.startswith(sc.module.split("::")[0] + "::") for q in cands)):
             return f"X:{name}<>" if args else f"X:{name}"
         if len(cands) == 1:
