@@ -222,3 +222,33 @@ def test_into_of_a_parameter_bounded_by_one_into_is_the_bounds_type():
     # once the `let` shadows the parameter, its value decides (a where clause is chosen before any impl)
     got = [(line, q, r) for f in ("m::zeros", "m::zeros2") for line, q, r, _ in calls(INTO_BOUND, f, "numel")]
     assert got == [(8, "m::Shape::numel", "exact"), (12, "m::Shape::numel", "exact")]
+
+
+CHAIN = """
+pub struct Tensor;
+impl Tensor {
+    pub fn get(&self, i: usize) -> Result<Tensor, ()> { Ok(Tensor) }
+    pub fn matmul(&self, o: &Tensor) -> Result<Tensor, ()> { Ok(Tensor) }
+    pub fn flatten_from(&self, i: usize) -> Result<Tensor, ()> { Ok(Tensor) }
+    pub fn transpose(&self, a: usize, b: usize) -> Result<Tensor, ()> { Ok(Tensor) }
+    pub fn reshape(&self, a: usize) -> Result<Tensor, ()> { Ok(Tensor) }
+    pub fn permute(&self, a: usize) -> Result<Tensor, ()> { Ok(Tensor) }
+}
+pub struct Func;
+impl Func { pub fn new<F: Fn(&Tensor) -> Result<Tensor, ()>>(f: F) -> Func { Func } }
+pub fn attention() -> Func {
+    Func::new(move |xs| {
+        let xs = xs.clone();
+        let xs = xs.flatten_from(2)?.transpose(1, 2)?;
+        let qkv = xs.reshape(1)?.permute(2)?.transpose(0, 1)?;
+        let q = qkv.get(0)?;
+        q.matmul(&q)
+    })
+}
+"""
+
+
+def test_a_chain_of_lets_shadowing_a_closure_parameter_is_followed_to_it():
+    # candle fastvit.rs:342-358: once `let xs = xs.clone()` shadows the closure parameter, the chain of lets
+    # must not run out of depth before it reaches it
+    assert [(line, r) for line, _, r, _ in calls(CHAIN, "m::attention", "matmul")] == [(19, "exact")]

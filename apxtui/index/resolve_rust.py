@@ -1765,6 +1765,9 @@ class RustResolver:
             return self._text_type(written, sc, indexed)
         if value and depth < 4:
             # the value is evaluated where its own `let` starts (shadowing: `let xs = xs.f()`)
+            # (a fresh depth budget: the value sees only `let`s ending before it, so following them ends by
+            # itself, and a chain of `let x = x.f().g()` shadowing a parameter or closure parameter is not cut)
+            depth = 0
             mkey = (self._pin(caller), r, line, col, depth)
             ty = self._let_memo.get(mkey)
             if ty is None:
