@@ -1,6 +1,7 @@
 """Resolution precision of an index: boundary crossings, ambiguity, vendor names defined locally.
 
-    python benchmarks/resolution_stats.py CHECKOUT [--graph GRAPH.json] [--sample N] [--seed S] [--causes] [--json]
+    python benchmarks/resolution_stats.py CHECKOUT [--graph GRAPH.json] [--sample N] [--seed S]
+        [--sample-lang rust] [--causes] [--json]
 
 Builds the index of CHECKOUT (or reads a node-link graph written by
 ``apxtui graph CHECKOUT --format json``, e.g. by another apxtui version, to compare)
@@ -21,7 +22,8 @@ and prints:
   shape, and for a variable the binding that gave it: a parameter, a closure's, a loop's, an
   arm pattern, a ``let`` and the shape of its value), with ``--sample N`` examples each;
 * with ``--sample N``: N random exact and N random heuristic edges (caller path:line, the
-  call text, the target path:line, the rule), for checking by hand against the source, and
+  call text, the target path:line, the rule; ``--sample-lang rust``: Rust call edges only), for
+  checking by hand against the source, and
   N random ambiguous sites per bucket (with their candidates).
 
 Not a test: nothing asserts.  The package boundaries always come from this apxtui.
@@ -186,7 +188,7 @@ def bucket(lang: str, how: str) -> str:
     return f"{lang}:other:{' '.join(how.split()[:4])}"
 
 
-def stats(g: nx.MultiDiGraph, checkout: str, sample: int = 0, seed: int = 1) -> dict:
+def stats(g: nx.MultiDiGraph, checkout: str, sample: int = 0, seed: int = 1, sample_lang: str = "") -> dict:
     pk = scan(checkout).packages
     rust_edges = crossing = 0
     crossing_examples: list[str] = []
@@ -209,7 +211,8 @@ def stats(g: nx.MultiDiGraph, checkout: str, sample: int = 0, seed: int = 1) -> 
         if res == "ambiguous":
             got = amb.setdefault(key, (bucket(lang, d.get("how", "")), d, []))
             got[2].extend(_targets(g, v))
-        if res in by_res and g.nodes[v].get("file"):
+        if res in by_res and g.nodes[v].get("file") and (
+                not sample_lang or (lang == sample_lang and d.get("kind") == "call")):
             by_res[res].append((u, v, d))
         if d.get("kind") != "call" or lang != "rust":
             continue
@@ -279,11 +282,12 @@ def main() -> None:
     ap.add_argument("--graph", help="node-link JSON from `apxtui graph --format json` instead of indexing")
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sample-lang", default="", help="sample only call edges whose caller is of this language (rust)")
     ap.add_argument("--causes", action="store_true", help="Rust name-only sites by cause (needs the index)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     g, facts = load_graph(a.checkout, a.graph)
-    out = stats(g, a.checkout, a.sample, a.seed)
+    out = stats(g, a.checkout, a.sample, a.seed, a.sample_lang)
     if a.causes and facts is not None:
         out["name_only_causes"] = causes(g, facts, a.sample, a.seed)
     if a.json:

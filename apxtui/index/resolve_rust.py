@@ -16,7 +16,9 @@ Rules (each answer says which one fired, in ``Resolved.how``):
   ("only impl"), several are ``ambiguous`` (all kept);
 * a receiver whose type comes from outside the checkout (std, a crates.io dependency)
   is ``unresolved`` (external) unless a local trait impl for that type has the method —
-  never linked to a same-named local method;
+  never linked to a same-named local method; such an impl's method is ``heuristic`` (the type's
+  own method of that name, not in the index, would win), and never the impl method itself when
+  it passes its own arguments to its name (``fn to_f32(self) { self.to_f32() }``);
 * a receiver of unknown type falls back to the method name, within the caller's
   dependency closure: always ``ambiguous`` (even with one candidate) and marked
   ``name_only`` (the trace leaves it unexpanded until chosen); names of common std
@@ -480,6 +482,76 @@ def takes(d: Definition, call: CallSite) -> bool:
     if d.lang != "rust" or any("$" in a for a in call.args) or any("$" in p.name or p.name == "..." for p in d.params):
         return True
     return bool(d.params) and d.params[0].name == "self" and len(d.params) - 1 == len(call.args)
+
+
+#: Other crates' tuple structs whose one field is their type argument (``pub struct State<S>(pub S)``): a parameter
+#: pattern ``State(state): State<S>`` binds ``state`` to ``S``.  By crate, as its path starts.
+NEWTYPE_PAYLOADS = {"axum": frozenset({"State", "Json", "Extension", "Path", "Query", "Form"})}
+_NEWTYPE_PATTERN_RE = re.compile(r"(\w+)\(\s*(?:mut\s+)?(\w+)\s*\)")
+
+_INTEGERS = frozenset({"u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize"})
+_INT_SUFFIX = r"[ui](?:8|16|32|64|128|size)"
+_INT_ARG_RE = re.compile(rf"^(?:-?\d[\d_]*(?:{_INT_SUFFIX})?|[\w.]+(?:\(\))?\s+as\s+{_INT_SUFFIX})$")
+
+
+_OPTION_ITER_RE = re.compile(r"&?(?:mut\s+)?((?:self\.)?\w+)\s*\.\s*(?:iter|iter_mut|into_iter)\s*\(\s*\)")
+
+
+def _is_option_text(text: str) -> bool:
+    """Type text ``text`` is an ``Option`` (behind references)."""
+    return re.match(r"^(?:(?:std|core)\s*::\s*option\s*::\s*)?Option\s*<", peel_refs(text).strip()) is not None
+
+
+def _arg_shape(arg: str) -> tuple[str, int]:
+    """What an argument's text says its type is: ("tuple", n) a tuple expression of n elements, ("int", 0) an
+    integer literal or a cast to an integer type, ("range", 0) a range, ("ref", 0) a reference; ("", 0) unknown."""
+    a = arg.strip()
+    if a.startswith("&") and not a.startswith("&&"):
+        return "ref", 0
+    if a.startswith("(") and a.endswith(")") and _closes_at_end(a):
+        inner = a[1:-1].strip()
+        parts = split_top(inner.removesuffix(","))
+        if len(parts) == 1 and not inner.endswith(","):
+            return _arg_shape(parts[0])  # `(x)`: parentheses
+        return ("tuple", len(parts)) if parts and all(x.strip() for x in parts) else ("", 0)
+    if _INT_ARG_RE.match(a):
+        return "int", 0
+    flat = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", "", a)
+    if ".." in flat and not re.search(r"[(\[{]|\.\.\.", flat):
+        return "range", 0
+    return "", 0
+
+
+def _closes_at_end(a: str) -> bool:
+    """``a`` starts with ``(`` whose matching ``)`` is its last character (``(a, b)``, not ``(a).f(b)``)."""
+    depth = 0
+    for k, ch in enumerate(a):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0:
+            return k == len(a) - 1
+    return False
+
+
+def _takes_path(d: Definition, call: CallSite) -> bool:
+    """Can ``d`` be the function of the path call ``call`` (``T::f(a, b)``; a method's ``self`` is an argument
+    there) by its parameter count; texts that do not tell for sure (macro metavariables) fit."""
+    if d.lang != "rust" or any("$" in a for a in call.args) or any("$" in p.name or p.name == "..." for p in d.params):
+        return True
+    return len(d.params) == len(call.args)
+
+
+def _nameable_from(d: Definition, module: str, fn_qual: str = "") -> bool:
+    """Can code in ``module`` (in function ``fn_qual``) name the item ``d`` by its visibility: a private item only
+    in its module (or function) and the modules inside it, a ``pub(crate)`` one only in its crate
+    (``pub(super)``/``pub(in ..)``: assumed yes)."""
+    vis = d.visibility
+    home = d.qualname.rpartition("::")[0]
+    if not vis:
+        return any(x == home or x.startswith(home + "::") for x in (module, fn_qual) if x)
+    if vis == "pub(crate)":
+        return module.split("::")[0] == home.split("::")[0]
+    return True
 
 
 def _scope_module(d: Definition) -> str:
@@ -1015,7 +1087,8 @@ class RustResolver:
 
     def _short_type(self, name: str, sc: Scope, args: list[str]) -> str:
         """A type name no import or path explains (a glob import, a prelude): by name, within the closure."""
-        cands = {d.qualname: d for d in self.t.types.get(name, ()) if self.pk.visible(sc.file, d.file)}
+        cands = {d.qualname: d for d in self.t.types.get(name, ())
+                 if self.pk.visible(sc.file, d.file) and _nameable_from(d, sc.module, sc.fn_qual)}
         if not cands or (name in STD_TYPES and not any(q.startswith(sc.module.split("::")[0] + "::") for q in cands)):
             return f"X:{name}<>" if args else f"X:{name}"
         if len(cands) == 1:
@@ -1176,8 +1249,9 @@ class RustResolver:
                 return Resolved(drop=True, how="std")
             if ty.startswith("X:"):
                 local = self.visible(self.impl_methods.get((ty, segs[-1]), []), call, caller)
+                local = [i for i in local if not _calls_itself(self.t.defs[i], caller, call)]
                 if local:
-                    return Resolved.of(local, f"local impl for {ty[2:]}")
+                    return Resolved.of(local, f"local impl for {ty[2:]}{_EXT_OWN}", HEURISTIC)
                 return Resolved(status=UNRESOLVED, how=f"type {ty[2:]} is outside the checkout",
                                 external="::".join(segs), external_kind="external")
         ext = "::".join(segs)
@@ -1304,11 +1378,24 @@ class RustResolver:
             r = ext
         if r.startswith("T:"):
             ids = self.visible(self.methods_of(r, name), call, caller)
+            if heur and ids:  # a type found by name only: its method must take the call's arguments
+                ids = [i for i in ids if (_takes_path(self.t.defs[i], call) if path else takes(self.t.defs[i], call))]
+                if not ids:
+                    return Resolved(drop=True, how=f"{short(r)} (found by name only) has no method {name} "
+                                    "taking the call's arguments")
             if ids:
                 if len(ids) > 1 and caller is not None:
                     ids = self._trait_in_scope(ids, call) or ids
                 status = HEURISTIC if heur else EXACT
                 how = f"method of {short(r)} ({what}{'; type found by name only' if heur else ''})"
+                if len(ids) > 1 and not path:
+                    kept, sure, why = self._by_argument_shape(ids, call, caller)
+                    if why and not kept:
+                        return Resolved(status=UNRESOLVED, how=f"{how}: {why}", external=f"{short(r)}::{name}",
+                                        external_kind="external")
+                    if why:
+                        ids, how = kept, f"{how}; {why}"
+                        status = HEURISTIC if heur or not sure else EXACT
                 return Resolved.of(ids, how, status)
             return Resolved(drop=True, how=f"{short(r)} has no method {name} in the checkout")
         if r.startswith("X:"):
@@ -1316,8 +1403,9 @@ class RustResolver:
                                if r.endswith("<>") else self.impl_methods.get((r, name), []), call, caller)
             if not path:  # (a trait impl's method another arity cannot be: then the external type's own)
                 ids = [i for i in ids if takes(self.t.defs[i], call)]
+            ids = [i for i in ids if not _calls_itself(self.t.defs[i], caller, call)]
             if ids:
-                return Resolved.of(ids, f"local trait impl for {r[2:]} ({what})")
+                return Resolved.of(ids, f"local trait impl for {r[2:]} ({what}){_EXT_OWN}", HEURISTIC)
             if name in STD_METHODS or _is_std(r):
                 return Resolved(drop=True, how=f"std method; {bare}")  # as `std::` paths: counted, not drawn
             if _is_opaque(r) and not path:
@@ -1329,6 +1417,94 @@ class RustResolver:
             return Resolved(status=UNRESOLVED, how=f"{what} is a type outside the checkout",
                             external=f"{_display(r)}::{name}", external_kind="external")
         return Resolved(drop=True, how=f"unknown type {bare}")
+
+    def _by_argument_shape(self, ids: list[str], call: CallSite, caller: Definition | None
+                           ) -> tuple[list[str], bool, str]:
+        """Of several impls of one generic trait for one type (candle's ``IndexOp<T>``, ``IndexOp<(A,)>``,
+        ``IndexOp<(A, B)>`` for ``Tensor``), those whose parameter can take the argument by its shape: a tuple
+        expression of n elements only an n-tuple parameter or a generic one whose ``Into<X>`` bound some
+        ``From`` impl of the checkout type ``X`` can meet with a tuple; an integer literal or cast, a range or a
+        reference never a tuple parameter.  (kept, whether the one kept surely takes it, the reason for ``how``;
+        no reason when the shape decides nothing.)"""
+        defs = [self.t.defs[i] for i in ids]
+        if len(call.args) != 1 or len({(d.trait, len(d.params)) for d in defs}) != 1 or not defs[0].trait \
+                or len(defs[0].params) != 2 or defs[0].params[0].name != "self":
+            return ids, False, ""
+        arg = call.args[0].strip()
+        kind, n = _arg_shape(arg)
+        if not kind and caller is not None and re.fullmatch(r"[\w.]+", arg):  # a typed variable or field
+            got, heur = strip_marks(self._expr_or_receiver(arg, caller, call, 0))
+            if not heur and got.startswith("P:"):
+                kind, n = "tuple", len(got[2:].split(";"))
+            elif not heur and got[2:] in _INTEGERS and got.startswith("X:"):
+                kind = "int"
+        if not kind:
+            return ids, False, ""
+        verdicts = {i: self._param_takes(d, d.params[1].type, kind, n) for i, d in zip(ids, defs, strict=True)}
+        kept = [i for i in ids if verdicts[i] != "no"]
+        desc = f"a {n}-tuple" if kind == "tuple" else {"int": "an integer", "range": "a range",
+                                                         "ref": "a reference"}[kind]
+        if len(kept) == len(ids):
+            return ids, False, ""
+        if not kept:
+            return [], False, (f"the argument `{_clip(arg)}` is {desc}, which no indexed impl of {defs[0].trait} "
+                               "takes (an impl a macro with repetitions makes is not expanded)")
+        takes_it = ", ".join(f"`{self.t.defs[i].params[1].type}` (line {self.t.defs[i].line})" for i in kept)
+        return kept, len(kept) == 1 and verdicts[kept[0]] == "yes", \
+            f"the argument `{_clip(arg)}` is {desc}: of the {defs[0].trait} impls only those taking {takes_it}"
+
+    def _param_takes(self, d: Definition, ptype: str, kind: str, n: int) -> str:
+        """Whether parameter type ``ptype`` of impl method ``d`` takes an argument of shape ``kind`` (``n``: a
+        tuple's size): "yes", "no" or "maybe"."""
+        p = ptype.strip()
+        if p.startswith("(") and p.endswith(")"):
+            m = len([x for x in split_top(p[1:-1]) if x.strip()])
+            return "yes" if kind == "tuple" and m == n else "no"
+        bounds = d.generic_bounds.get(p)
+        if bounds is None:
+            return "no" if kind == "tuple" and (p in PRIMITIVES or p.startswith("&")) else "maybe"
+        into = [b for b in bounds if b.replace(" ", "").startswith("Into<")]
+        if len(into) != len(bounds) or len(into) != 1:
+            return "maybe"
+        target = strip_marks(self.type_ref(into[0].strip()[5:-1], self.scope_of(d)))[0]
+        if not target.startswith("T:"):
+            return "maybe"
+        froms = [self.t.defs[i] for i in self.impl_methods.get((target, "from"), ())
+                 if self.t.defs[i].trait == "From" and len(self.t.defs[i].params) == 1]
+        if kind == "tuple":  # only the crate of a checkout type can convert a tuple into it: all in the index
+            return "maybe" if any(self._from_takes_tuple(f) for f in froms) else "no"
+        if kind == "int":
+            return "yes" if any(f.params[0].type.strip() in _INTEGERS for f in froms) else "maybe"
+        if kind == "range":
+            return "yes" if any(self._from_takes_range(f) for f in froms) else "maybe"
+        return "maybe"
+
+    def _from_takes_range(self, f: Definition) -> bool:
+        """``From`` impl ``f`` surely takes a range: a ``Range…`` parameter, or a generic one whose checkout trait
+        bound is implemented by each of ``Range``, ``RangeFrom``, ``RangeTo``, ``RangeFull`` and
+        ``RangeInclusive`` (whatever range the argument is)."""
+        p = f.params[0].type.strip()
+        bounds = f.generic_bounds.get(p)
+        if bounds is None or len(bounds) != 1:
+            return False
+        tr = strip_marks(self.type_ref(bounds[0], self.scope_of(f)))[0]
+        names = {short(t).split("<")[0].rsplit("::", 1)[-1] for t in self.trait_impls.get(tr, ())}
+        return tr.startswith("T:") and {"Range", "RangeFrom", "RangeTo", "RangeFull", "RangeInclusive"} <= names
+
+    def _from_takes_tuple(self, f: Definition) -> bool:
+        """Can ``From`` impl ``f`` (of a checkout type) take a tuple: a tuple parameter, or a generic one not bound
+        by checkout traits that no tuple implements (none of their impls is for a tuple or a blanket one)."""
+        p = f.params[0].type.strip()
+        if p.startswith("("):
+            return True
+        bounds = f.generic_bounds.get(p)
+        if bounds is None:
+            return False
+        for b in bounds:
+            tr = strip_marks(self.type_ref(b, self.scope_of(f)))[0]
+            if tr.startswith("T:") and not any(t.startswith(("P:", "G:")) for t in self.trait_impls.get(tr, ())):
+                return False  # (a tuple is no local type: another crate cannot implement the trait for one)
+        return True
 
     def _external_impls(self, name: str) -> list[str]:
         """Methods ``name`` of checkout impls that may be an external type's: impls for an external type, and
@@ -1535,11 +1711,21 @@ class RustResolver:
     def _var_type(self, r: str, caller: Definition, call: CallSite, sc: Scope, indexed: bool, depth: int) -> str:
         """Type of variable ``r`` at ``call``; ``self._why`` names the binding that typed it."""
         base = call.file.rsplit("/", 1)[-1]
-        for p in caller.params:
+        assigned = self._assigned(caller, r, call.line, call.col, call.text)
+        let_line = assigned[1] if assigned[0] or assigned[6] else 0  # a `let` in scope shadows what bound r before
+        for p in caller.params if not let_line else ():
             if p.name == r:
                 self._why = f"parameter `{r}: {_clip(p.type)}`"
                 return self._text_type(p.type, sc, indexed)
+            m = _NEWTYPE_PATTERN_RE.fullmatch(p.name)
+            if m and m.group(2) == r:
+                got, why = self._newtype_payload(m.group(1), p.type, sc)
+                if got:
+                    self._why = f"parameter pattern `{p.name}: {_clip(p.type)}`, {why}"
+                    return self._text_type(got[1], got[0], indexed)
         for ctx in reversed(call.contexts):  # the innermost binding wins
+            if let_line > ctx.line:
+                break  # a `let` inside this context (or the ones around it) binds r later than they do
             if ctx.kind == "loop":
                 lkey = (self._pin(ctx), r, self._pin(caller), depth)  # (the same for every call in the loop's body)
                 hit = self._binding_memo.get(lkey)
@@ -1576,13 +1762,15 @@ class RustResolver:
                         hit = self._binding_memo[ckey] = (ty, self._why)
                     self._why = hit[1]
                     return hit[0]
-        value, line, col, slot, tails, pattern, written, arms = self._assigned(caller, r, call.line, call.col,
-                                                                               call.text)
+        value, line, col, slot, tails, pattern, written, arms = assigned
         if written:
             self._why = f"let `{r}: {_clip(written)}` ({base}:{line})"
             return self._text_type(written, sc, indexed)
         if value and depth < 4:
             # the value is evaluated where its own `let` starts (shadowing: `let xs = xs.f()`)
+            # (a fresh depth budget: the value sees only `let`s ending before it, so following them ends by
+            # itself, and a chain of `let x = x.f().g()` shadowing a parameter or closure parameter is not cut)
+            depth = 0
             mkey = (self._pin(caller), r, line, col, depth)
             ty = self._let_memo.get(mkey)
             if ty is None:
@@ -1677,6 +1865,13 @@ class RustResolver:
                 return "" if "<" in r else self._element(r)
             return ty if r.startswith(("T:", "D:", "U:")) and not any(
                 self.methods_of(m, "next") for m in members(r)) else ""
+        opt = _OPTION_ITER_RE.fullmatch(owner.receiver.strip())
+        if opt and depth < 4 and self._option_declared(opt.group(1), caller, owner):
+            # `opt.iter().map(|v| ..)` of an `Option<Vec<T>>`: the `Vec` (the type peels the `Option`)
+            note = self._why
+            item = self._iter_item(owner.receiver, caller, owner, depth + 1)
+            self._why = note
+            return item if isinstance(item, str) else ""
         if not r and depth < 4 and _ITER_HEAD_RE.search(owner.receiver):  # `[q, k, v].into_iter().all(|x| ..)`
             note = self._why
             item = self._iter_item(owner.receiver, caller, owner, depth + 1)
@@ -1773,7 +1968,7 @@ class RustResolver:
             d = self.type_def(target[2:], file, field)
         return self._text_type(d.fields[field], self.scope_of(d), indexed)
 
-    def _loop_elem(self, coll: str, caller: Definition, call: CallSite, sc: Scope, depth: int) -> str:
+    def _loop_elem(self, coll: str, caller: Definition, call: CallSite, sc: Scope, depth: int, line: int = 0) -> str:
         coll = coll.removeprefix("&mut ").removeprefix("&").strip()
         for _ in range(3):
             coll = _ITER_RE.sub("", coll)
@@ -1784,12 +1979,14 @@ class RustResolver:
         if coll.startswith("self.") and coll.count(".") == 1:
             owner = strip_marks(sc.self_ty)[0]
             d = self.type_def(owner[2:], caller.file, coll[5:]) if owner.startswith("T:") else None
-            if d is not None:
-                return self._text_type(d.fields[coll[5:]], self.scope_of(d), True)
+            if d is not None:  # (iterating an `Option` yields its content, not the content's elements)
+                text = d.fields[coll[5:]]
+                return self._text_type(text, self.scope_of(d), not _is_option_text(text))
             return ""
-        for p in caller.params:
+        let = self._assigned(caller, coll, line or call.line, 0) if _WORD_RE.fullmatch(coll) else None
+        for p in caller.params if not (let and (let[0] or let[6])) else ():  # (a `let` shadowing the parameter)
             if p.name == coll:
-                return self._text_type(p.type, sc, True)
+                return self._text_type(p.type, sc, not _is_option_text(p.type))
         if _WORD_RE.fullmatch(coll) and depth < 4:
             return self._index(self._var_type(coll, caller, call, sc, False, depth + 1))
         return ""
@@ -1805,7 +2002,7 @@ class RustResolver:
         m = _LOOP_RE.match(ctx.text)
         elem = ""
         if m and m.group(1) == r and (not path or ".enumerate()" in m.group(2)):
-            elem = self._loop_elem(m.group(2).strip(), caller, call, sc, depth)
+            elem = self._loop_elem(m.group(2).strip(), caller, call, sc, depth, ctx.line)
         if not elem and depth < 4:  # nested tuple patterns over `zip` / `enumerate`, any iterable expression
             item = self._iter_item(fm.group(2).strip(), caller, call, depth + 1)
             for k in path:
@@ -1840,10 +2037,26 @@ class RustResolver:
                 inner = self._iter_item(recv, caller, call, depth + 1)
                 return self._index(inner) or inner if isinstance(inner, str) and inner.startswith("X:") else inner
         e = _RANGE_INDEX_RE.sub("", e)  # `&xs[1..]`: a slice of the same elements
+        if self._option_declared(e, caller, call):  # an `Option` (peeled in its type) yields its content
+            return strip_marks(self._expr_or_receiver(e, caller, call, depth + 1))[0]
         ty = strip_marks(self._expr_or_receiver(e, caller, call, depth + 1))[0]
         if ty.startswith("X:") and ty[2:].split("<", 1)[0] in MAPS:
             return ("", self._index(ty))  # a map yields (key, value)
         return self._element(ty)
+
+    def _option_declared(self, e: str, caller: Definition, call: CallSite) -> bool:
+        """``e`` — ``self.f`` or a parameter no ``let`` shadows at ``call`` — is declared an ``Option`` (type
+        references peel it: iterating it yields its content, which the peeled type would take for a container)."""
+        if e.startswith("self.") and _WORD_RE.fullmatch(e[5:]):
+            owner = strip_marks(self.scope_of(caller).self_ty)[0]
+            d = self.type_def(owner[2:], caller.file, e[5:]) if owner.startswith("T:") else None
+            return d is not None and _is_option_text(d.fields[e[5:]])
+        if not _WORD_RE.fullmatch(e):
+            return False
+        let = self._assigned(caller, e, call.line, call.col, call.text)
+        if let[6]:
+            return _is_option_text(let[6])
+        return not let[0] and any(p.name == e and _is_option_text(p.type) for p in caller.params)
 
     def _pattern_binding(self, pattern: str, subject: str, var: str, caller: Definition, call: CallSite,
                          sc: Scope, depth: int) -> str:
@@ -1884,6 +2097,26 @@ class RustResolver:
         if not ty.startswith("X:") or "<" in ty or _is_std(ty):
             return ""
         return _opaque(strip_marks(self.type_ref(enum_text, sc))[0])
+
+    def _newtype_payload(self, ctor: str, text: str, sc: Scope) -> tuple[tuple[Scope, str] | None, str]:
+        """The one field's type text (with its scope) of a parameter pattern ``Ctor(x): Ty``, when ``Ty`` is (through
+        checkout type aliases found by their path) one of :data:`NEWTYPE_PAYLOADS` — another crate's tuple struct
+        whose one field is its type argument (axum's ``State<S>(pub S)``) — named ``Ctor``; with the rule's text."""
+        for _ in range(4):
+            base, args = generic_args(peel_refs(text))
+            segs = [x for x in re.sub(r"\s*::\s*", "::", base).split("::") if x]
+            if not segs:
+                return None, ""
+            ref = strip_marks(self.type_ref(base, sc))[0]
+            crate = ref[2:].split("::")[0] if ref.startswith("X:") else ""
+            if segs[-1] == ctor and len(args) == 1 and segs[-1] in NEWTYPE_PAYLOADS.get(crate, ()):
+                return (sc, args[0]), f"`{crate}::{ctor}<T>(pub T)`: T"
+            aliases = [d for d in self.t.types.get(segs[-1], ()) if d.attrs.get("kind") == "type_alias"
+                       and d.attrs.get("aliased") and d.qualname in self.expand(segs, sc.module, sc.fn_qual, sc.file)]
+            if len(aliases) != 1 or args:
+                return None, ""
+            text, sc = aliases[0].attrs["aliased"], self.scope_of(aliases[0])
+        return None, ""
 
     def _struct_field(self, path: str, field: str, sc: Scope, file: str) -> str:
         """Type of field ``field`` of the struct named ``path`` (written in ``sc``), or ""."""
@@ -1984,6 +2217,24 @@ class RustResolver:
         r = strip_marks(ty)[0]
         return r.startswith("T:") and not self.methods_of(r, "cloned") and not self.methods_of(r, "copied") \
             and not self.methods_of(r, "next")
+
+    def _into_bound(self, var: str, name: str, caller: Definition, call: CallSite) -> str:
+        """``var.into()`` (``try_into``) of a parameter (no ``let`` shadowing it) whose type is a generic or ``impl``
+        bounded by one ``Into<U>`` (``TryInto<U>``): ``U`` — a where clause is chosen before any impl, so the bound
+        decides the result.  ``self._why`` is left as it was."""
+        if self._assigned(caller, var, call.line, call.col, call.text)[0:7:6] != ("", ""):
+            return ""
+        p = next((p for p in caller.params if p.name == var), None)
+        if p is None:
+            return ""
+        text = peel_refs(p.type).strip()
+        bounds = dyn_bounds(text) if text.startswith("impl ") else caller.generic_bounds.get(text, [])
+        trait = "Into" if name == "into" else "TryInto"
+        got = [b for b in bounds if generic_args(b)[0].rsplit("::", 1)[-1] == trait and len(generic_args(b)[1]) == 1]
+        if len(got) != 1:
+            return ""
+        ty = self.type_ref(generic_args(got[0])[1][0], self.scope_of(caller))
+        return ty if strip_marks(ty)[0].startswith("T:") else ""
 
     def _method_result(self, ty: str, mname: str, text: str, caller: Definition, call: CallSite, depth: int) -> str:
         """Type of ``<ty>.mname(..)``: the declared return type of the method it resolves to."""
@@ -2164,6 +2415,10 @@ class RustResolver:
         if head is None:
             return ""
         recv, name, _ = head
+        if recv is not None and name in ("into", "try_into") and _WORD_RE.fullmatch(recv.strip()) and e.endswith("()"):
+            target = self._into_bound(recv.strip(), name, caller, call)
+            if target:
+                return target
         if recv is not None:
             fake = CallSite("method", name, [name], call.caller, call.file, call.line, call.col, receiver=recv,
                             contexts=call.contexts)
@@ -2221,3 +2476,21 @@ class RustResolver:
 
 
 __all__ = ["RustResolver", "AMBIGUOUS", "EXACT", "HEURISTIC", "STD_METHODS", "PRELUDE"]
+
+
+#: Why a checkout impl's method for an external type is only ``heuristic``: Rust takes the type's own
+#: (inherent) method of that name first, and the type's own methods are not in the index.
+_EXT_OWN = "; by name: a same-named method the type has itself (outside the checkout) would be taken first"
+
+
+def _calls_itself(d: Definition, caller: Definition | None, call: CallSite) -> bool:
+    """``d`` is the caller and the call passes it its own parameters unchanged (``fn to_f32(self) {
+    self.to_f32() }``, ``fn from_f64(v) { f16::from_f64(v) }``): it would recurse forever, so in a checkout
+    impl for an external type it is the type's own method of that name."""
+    if caller is None or d.file != caller.file or d.line != caller.line or d.name != caller.name:
+        return False
+    own = [p.name for p in caller.params]
+    args = [a.strip().lstrip("&").removeprefix("mut ").strip() for a in call.args]
+    if call.kind == "method":
+        return call.receiver.strip() == "self" and args == [p for p in own if p != "self"]
+    return args == own
