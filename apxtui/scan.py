@@ -12,6 +12,7 @@ import os
 import re
 import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -161,6 +162,14 @@ def _git_files(root: Path, skipped: list[Issue] | None = None) -> list[str] | No
     return sorted({p for p in (tracked + "\0" + others).split("\0") if p})
 
 
+def _holds(test: Callable[[], bool]) -> bool:
+    """``test()``, False when it fails (as ``os.walk`` takes a directory entry it cannot test)."""
+    try:
+        return test()
+    except OSError:
+        return False
+
+
 def _walk_files(root: Path, skipped: list[Issue] | None = None) -> list[str]:
     """Every file under ``root`` (plain walk, as ``os.walk`` without following directory symlinks,
     in one loop over ``os.scandir``: no generator per level); directories that cannot be listed go to
@@ -176,19 +185,10 @@ def _walk_files(root: Path, skipped: list[Issue] | None = None) -> list[str]:
         try:
             with os.scandir(f"{base}/{rel_dir}" if rel_dir else base) as entries:
                 for e in entries:
-                    try:
-                        is_dir = e.is_dir()
-                    except OSError:
-                        is_dir = False
-                    if not is_dir:
+                    if not _holds(e.is_dir):
                         here.append(prefix + e.name)
-                    elif e.name not in SKIP_DIRS:
-                        try:
-                            link = e.is_symlink()
-                        except OSError:
-                            link = False
-                        if not link:
-                            subdirs.append(prefix + e.name)
+                    elif e.name not in SKIP_DIRS and not _holds(e.is_symlink):
+                        subdirs.append(prefix + e.name)
         except OSError as e:
             if skipped is not None:
                 skipped.append(Issue(prefix, "unreadable", f"directory not listed: {e.strerror or e}"))
