@@ -40,6 +40,18 @@ def ticking():
         yield "tick"
 
 
+async def _gone(pid: int) -> None:
+    """Wait until process ``pid`` no longer exists (fails after 5 s)."""
+    for _ in range(500):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        await asyncio.sleep(0.01)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
 async def _serving(base: int, fork: bool) -> tuple[Job, list, asyncio.Task]:
     """A serving job, its messages so far (read by the returned task), once it serves."""
     job = Job("serve", serving, base, fork=fork)
@@ -96,14 +108,7 @@ async def test_cancel_kills_the_child_at_once_and_a_new_job_replaces_the_old():
     pid = await asyncio.wait_for(it.__anext__(), 10)
     newer = js.start("analysis", counting, 2)  # same group: the endless one is cancelled
     assert job.cancelled and not job.running
-    for _ in range(500):  # killed at once; reaped by a thread, off the event loop
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        await asyncio.sleep(0.01)
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    await _gone(pid)  # killed at once; reaped by a thread, off the event loop
     with pytest.raises(StopAsyncIteration):
         await asyncio.wait_for(it.__anext__(), 2)  # the consumer ends instead of hanging
     assert [m async for m in newer.messages()] == [0, 1]
@@ -169,14 +174,7 @@ async def _stop_and_continue():
         assert await asyncio.wait_for(it.__anext__(), 5) == "tick"
     js.pause()
     js.cancel_all()  # a stopped child is killed too
-    for _ in range(500):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        await asyncio.sleep(0.01)
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    await _gone(pid)
     await asyncio.wait_for(reader, 2)
 
 
