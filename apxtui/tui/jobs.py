@@ -86,11 +86,14 @@ def _error(e: BaseException) -> str:
 
 def _detach_signals() -> None:
     """The child leaves the terminal's signals to the UI: its own process group (no SIGWINCH, SIGINT …
-    from the terminal) and no wakeup fd (asyncio's points at the parent's event loop)."""
+    from the terminal), no wakeup fd (asyncio's points at the parent's event loop) and the default
+    actions for job control (the UI's handlers need its event loop)."""
     try:
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGWINCH, signal.SIGINT, signal.SIGTSTP):
             signal.signal(sig, signal.SIG_IGN)
+        for sig in (signal.SIGCONT, signal.SIGTTIN, signal.SIGTTOU):  # the terminal driver's handlers, inherited:
+            signal.signal(sig, signal.SIG_DFL)  # its SIGCONT one (asyncio) raised in a job continued by Jobs.resume
         os.setpgrp()
     except (OSError, ValueError, AttributeError):
         pass
