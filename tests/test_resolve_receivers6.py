@@ -258,3 +258,23 @@ def test_a_chain_of_lets_shadowing_a_closure_parameter_is_followed_to_it():
     # candle fastvit.rs:342-358: once `let xs = xs.clone()` shadows the closure parameter, the chain of lets
     # must not run out of depth before it reaches it
     assert [(line, r) for line, _, r, _ in calls(CHAIN, "m::attention", "matmul")] == [(25, "exact")]
+
+
+QUALIFIED_EXTERNAL = """
+pub mod errors {
+    pub struct Error;
+    impl Error { pub fn msg(m: &str) -> Self { Error } }
+}
+pub fn run() {
+    let e = candle_core::Error::msg("x");
+    let f = std::io::Error::msg("y");
+}
+"""
+
+
+def test_a_type_path_through_another_crate_is_never_a_checkout_type_of_its_last_name():
+    # mistral.rs mistralrs-quant/src/distributed/mod.rs:1075 `candle_core::Error::msg(..)` was taken for the
+    # crate's own `Error` (by name: `Error` is also a std type name), which has no `msg`: a dropped call
+    man = '[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\n'
+    got = [(line, q, r) for line, q, r, _ in rust_calls(QUALIFIED_EXTERNAL, "m::run", None, man)]
+    assert got == [(7, "candle_core::Error::msg", "unresolved")]
