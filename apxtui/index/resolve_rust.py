@@ -1067,8 +1067,9 @@ class RustResolver:
         if name in CONTAINERS and args:
             inner = strip_marks(self.type_ref(element(t), sc, depth + 1))[0]
             return f"X:{name}<{inner}>"
-        if len(segs) > 1 and self.external_crate(segs[0], sc.file):  # `candle_core::Error`, `std::io::Error`:
-            ext = "::".join(segs)  # another crate's, never a checkout type of the last name
+        if len(segs) > 1 and (segs[0] in STD_CRATES or self.pk.crate_aliases(sc.file).get(segs[0]) == ""):
+            # `candle_core::Error`, `std::io::Error`: a path through a crate the caller's Cargo.toml names outside
+            ext = "::".join(segs)  # the checkout (or std): another crate's, never a checkout type of the last name
             return f"X:{ext}<>" if any(a and not a.startswith("'") and not strip_marks(
                 self.type_ref(a, sc, depth + 1))[0].startswith("X:") for a in args) else f"X:{ext}"
         return self._short_type(name, sc, args)
