@@ -231,17 +231,23 @@ impl Tensor {
     pub fn matmul(&self, o: &Tensor) -> Result<Tensor, ()> { Ok(Tensor) }
     pub fn flatten_from(&self, i: usize) -> Result<Tensor, ()> { Ok(Tensor) }
     pub fn transpose(&self, a: usize, b: usize) -> Result<Tensor, ()> { Ok(Tensor) }
+    pub fn apply(&self, a: &Tensor) -> Result<Tensor, ()> { Ok(Tensor) }
     pub fn reshape(&self, a: usize) -> Result<Tensor, ()> { Ok(Tensor) }
     pub fn permute(&self, a: usize) -> Result<Tensor, ()> { Ok(Tensor) }
 }
+impl std::ops::Mul<f64> for Tensor {
+    type Output = Result<Tensor, ()>;
+    fn mul(self, r: f64) -> Self::Output { Ok(Tensor) }
+}
 pub struct Func;
 impl Func { pub fn new<F: Fn(&Tensor) -> Result<Tensor, ()>>(f: F) -> Func { Func } }
-pub fn attention() -> Func {
+pub fn attention(qkv: Tensor, scale: f64) -> Func {
     Func::new(move |xs| {
         let xs = xs.clone();
         let xs = xs.flatten_from(2)?.transpose(1, 2)?;
-        let qkv = xs.reshape(1)?.permute(2)?.transpose(0, 1)?;
+        let qkv = xs.apply(&qkv)?.reshape(1)?.permute(2)?;
         let q = qkv.get(0)?;
+        let q = (q * scale)?;
         q.matmul(&q)
     })
 }
@@ -251,4 +257,27 @@ pub fn attention() -> Func {
 def test_a_chain_of_lets_shadowing_a_closure_parameter_is_followed_to_it():
     # candle fastvit.rs:342-358: once `let xs = xs.clone()` shadows the closure parameter, the chain of lets
     # must not run out of depth before it reaches it
-    assert [(line, r) for line, _, r, _ in calls(CHAIN, "m::attention", "matmul")] == [(19, "exact")]
+    assert [(line, r) for line, _, r, _ in calls(CHAIN, "m::attention", "matmul")] == [(25, "exact")]
+
+
+QUALIFIED_EXTERNAL = """
+pub mod errors {
+    pub struct Error;
+    impl Error { pub fn msg(m: &str) -> Self { Error } }
+}
+pub enum Mode { A(u8) }
+impl Mode { pub fn go(&self) -> u8 { 0 } }
+pub fn run() {
+    let e = candle_core::Error::msg("x");
+    let m = Mode::A(1);
+    m.go();
+}
+"""
+
+
+def test_a_type_path_through_another_crate_is_never_a_checkout_type_of_its_last_name():
+    # mistral.rs mistralrs-quant/src/distributed/mod.rs:1075 `candle_core::Error::msg(..)` was taken for the
+    # crate's own `Error` (by name: `Error` is also a std type name), which has no `msg`: a dropped call
+    man = '[package]\nname = "m"\n[dependencies]\ncandle-core = "0.8"\n'
+    got = [(line, q, r) for line, q, r, _ in rust_calls(QUALIFIED_EXTERNAL, "m::run", None, man)]
+    assert got == [(9, "candle_core::Error::msg", "unresolved"), (11, "m::Mode::go", "exact")]  # (a variant: local)

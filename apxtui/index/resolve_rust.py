@@ -1070,6 +1070,11 @@ class RustResolver:
         if name in CONTAINERS and args:
             inner = strip_marks(self.type_ref(element(t), sc, depth + 1))[0]
             return f"X:{name}<{inner}>"
+        if len(segs) > 1 and self.pk.crate_aliases(sc.file).get(segs[0]) == "":
+            # `candle_core::Error`: a path through a crate the caller's Cargo.toml names outside the checkout is
+            ext = "::".join(segs)  # that crate's, never a checkout type of its last name (std paths: by name below)
+            return f"X:{ext}<>" if any(a and not a.startswith("'") and not strip_marks(
+                self.type_ref(a, sc, depth + 1))[0].startswith("X:") for a in args) else f"X:{ext}"
         return self._short_type(name, sc, args)
 
     def _path_type(self, segs: list[str], sc: Scope, depth: int) -> str | None:
