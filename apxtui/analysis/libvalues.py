@@ -81,15 +81,22 @@ def _colon_split(t: str) -> list[str]:
     return [m.group(1).strip(), m.group(2).strip()] if m else [t]
 
 
+_C_CAST = re.compile(r"^\((?:const\s+)?[\w:]+\s*\)\s*")
+_RUST_CAST = re.compile(r"\s+as\s+[\w:]+$")
+
+
 def _strip(e: str) -> str:
     e = e.strip()
     for _ in range(4):
-        e = re.sub(r"^\((?:const\s+)?[\w:]+\s*\)\s*", "", e)  # C cast
-        e = re.sub(r"\s+as\s+[\w:]+$", "", e)  # Rust cast
+        before = e
+        e = _C_CAST.sub("", e)
+        e = _RUST_CAST.sub("", e)
         if e.startswith("(") and e.endswith(")") and len(top_split(e[1:-1], ",")) == 1 and \
                 e.count("(") == e.count(")"):
             e = e[1:-1].strip()
         e = e.lstrip("&*").strip()
+        if e == before:  # a round that changes nothing: the next ones would not either
+            break
     return e
 
 

@@ -6,9 +6,10 @@ them at its two hook points (candidates, grouped branch arms).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from apxtui.profile.model import Resolved
+if TYPE_CHECKING:
+    from apxtui.profile.model import Resolved
 
 Tri = bool | None
 #: constructs the build decides; the others are decided at run time (env gates aside)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apxtui.errors import InputFileError, ProfileError
 from apxtui.inputs import MANIFEST_MAX, confine, parse_toml, read_limited
-from apxtui.profile.buildscript import arch_number
-from apxtui.profile.model import Profile
+
+if TYPE_CHECKING:
+    from apxtui.profile.model import Profile
 
 
 def config_files(root: Path | None) -> list[Path]:
@@ -49,6 +50,8 @@ def check_arch(arch: str | None) -> str | None:
     """``sm_XX`` for an architecture given as ``sm_XX`` or a number (None stays None)."""
     if arch is None:
         return None
+    from apxtui.profile.buildscript import arch_number  # lazy: a trace reads config_files() without a profile
+
     a = str(arch).strip()
     if a.isdigit():
         a = f"sm_{a}"
@@ -69,6 +72,8 @@ def from_table(name: str, t: dict[str, Any], where: str = "") -> Profile:
     defines = t.get("defines", {})
     if not isinstance(env, dict) or not isinstance(defines, dict):
         raise ProfileError(f"{where}profile {name}: env/defines must be tables")
+    from apxtui.profile.model import Profile  # lazy: a trace reads config_files() without a profile
+
     return Profile(name=name, cfg_on=lst("cfg"), cfg_off=lst("cfg_off"), features=lst("features"),
                    no_default_features=bool(t.get("no_default_features", False)),
                    arch=check_arch(t.get("arch")), env={str(k): str(v) for k, v in env.items()},
