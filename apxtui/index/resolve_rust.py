@@ -804,6 +804,8 @@ class RustResolver:
         """Candidates the caller can reach: in its dependency closure; ``cfg(test)`` code only from tests."""
         test_caller = caller is not None and bool(caller.cfg) and is_test_only(caller)
         defs, vis, test_only = self.t.defs, self.pk.visible, self.test_only  # (visible: memoised per unit pair)
+        if len(ids) > 1 and hasattr(defs, "prefetch"):
+            defs.prefetch(ids)  # stored tables: one query for all, not one per id
         return [i for i in ids if vis(call.file, defs[i].file) and (test_caller or i not in test_only)]
 
     # -- the impl index ----------------------------------------------------------------------

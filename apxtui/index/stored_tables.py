@@ -17,7 +17,7 @@ from __future__ import annotations
 import pickle
 import sqlite3
 import zlib
-from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +112,11 @@ class _Field:
                                          (self.name, enc(key))):
             if rank not in o.replaced:
                 vals.append((rank, True if self.kind is set else _loads(blob)))
-        for rank, t in o.overlay.items():
+        return self._merged(key, vals)
+
+    def _merged(self, key: Any, vals: list[tuple[int, Any]]) -> Any:
+        """``key``'s stored ``(rank, value)`` pairs with the overlay's, merged in rank order."""
+        for rank, t in self.owner.overlay.items():
             v = getattr(t, self.name)
             if key in v:
                 vals.append((rank, True if self.kind is set else v[key]))
@@ -120,6 +124,28 @@ class _Field:
             return self._MISSING
         vals.sort(key=lambda rv: rv[0])
         return merge([v for _, v in vals])
+
+    def prefetch(self, keys: Iterable[Any]) -> None:
+        """Read the rows of the ``keys`` not yet read in one query per 500 (a look-up each costs
+        more than the rows); later look-ups answer from the memo.  Plain tables only (the
+        subclasses rewrite what they read)."""
+        if type(self) is not _Field or self.whole is not None:
+            return
+        need = {enc(k): k for k in keys if k not in self.memo}
+        if len(need) < 2:
+            return
+        o = self.owner
+        per: dict[str, list[tuple[int, Any]]] = {e: [] for e in need}
+        encs = list(need)
+        for i in range(0, len(encs), 500):
+            chunk = encs[i:i + 500]
+            for e, rank, blob in o.conn.execute(
+                    f"SELECT key, rank, value FROM tabs WHERE tab=? AND key IN ({','.join('?' * len(chunk))})",
+                    (self.name, *chunk)):
+                if rank not in o.replaced:
+                    per[e].append((rank, True if self.kind is set else _loads(blob)))
+        for e, k in need.items():
+            self.memo[k] = self._merged(k, per[e])
 
     def _load_all(self) -> dict[Any, Any]:
         if self.whole is None:
