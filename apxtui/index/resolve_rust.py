@@ -744,10 +744,16 @@ class RustResolver:
         # node_file(i) is a gone file only when i's text from its last `@` starts with `@file`: tested first
         # (no splitting of every id of the indexes)
         marks = tuple(f"@{rel}" for rel in gone)
+        one = marks[0] if len(marks) == 1 else None
         for name in lists:
             kept: dict[Any, list[str]] = defaultdict(list)
             for k, ids in getattr(self, name).items():
-                left = [i for i in ids if not (i[i.rfind("@"):].startswith(marks) and node_file(i) in gone)]
+                # most entries name no gone file: one substring test of the joined ids rules them out
+                joined = "\0".join(ids)
+                if one in joined if one is not None else any(m in joined for m in marks):
+                    left = [i for i in ids if not (i[i.rfind("@"):].startswith(marks) and node_file(i) in gone)]
+                else:
+                    left = ids.copy()
                 if left:
                     kept[k] = left
             setattr(self, name, kept)
