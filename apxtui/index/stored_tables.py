@@ -103,6 +103,7 @@ class _Field:
         self.kind = SHAPE[name]
         self.memo: dict[Any, Any] = {}
         self.whole: dict[Any, Any] | None = None
+        self.ranks: dict[str, list[int]] | None = None  # a set table's rows: encoded member → ranks
 
     # rows of one key, or all keys, merged with the overlay
     def _load(self, key: Any) -> Any:
@@ -175,9 +176,21 @@ class _Field:
             return self.memo[key]
         if self.whole is not None:
             return self._MISSING
-        v = self._load(key)
+        v = self._member(key) if self.kind is set else self._load(key)
         self.memo[key] = v
         return v
+
+    def _member(self, key: Any) -> Any:
+        """A set table's look-up, from the ranks of all its rows read in one query on first use
+        (the rows carry no value: cheaper than a query per member asked, as ``use`` paths ask)."""
+        if self.ranks is None:
+            o = self.owner
+            ranks: dict[str, list[int]] = {}
+            for e, rank in o.conn.execute("SELECT key, rank FROM tabs WHERE tab=?", (self.name,)):
+                if rank not in o.replaced:
+                    ranks.setdefault(e, []).append(rank)
+            self.ranks = ranks
+        return self._merged(key, [(rank, True) for rank in self.ranks.get(enc(key), ())])
 
     # the mapping / set API the resolvers use
     def get(self, key: Any, default: Any = None) -> Any:
