@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 
 from apxtui import __version__
+from apxtui.argparser import Parser
 from apxtui.cliout import Streams, check_output_path, quiet_broken_pipe
 from apxtui.commands import tui
 from apxtui.errors import ApxError, OutputError, UserError  # noqa: F401 - UserError: re-exported for older callers
@@ -27,7 +28,7 @@ COMMANDS = ("index", "symbols", "graph", "trace", "kernels", "capture", "checkpo
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser with every sub-command, or just ``only`` (what a run of that command needs)."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="apxtui",
         description="Explore an inference engine's execution path (Python → PyO3 → Rust → C ABI → CUDA) "
         "by static analysis.",

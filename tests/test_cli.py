@@ -137,3 +137,20 @@ def test_trace_markdown_report(capsys, tmp_path):
                      "--detail", "full", "-o", str(out))
     full = out.read_text()
     assert code == 0 and "```mermaid" in full and "## All stages" in full and "## Steady state" in full
+
+
+def test_parser_formats_help_as_argparse_does(monkeypatch):
+    """``Parser`` gives its formatters the width argparse finds itself (``$COLUMNS`` here)."""
+    import argparse
+
+    from apxtui.argparser import Parser, help_width
+
+    monkeypatch.setenv("COLUMNS", "44")
+    assert help_width() == 42
+    texts = []
+    for cls in (Parser, argparse.ArgumentParser):
+        p = cls(prog="x", description="a description long enough to wrap at forty-two columns or so")
+        p.add_argument("--option-with-a-long-name", metavar="VALUE", help="help text that wraps as well, surely")
+        texts.append(p.format_help())
+    assert texts[0] == texts[1]
+    assert max(len(line) for line in texts[0].splitlines()) <= 44

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from apxtui import __version__
+from apxtui.argparser import Parser
 from apxtui.commands.common import add_checkout, checkout_path, jobs
 from apxtui.commands.profile_flags import add_profile_args, profile_from_args
 from apxtui.demo import DEMO_CHECKPOINT
@@ -15,7 +16,7 @@ from apxtui.tui.config import ExplorerConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="apxtui",
         description="Explore an inference engine's execution path (Python → PyO3 → Rust → C ABI → CUDA) by static "
                     "analysis. Sub-commands: index, symbols, graph, trace, kernels, capture, checkpoint, config "
