@@ -89,6 +89,12 @@ class Frameworks:
             self.map_methods[e.get("method", "map")] = (traits | self.map_methods.get(e.get("method", "map"),
                                                                                         (set(), ""))[0], target)
         self.libraries = fm.entries("library")
+        # which libraries a call can be of, in their order: by path prefix (calls), by method name (methods)
+        self._prefixed_libraries = [lib for lib in self.libraries if lib.get("path_prefixes")]
+        self._method_libraries: dict[str, list[dict[str, Any]]] = {}
+        for lib in self.libraries:
+            for m in dict.fromkeys(lib.get("methods", [])):
+                self._method_libraries.setdefault(m, []).append(lib)
         self._kernels: list[tuple[str, str]] | None = None
 
     # -- kernels by name ---------------------------------------------------------------------
@@ -297,7 +303,9 @@ class Frameworks:
     def library(self, call: CallSite) -> tuple[str, str, dict[str, Any]] | None:
         """(library, API name, attrs) when ``call`` is a call of a modelled library's API."""
         name = call.callee.split("::")[-1]
-        for lib in self.libraries:
+        libs = (self._prefixed_libraries if call.kind == "call"
+                else self._method_libraries.get(name, []) if call.kind == "method" else [])
+        for lib in libs:
             names = lib.get("api_names", {})
             if call.kind == "call" and any(call.callee.startswith(p) for p in lib.get("path_prefixes", [])):
                 segs = call.callee.split("::")
