@@ -21,7 +21,7 @@ PKG = ROOT / "apxtui"
 #: Bottom to top.  Entries on one line are independent siblings (neither imports the other).
 LAYERS: list[tuple[str, ...]] = [
     ("apxtui", "apxtui.vocab", "apxtui.errors", "apxtui.textsafe"),  # "apxtui": the package's __init__ (version)
-    ("apxtui.facts", "apxtui.demo", "apxtui.inputs", "apxtui.cliout"),
+    ("apxtui.facts", "apxtui.demo", "apxtui.inputs", "apxtui.cliout", "apxtui.argparser"),
     ("apxtui.packages",),
     ("apxtui.scan", "apxtui.parse"),
     ("apxtui.index",),
