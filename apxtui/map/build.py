@@ -16,7 +16,7 @@ calls are listed apart; work under a first-call guard moves to the preparation p
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -149,12 +149,40 @@ class _Ctx:
     guard: int = 0  # id of the first-call guard the walk is under (0: none)
 
 
+#: What makes two non-work calls of a row one counted entry: class, name, site, first call, detail, guard.
+_OtherKey = tuple[CallClass, str, Site, bool, str, str]
+
+
+def _other_key(o: OtherCall) -> _OtherKey:
+    return (o.cls, o.name, o.site, o.first_call, o.detail, o.guard)
+
+
+def _add_others(into: dict[_OtherKey, OtherCall], more: Iterable[OtherCall], prefix: KeyChain = (),
+                first_call: str | None = None) -> None:
+    """Merge counted non-work calls ``more`` into ``into``, keys under ``prefix``; with ``first_call`` (the
+    reason) they become first calls guarded by it (or by their own guard).  One entry per :func:`_other_key`,
+    the first one's key, counts summed: equal to counting the concatenated calls at the row, as these changes map
+    equal entries to equal entries.  Entries of ``into`` are its own copies."""
+    for o in more:
+        if first_call is None:
+            k = _other_key(o)
+        else:
+            k = (o.cls, o.name, o.site, True, o.detail, o.guard or first_call)
+        got = into.get(k)
+        if got is not None:
+            got.count += o.count
+        elif first_call is None:
+            into[k] = _with(o, key=prefix + o.key) if prefix else _with(o)
+        else:
+            into[k] = _with(o, key=prefix + o.key, first_call=True, guard=k[5])
+
+
 @dataclass
 class _Op:
     """What one call of an operator-layer function reaches (keys relative to the function)."""
 
     work: list[Work] = field(default_factory=list)
-    other: list[OtherCall] = field(default_factory=list)
+    other: dict[_OtherKey, OtherCall] = field(default_factory=dict)  # counted, in order of first call
     adapters: list[Adapter] = field(default_factory=list)
     cuts: list[Cut] = field(default_factory=list)
     counts: PhaseCounts = field(default_factory=dict)  # Phase.EAGER stands for "the row's phase"
@@ -424,16 +452,18 @@ class MapBuilder:
                 _add(out.adapters, [_adapter(st)])
             sub = self.op(st.node, stack)
             out.work += _rekey(sub.work, k, reps, (), phase)
-            out.other += [_with(o, key=k + o.key, first_call=True, guard=o.guard or first) if phase
-                          else _with(o, key=k + o.key) for o in sub.other]
+            if phase:
+                _add_others(out.other, sub.other.values(), k, first)
+            else:
+                _add_others(out.other, sub.other.values(), k)
             _add(out.adapters, sub.adapters)
             out.cuts += [_with(c, key=k + c.key) for c in sub.cuts]
             out.arms += [a for a in sub.arms if a not in out.arms]
             sc = scale(sub.counts, reps)
             add_counts(out.counts, {Phase.PREPARE: _sum(sc)} if phase else sc)
         elif cl.cls != CallClass.HOST:
-            out.other.append(OtherCall(cl.cls, bare_name(st.qualname), self._call_site(st), k, bool(phase),
-                                       self._detail(st, cl), guard=first))
+            _add_others(out.other, [OtherCall(cl.cls, bare_name(st.qualname), self._call_site(st), k, bool(phase),
+                                              self._detail(st, cl), guard=first)])
 
     def _call_site(self, st: Stage) -> Site:
         return _site(st)
@@ -474,13 +504,13 @@ class MapBuilder:
             sub = self._op_items(node, a.children, stack)
             cond = Condition(a.label, Site(d.file, d.line), d.key, a.index)
             out.work += _rekey(sub.work, (), [], (cond,), Phase.PREPARE)
-            out.other += [_with(o, first_call=True, guard=o.guard or a.label) for o in sub.other]
+            _add_others(out.other, sub.other.values(), (), a.label)
             _add(out.adapters, sub.adapters)
             out.cuts += sub.cuts
             add_counts(out.counts, {Phase.PREPARE: _sum(sub.counts)})
         parts = [(a, self._op_items(node, a.children, stack)) for a in rest]
         for _a, sub in parts:
-            out.other += sub.other
+            _add_others(out.other, sub.other.values())
             _add(out.adapters, sub.adapters)
             out.cuts += sub.cuts
             out.arms += [x for x in sub.arms if x not in out.arms]
@@ -632,14 +662,7 @@ class MapBuilder:
         keys relative to the row)."""
         got = self._others_memo.get(node)
         if got is None:
-            seen: dict[tuple[CallClass, str, Site, bool, str, str], OtherCall] = {}
-            for o in op.other:
-                k = (o.cls, o.name, o.site, o.first_call, o.detail, o.guard)
-                if k in seen:
-                    seen[k].count += 1
-                else:
-                    seen[k] = _with(o, count=1)
-            got = self._others_memo[node] = list(seen.values())
+            got = self._others_memo[node] = list(op.other.values())
         return got
 
     def _model_phase(self, st: Stage, reps: list[Repeat]) -> str:
@@ -961,7 +984,7 @@ def _sum(pc: PhaseCounts) -> Count:
 
 def _merge_into(out: _Op, sub: _Op) -> None:
     out.work += sub.work
-    out.other += sub.other
+    _add_others(out.other, sub.other.values())
     _add(out.adapters, sub.adapters)
     out.cuts += sub.cuts
     out.arms += [a for a in sub.arms if a not in out.arms]
