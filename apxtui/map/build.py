@@ -999,9 +999,10 @@ def _rekey(work: list[Work], prefix: KeyChain, reps: list[Repeat], guard: tuple[
         if isinstance(w, Call):
             out.append(_with(w, key=prefix + w.key, repeat=[*reps, *w.repeat], guard=[*guard, *w.guard],
                                phase=phase or w.phase))
-        else:
+        else:  # the loops scale its count (a count is linear in its calls' loops, arms' min / max included)
             out.append(_with(w, alternatives=[_with(a, work=_rekey(a.work, prefix, reps, guard, phase))
-                                                for a in w.alternatives]))
+                                                for a in w.alternatives],
+                             count=scale({Phase.EAGER: w.count}, reps)[Phase.EAGER] if reps and w.count else w.count))
     return out
 
 
