@@ -16,7 +16,7 @@ calls are listed apart; work under a first-call guard moves to the preparation p
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -178,10 +178,22 @@ def _add_others(into: dict[_OtherKey, OtherCall], more: Iterable[OtherCall], pre
 
 
 @dataclass
+class _Seg:
+    """A callee's work not copied yet: ``work`` with keys under ``prefix``, loops ``reps`` and ``guard`` added,
+    ``phase`` set (:func:`_rekey` applies it where a row or a choice takes the work)."""
+
+    work: list[Work | _Seg]
+    prefix: KeyChain
+    reps: list[Repeat]
+    guard: tuple[Condition, ...]
+    phase: Phase | None
+
+
+@dataclass
 class _Op:
     """What one call of an operator-layer function reaches (keys relative to the function)."""
 
-    work: list[Work] = field(default_factory=list)
+    work: list[Work | _Seg] = field(default_factory=list)
     other: dict[_OtherKey, OtherCall] = field(default_factory=dict)  # counted, in order of first call
     adapters: list[Adapter] = field(default_factory=list)
     cuts: list[Cut] = field(default_factory=list)
@@ -451,7 +463,8 @@ class MapBuilder:
             if st.kind == NodeKind.ABI_FN:
                 _add(out.adapters, [_adapter(st)])
             sub = self.op(st.node, stack)
-            out.work += _rekey(sub.work, k, reps, (), phase)
+            if sub.work:
+                out.work.append(_Seg(sub.work, k, reps, (), phase))
             if phase:
                 _add_others(out.other, sub.other.values(), k, first)
             else:
@@ -503,7 +516,8 @@ class MapBuilder:
         for a in first:
             sub = self._op_items(node, a.children, stack)
             cond = Condition(a.label, Site(d.file, d.line), d.key, a.index)
-            out.work += _rekey(sub.work, (), [], (cond,), Phase.PREPARE)
+            if sub.work:
+                out.work.append(_Seg(sub.work, (), [], (cond,), Phase.PREPARE))
             _add_others(out.other, sub.other.values(), (), a.label)
             _add(out.adapters, sub.adapters)
             out.cuts += sub.cuts
@@ -520,15 +534,16 @@ class MapBuilder:
         if len(parts) == 1:  # one arm shown (the others compiled out): its work, guarded
             a, sub = parts[0]
             cond = Condition(a.label, Site(d.file, d.line), d.key, a.index)
-            out.work += _rekey(sub.work, (), [], (cond,), None)
+            out.work.append(_Seg(sub.work, (), [], (cond,), None))
             add_counts(out.counts, sub.counts)
             return
         choice = Choice(d.construct, d.subject, Site(d.file, d.line), d.key)
         for a, sub in parts:
             label = _arm_text(d, a)
-            alt = Alternative(label, Site(d.file, d.line), d.key, a.index, list(sub.work), a.selected)
-            if len(sub.work) == 1 and isinstance(sub.work[0], Choice):  # nested choice: flatten
-                for inner in sub.work[0].alternatives:
+            work = _rekey(sub.work, (), [], (), None)
+            alt = Alternative(label, Site(d.file, d.line), d.key, a.index, work, a.selected)
+            if len(work) == 1 and isinstance(work[0], Choice):  # nested choice: flatten
+                for inner in work[0].alternatives:
                     choice.alternatives.append(_with(inner, condition=f"{label}; {inner.condition}"))
             else:
                 choice.alternatives.append(alt)
@@ -991,12 +1006,18 @@ def _merge_into(out: _Op, sub: _Op) -> None:
     add_counts(out.counts, sub.counts)
 
 
-def _rekey(work: list[Work], prefix: KeyChain, reps: list[Repeat], guard: tuple[Condition, ...],
+def _rekey(work: Sequence[Work | _Seg], prefix: KeyChain, reps: list[Repeat], guard: tuple[Condition, ...],
            phase: Phase | None) -> list[Work]:
-    """Copies of ``work`` with keys under ``prefix``, loops ``reps`` and ``guard`` added, ``phase`` set."""
+    """Copies of ``work`` with keys under ``prefix``, loops ``reps`` and ``guard`` added, ``phase`` set, its
+    segments applied (a work item under no change and no segment is kept as it is)."""
     out: list[Work] = []
+    same = not (prefix or reps or guard or phase)
     for w in work:
-        if isinstance(w, Call):
+        if isinstance(w, _Seg):
+            out += _rekey(w.work, prefix + w.prefix, [*reps, *w.reps], (*guard, *w.guard), phase or w.phase)
+        elif same:
+            out.append(w)
+        elif isinstance(w, Call):
             out.append(_with(w, key=prefix + w.key, repeat=[*reps, *w.repeat], guard=[*guard, *w.guard],
                                phase=phase or w.phase))
         else:  # the loops scale its count (a count is linear in its calls' loops, arms' min / max included)
