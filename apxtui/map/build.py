@@ -190,13 +190,30 @@ class _Seg:
 
 
 @dataclass
+class _CutsUnder:
+    """A callee's cuts not copied yet: their keys go under ``prefix`` (applied by :func:`_flat_cuts` at the row)."""
+
+    prefix: KeyChain
+    cuts: list[Cut | _CutsUnder]
+
+
+def _flat_cuts(cuts: list[Cut | _CutsUnder], prefix: KeyChain, out: list[Cut]) -> None:
+    """Append copies of ``cuts`` to ``out``, keys under ``prefix`` and their segments' prefixes, in order."""
+    for c in cuts:
+        if isinstance(c, _CutsUnder):
+            _flat_cuts(c.cuts, prefix + c.prefix, out)
+        else:
+            out.append(_with(c, key=prefix + c.key))
+
+
+@dataclass
 class _Op:
     """What one call of an operator-layer function reaches (keys relative to the function)."""
 
     work: list[Work | _Seg] = field(default_factory=list)
     other: dict[_OtherKey, OtherCall] = field(default_factory=dict)  # counted, in order of first call
     adapters: list[Adapter] = field(default_factory=list)
-    cuts: list[Cut] = field(default_factory=list)
+    cuts: list[Cut | _CutsUnder] = field(default_factory=list)
     counts: PhaseCounts = field(default_factory=dict)  # Phase.EAGER stands for "the row's phase"
     arms: list[str] = field(default_factory=list)  # dispatch sites whose alternatives make a range
 
@@ -470,7 +487,8 @@ class MapBuilder:
             else:
                 _add_others(out.other, sub.other.values(), k)
             _add(out.adapters, sub.adapters)
-            out.cuts += [_with(c, key=k + c.key) for c in sub.cuts]
+            if sub.cuts:
+                out.cuts.append(_CutsUnder(k, sub.cuts))
             out.arms += [a for a in sub.arms if a not in out.arms]
             sc = scale(sub.counts, reps)
             add_counts(out.counts, {Phase.PREPARE: _sum(sc)} if phase else sc)
@@ -717,8 +735,7 @@ class MapBuilder:
                   resolution=_resolution(st))
         if st.kind == NodeKind.ABI_FN and (a := _adapter(st)) not in row.adapter:
             row.adapter.insert(0, a)
-        for c in op.cuts:
-            self.cuts.append(_with(c, key=k + c.key))
+        _flat_cuts(op.cuts, k, self.cuts)
         if direct is None:
             got = self._counts.get(st.node)
             if got is None:
