@@ -8,7 +8,7 @@ indexer differs would otherwise rebuild the other's index), is warmed by one run
 ``.pyc`` compiled (``PYTHONDONTWRITEBYTECODE`` is unset: a stale ``.pyc`` recompiled on every run
 would be timed).  Per round: ``python -c pass``, ``apxtui --version`` (the floors, same run), then
 each tree's trace, A and B in turn (B, A the next round, so the machine's drift falls on both).
-Printed: wall and CPU (user + system) min / median per tree and floor, the outputs' hashes (equal:
+Printed: wall, CPU (user + system) and peak RSS min / median per tree and floor, the outputs' hashes (equal:
 the same report), and the in-process phases of one run per tree (imports, index load, profile,
 map, render; ``time.process_time``).
 
@@ -20,10 +20,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,20 +37,29 @@ def _env(src: Path, cache: Path) -> dict[str, str]:
     return env
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
-    """(wall, CPU user + system, stdout) of one whole process."""
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+_Run = tuple[float, float, bytes, float]
+
+
+def _run(cmd: list[str], env: dict[str, str]) -> _Run:
+    """(wall, CPU user + system, stdout, peak RSS in MB) of one whole process (its own rusage, ``wait4``)."""
     t = time.perf_counter()
-    out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
-    wall = time.perf_counter() - t
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), out
+    with tempfile.TemporaryFile() as buf:
+        p = subprocess.Popen(cmd, env=env, stdout=buf, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode:
+            raise subprocess.CalledProcessError(p.returncode, cmd)
+        buf.seek(0)
+        out = buf.read()
+    return wall, ru.ru_utime + ru.ru_stime, out, ru.ru_maxrss / 1024
 
 
-def _fmt(runs: list[tuple[float, float, bytes]]) -> str:
-    wall, cpu = [r[0] for r in runs], [r[1] for r in runs]
+def _fmt(runs: list[_Run]) -> str:
+    wall, cpu, rss = [r[0] for r in runs], [r[1] for r in runs], [r[3] for r in runs]
     return (f"wall {min(wall):.3f} / {statistics.median(wall):.3f} s, "
-            f"CPU {min(cpu):.3f} / {statistics.median(cpu):.3f} s (min / median)")
+            f"CPU {min(cpu):.3f} / {statistics.median(cpu):.3f} s, "
+            f"peak RSS {min(rss):.0f} / {statistics.median(rss):.0f} MB (min / median)")
 
 
 def phases(checkout: str, entry: str) -> None:
@@ -103,8 +112,8 @@ def main() -> None:
     for name, src in trees.items():
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(src / "apxtui")], check=True)
         _run(cmd, envs[name])  # warm: the index and what is stored beside it
-    floors: dict[str, list[tuple[float, float, bytes]]] = {"python -c pass": [], "apxtui --version": []}
-    got: dict[str, list[tuple[float, float, bytes]]] = {name: [] for name in trees}
+    floors: dict[str, list[_Run]] = {"python -c pass": [], "apxtui --version": []}
+    got: dict[str, list[_Run]] = {name: [] for name in trees}
     for i in range(a.runs):
         floors["python -c pass"].append(_run([sys.executable, "-c", "pass"], envs["A"]))
         floors["apxtui --version"].append(_run([*py, "--version"], envs["A"]))

@@ -502,3 +502,62 @@ def test_operator_layer_of_the_stored_graph_equals_the_in_memory_graphs(demo_ind
     monkeypatch.setattr(StoredGraph, "out_edges_of_kinds", None)  # the scan is not run again
     again = _discover(StoredGraph(demo_index.db, demo_index.graph.counts()))
     assert (again.packages, again.rule) == (full.packages, full.rule)
+
+
+# -- counted merges (the builder folds as it goes; these check it against the plain definition) ----------
+
+
+def test_other_calls_merged_as_counted_entries_equal_counting_the_concatenation():
+    from apxtui.map.build import _add_others, _other_key
+    from apxtui.map.model import OtherCall, Site
+
+    def oc(name, line, guard="", key=("k",)):
+        return OtherCall(CallClass.SETUP, name, Site("a.rs", line), key, bool(guard), "", guard=guard)
+
+    raw = [oc("alloc", 1, key=("a",)), oc("sync", 2), oc("alloc", 1, key=("b",)), oc("alloc", 1, "x.is_null()"),
+           oc("sync", 2, key=("c",))]
+    inner: dict = {}
+    _add_others(inner, raw[:3])
+    _add_others(inner, raw[3:])
+    outer: dict = {}
+    _add_others(outer, inner.values(), ("p",), "first")  # re-keyed under a first call: the guard is kept or set
+    _add_others(outer, [oc("alloc", 1, "first", key=("z",))])
+    changed = [OtherCall(o.cls, o.name, o.site, ("p", *o.key), True, o.detail, guard=o.guard or "first") for o in raw]
+    plain: dict = {}
+    for o in [*changed, oc("alloc", 1, "first", key=("z",))]:  # the definition: count the concatenation
+        k = _other_key(o)
+        plain.setdefault(k, [o, 0])[1] += 1
+    assert [(o.key, o.guard, o.count) for o in outer.values()] == [(o.key, o.guard, n) for o, n in plain.values()]
+    assert [o.count for o in outer.values()] == [3, 2, 1]
+    assert [o.count for o in inner.values()] == [2, 2, 1]  # merged into outer, not changed
+
+
+def test_a_rekeyed_choice_keeps_its_count_scaled_by_the_added_loops():
+    from apxtui.map.build import _rekey
+    from apxtui.map.counts import choice_count, work_count
+    from apxtui.map.model import Alternative, Repeat, Site
+    from apxtui.vocab import Evidence
+
+    s = Site("a.rs", 1)
+
+    def call(name, kind=CallClass.DEVICE, reps=()):
+        return Call(kind, name, s, s, ("c",), repeat=list(reps))
+
+    sym = Repeat("for l in layers", None, "", s, Evidence.HEURISTIC, "", "per layer")
+    three = Repeat("for i in 0..3", 3, "× 3", s, Evidence.EXACT, "", "")
+    inner = Choice("if", "", s, "d1", [Alternative("a", s, "d1", 0, [call("k1"), call("k2", reps=[three])]),
+                                       Alternative("b", s, "d1", 1, [call("lib", CallClass.LIBRARY)])])
+    outer = Choice("match", "", s, "d2", [Alternative("x", s, "d2", 0, [inner, call("k3")]),
+                                          Alternative("y", s, "d2", 1, [])])
+    choice_count(outer)
+    got = _rekey([outer], ("p",), [sym, three], (), None)[0]
+    assert isinstance(got, Choice) and got.count is not None
+
+    def fresh(c):  # the same choice with no count kept anywhere below
+        return Choice(c.construct, c.subject, c.site, c.dispatch, [
+            Alternative(a.condition, a.site, a.dispatch, a.arm,
+                        [fresh(w) if isinstance(w, Choice) else w for w in a.work]) for a in c.alternatives])
+
+    want = work_count([fresh(got)])
+    assert work_count([got]).kinds() == want.kinds()
+    assert want.kinds()["device"].max == "15 × [layers]"  # (k1 + 3 × k2 + k3) × 3 per layer: the test can fail

@@ -16,7 +16,7 @@ calls are listed apart; work under a first-call guard moves to the preparation p
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -149,14 +149,71 @@ class _Ctx:
     guard: int = 0  # id of the first-call guard the walk is under (0: none)
 
 
+#: What makes two non-work calls of a row one counted entry: class, name, site, first call, detail, guard.
+_OtherKey = tuple[CallClass, str, Site, bool, str, str]
+
+
+def _other_key(o: OtherCall) -> _OtherKey:
+    return (o.cls, o.name, o.site, o.first_call, o.detail, o.guard)
+
+
+def _add_others(into: dict[_OtherKey, OtherCall], more: Iterable[OtherCall], prefix: KeyChain = (),
+                first_call: str | None = None) -> None:
+    """Merge counted non-work calls ``more`` into ``into``, keys under ``prefix``; with ``first_call`` (the
+    reason) they become first calls guarded by it (or by their own guard).  One entry per :func:`_other_key`,
+    the first one's key, counts summed: equal to counting the concatenated calls at the row, as these changes map
+    equal entries to equal entries.  Entries of ``into`` are its own copies."""
+    for o in more:
+        if first_call is None:
+            k = _other_key(o)
+        else:
+            k = (o.cls, o.name, o.site, True, o.detail, o.guard or first_call)
+        got = into.get(k)
+        if got is not None:
+            got.count += o.count
+        elif first_call is None:
+            into[k] = _with(o, key=prefix + o.key) if prefix else _with(o)
+        else:
+            into[k] = _with(o, key=prefix + o.key, first_call=True, guard=k[5])
+
+
+@dataclass
+class _Seg:
+    """A callee's work not copied yet: ``work`` with keys under ``prefix``, loops ``reps`` and ``guard`` added,
+    ``phase`` set (:func:`_rekey` applies it where a row or a choice takes the work)."""
+
+    work: list[Work | _Seg]
+    prefix: KeyChain
+    reps: list[Repeat]
+    guard: tuple[Condition, ...]
+    phase: Phase | None
+
+
+@dataclass
+class _CutsUnder:
+    """A callee's cuts not copied yet: their keys go under ``prefix`` (applied by :func:`_flat_cuts` at the row)."""
+
+    prefix: KeyChain
+    cuts: list[Cut | _CutsUnder]
+
+
+def _flat_cuts(cuts: list[Cut | _CutsUnder], prefix: KeyChain, out: list[Cut]) -> None:
+    """Append copies of ``cuts`` to ``out``, keys under ``prefix`` and their segments' prefixes, in order."""
+    for c in cuts:
+        if isinstance(c, _CutsUnder):
+            _flat_cuts(c.cuts, prefix + c.prefix, out)
+        else:
+            out.append(_with(c, key=prefix + c.key))
+
+
 @dataclass
 class _Op:
     """What one call of an operator-layer function reaches (keys relative to the function)."""
 
-    work: list[Work] = field(default_factory=list)
-    other: list[OtherCall] = field(default_factory=list)
+    work: list[Work | _Seg] = field(default_factory=list)
+    other: dict[_OtherKey, OtherCall] = field(default_factory=dict)  # counted, in order of first call
     adapters: list[Adapter] = field(default_factory=list)
-    cuts: list[Cut] = field(default_factory=list)
+    cuts: list[Cut | _CutsUnder] = field(default_factory=list)
     counts: PhaseCounts = field(default_factory=dict)  # Phase.EAGER stands for "the row's phase"
     arms: list[str] = field(default_factory=list)  # dispatch sites whose alternatives make a range
 
@@ -423,17 +480,21 @@ class MapBuilder:
             if st.kind == NodeKind.ABI_FN:
                 _add(out.adapters, [_adapter(st)])
             sub = self.op(st.node, stack)
-            out.work += _rekey(sub.work, k, reps, (), phase)
-            out.other += [_with(o, key=k + o.key, first_call=True, guard=o.guard or first) if phase
-                          else _with(o, key=k + o.key) for o in sub.other]
+            if sub.work:
+                out.work.append(_Seg(sub.work, k, reps, (), phase))
+            if phase:
+                _add_others(out.other, sub.other.values(), k, first)
+            else:
+                _add_others(out.other, sub.other.values(), k)
             _add(out.adapters, sub.adapters)
-            out.cuts += [_with(c, key=k + c.key) for c in sub.cuts]
+            if sub.cuts:
+                out.cuts.append(_CutsUnder(k, sub.cuts))
             out.arms += [a for a in sub.arms if a not in out.arms]
             sc = scale(sub.counts, reps)
             add_counts(out.counts, {Phase.PREPARE: _sum(sc)} if phase else sc)
         elif cl.cls != CallClass.HOST:
-            out.other.append(OtherCall(cl.cls, bare_name(st.qualname), self._call_site(st), k, bool(phase),
-                                       self._detail(st, cl), guard=first))
+            _add_others(out.other, [OtherCall(cl.cls, bare_name(st.qualname), self._call_site(st), k, bool(phase),
+                                              self._detail(st, cl), guard=first)])
 
     def _call_site(self, st: Stage) -> Site:
         return _site(st)
@@ -473,14 +534,15 @@ class MapBuilder:
         for a in first:
             sub = self._op_items(node, a.children, stack)
             cond = Condition(a.label, Site(d.file, d.line), d.key, a.index)
-            out.work += _rekey(sub.work, (), [], (cond,), Phase.PREPARE)
-            out.other += [_with(o, first_call=True, guard=o.guard or a.label) for o in sub.other]
+            if sub.work:
+                out.work.append(_Seg(sub.work, (), [], (cond,), Phase.PREPARE))
+            _add_others(out.other, sub.other.values(), (), a.label)
             _add(out.adapters, sub.adapters)
             out.cuts += sub.cuts
             add_counts(out.counts, {Phase.PREPARE: _sum(sub.counts)})
         parts = [(a, self._op_items(node, a.children, stack)) for a in rest]
         for _a, sub in parts:
-            out.other += sub.other
+            _add_others(out.other, sub.other.values())
             _add(out.adapters, sub.adapters)
             out.cuts += sub.cuts
             out.arms += [x for x in sub.arms if x not in out.arms]
@@ -490,15 +552,16 @@ class MapBuilder:
         if len(parts) == 1:  # one arm shown (the others compiled out): its work, guarded
             a, sub = parts[0]
             cond = Condition(a.label, Site(d.file, d.line), d.key, a.index)
-            out.work += _rekey(sub.work, (), [], (cond,), None)
+            out.work.append(_Seg(sub.work, (), [], (cond,), None))
             add_counts(out.counts, sub.counts)
             return
         choice = Choice(d.construct, d.subject, Site(d.file, d.line), d.key)
         for a, sub in parts:
             label = _arm_text(d, a)
-            alt = Alternative(label, Site(d.file, d.line), d.key, a.index, list(sub.work), a.selected)
-            if len(sub.work) == 1 and isinstance(sub.work[0], Choice):  # nested choice: flatten
-                for inner in sub.work[0].alternatives:
+            work = _rekey(sub.work, (), [], (), None)
+            alt = Alternative(label, Site(d.file, d.line), d.key, a.index, work, a.selected)
+            if len(work) == 1 and isinstance(work[0], Choice):  # nested choice: flatten
+                for inner in work[0].alternatives:
                     choice.alternatives.append(_with(inner, condition=f"{label}; {inner.condition}"))
             else:
                 choice.alternatives.append(alt)
@@ -632,14 +695,7 @@ class MapBuilder:
         keys relative to the row)."""
         got = self._others_memo.get(node)
         if got is None:
-            seen: dict[tuple[CallClass, str, Site, bool, str, str], OtherCall] = {}
-            for o in op.other:
-                k = (o.cls, o.name, o.site, o.first_call, o.detail, o.guard)
-                if k in seen:
-                    seen[k].count += 1
-                else:
-                    seen[k] = _with(o, count=1)
-            got = self._others_memo[node] = list(seen.values())
+            got = self._others_memo[node] = list(op.other.values())
         return got
 
     def _model_phase(self, st: Stage, reps: list[Repeat]) -> str:
@@ -679,8 +735,7 @@ class MapBuilder:
                   resolution=_resolution(st))
         if st.kind == NodeKind.ABI_FN and (a := _adapter(st)) not in row.adapter:
             row.adapter.insert(0, a)
-        for c in op.cuts:
-            self.cuts.append(_with(c, key=k + c.key))
+        _flat_cuts(op.cuts, k, self.cuts)
         if direct is None:
             got = self._counts.get(st.node)
             if got is None:
@@ -961,24 +1016,31 @@ def _sum(pc: PhaseCounts) -> Count:
 
 def _merge_into(out: _Op, sub: _Op) -> None:
     out.work += sub.work
-    out.other += sub.other
+    _add_others(out.other, sub.other.values())
     _add(out.adapters, sub.adapters)
     out.cuts += sub.cuts
     out.arms += [a for a in sub.arms if a not in out.arms]
     add_counts(out.counts, sub.counts)
 
 
-def _rekey(work: list[Work], prefix: KeyChain, reps: list[Repeat], guard: tuple[Condition, ...],
+def _rekey(work: Sequence[Work | _Seg], prefix: KeyChain, reps: list[Repeat], guard: tuple[Condition, ...],
            phase: Phase | None) -> list[Work]:
-    """Copies of ``work`` with keys under ``prefix``, loops ``reps`` and ``guard`` added, ``phase`` set."""
+    """Copies of ``work`` with keys under ``prefix``, loops ``reps`` and ``guard`` added, ``phase`` set, its
+    segments applied (a work item under no change and no segment is kept as it is)."""
     out: list[Work] = []
+    same = not (prefix or reps or guard or phase)
     for w in work:
-        if isinstance(w, Call):
+        if isinstance(w, _Seg):
+            out += _rekey(w.work, prefix + w.prefix, [*reps, *w.reps], (*guard, *w.guard), phase or w.phase)
+        elif same:
+            out.append(w)
+        elif isinstance(w, Call):
             out.append(_with(w, key=prefix + w.key, repeat=[*reps, *w.repeat], guard=[*guard, *w.guard],
                                phase=phase or w.phase))
-        else:
+        else:  # the loops scale its count (a count is linear in its calls' loops, arms' min / max included)
             out.append(_with(w, alternatives=[_with(a, work=_rekey(a.work, prefix, reps, guard, phase))
-                                                for a in w.alternatives]))
+                                                for a in w.alternatives],
+                             count=scale({Phase.EAGER: w.count}, reps)[Phase.EAGER] if reps and w.count else w.count))
     return out
 
 

@@ -58,8 +58,16 @@ def work_count(work: list[Work]) -> Count:
         if isinstance(w, Call):
             total.add(scale({Phase.EAGER: Count.unit(COUNT_KIND[w.kind])}, w.repeat)[Phase.EAGER])
         else:
-            total.add(Count.alternatives([work_count(a.work) for a in w.alternatives]))
+            total.add(choice_count(w))
     return total
+
+
+def choice_count(c: Choice) -> Count:
+    """One execution of a choice: one arm's :func:`work_count`, min..max over the arms (kept on the choice;
+    never modified by the caller)."""
+    if c.count is None:
+        c.count = Count.alternatives([work_count(a.work) for a in c.alternatives])
+    return c.count
 
 
 def choice_range(c: Choice) -> str:

@@ -14,12 +14,15 @@ _ATTN = re.compile(r"attn|attention|mha|flash|sdpa", re.I)
 
 
 def _names(rows: list[Row], pat: re.Pattern[str]) -> list[str]:
-    out: list[str] = []
+    out: dict[str, None] = {}
+    hit: dict[str, bool] = {}
     for r in rows:
+        row_hit = bool(pat.search(r.op))
         for c in iter_calls(r.work):
-            if (pat.search(c.name) or pat.search(r.op)) and c.name not in out:
-                out.append(c.name)
-    return out
+            name = c.name
+            if name not in out and (row_hit or hit.setdefault(name, bool(pat.search(name)))):
+                out[name] = None
+    return list(out)
 
 
 def per_layer(rows: list[Row]) -> list[str]:

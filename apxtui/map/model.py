@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apxtui.analysis.capturefacts import CaptureRegion, RegionError
 from apxtui.vocab import CallClass, Evidence, Phase
+
+if TYPE_CHECKING:
+    from apxtui.analysis.launches import Count
 
 #: Stage key chain from the entry: one ``node@site`` per stage (:func:`apxtui.trace.stage_key`).
 KeyChain = tuple[str, ...]
@@ -122,6 +125,9 @@ class Choice:
     dispatch: str
     alternatives: list[Alternative] = field(default_factory=list)
     launches: str = ""  # launches + library calls of one arm, "lo..hi" over the arms (set by the builder)
+    #: one execution's count (:func:`apxtui.map.counts.work_count`), kept by the builder: an enclosing choice
+    #: counts its arms from it instead of walking every call below again
+    count: Count | None = field(default=None, compare=False, repr=False)
 
     @property
     def kind(self) -> CallClass:
