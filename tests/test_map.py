@@ -497,7 +497,7 @@ def test_operator_layer_of_the_stored_graph_equals_the_in_memory_graphs(demo_ind
     assert (stored.packages, stored.rule) == (full.packages, full.rule)
     assert frozenset(_stored_counts(demo_index.graph)) == full.packages  # the scan itself (a stored count may exist)
     with closing(sqlite3.connect(demo_index.db.path)) as c:  # stored beside the generation (another connection)
-        assert [k for (k,) in c.execute("SELECT key FROM blobs") if k.startswith("derived:operator-layer-")]
+        assert [k for (k,) in c.execute("SELECT key FROM blobs") if k.startswith("derived:operator-layer:")]
     demo_index.db.begin_read()  # a new snapshot: read from the store now, not made again
     monkeypatch.setattr(StoredGraph, "out_edges_of_kinds", None)  # the scan is not run again
     again = _discover(StoredGraph(demo_index.db, demo_index.graph.counts()))

@@ -219,3 +219,20 @@ def test_an_unwritable_cache_file_says_so_once(tmp_path, monkeypatch):
     idx = build_index(root, workers=1)
     assert len(idx.notices) == 1 and idx.notices[0].startswith("cache disabled")
     assert "rebuilding" not in idx.notices[0] and len(idx.parsed) == 6
+
+
+def test_a_derived_value_is_made_once_and_replaces_what_other_code_stored(demo_index):
+    import sqlite3
+    from contextlib import closing
+
+    g = demo_index.graph
+
+    def never() -> list[int]:
+        raise AssertionError("made again")
+
+    assert g.derived("probe", "code-a", lambda: [1]) == [1]
+    assert g.derived("probe", "code-a", never) == [1]  # kept in memory
+    assert g.derived("probe", "code-b", lambda: [2]) == [2]
+    with closing(sqlite3.connect(demo_index.db.path)) as c:
+        keys = [k for (k,) in c.execute("SELECT key FROM blobs") if k.startswith("derived:probe:")]
+    assert len(keys) == 1 and keys[0].startswith("derived:probe:code-b:")  # the other code's row is gone

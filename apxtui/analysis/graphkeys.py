@@ -67,7 +67,7 @@ class GraphKeys:
         from apxtui.index.store import code_stamp  # lazy: only for a stored graph
 
         stamp = code_stamp(__file__, hostops.__file__, calls.__file__, vocab.__file__, calls.call_rules().path)
-        return set(self.g.derived(f"capturing-{stamp}", lambda: sorted(self._capturing())))
+        return set(self.g.derived("capturing", stamp, lambda: sorted(self._capturing())))
 
     def _capturing(self) -> set[str]:
         """Functions that call a begin- or end-role function (and are not wrappers themselves).

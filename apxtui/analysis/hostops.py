@@ -9,7 +9,6 @@ role (``graph::begin_capture`` → ``apxinf_graph_begin`` → ``cudaStreamBeginC
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -170,39 +169,34 @@ class Roles:
         return next(iter(r)) if len(r) == 1 else None
 
 
-_ROLE_TABLES: weakref.WeakKeyDictionary[Any, dict[str, tuple[str | None, list[str]]]] = weakref.WeakKeyDictionary()
-
-
 def role_table(roles: Roles) -> dict[str, tuple[str | None, list[str]]]:
     """Every node of a stored graph that reaches a lifecycle primitive within :data:`DEPTH` call hops →
     (its role, the primitives' roles it reaches), stored beside the graph's generation (keyed on this code
-    and the calls.toml in use) and kept in memory per graph; every other node reaches none and has no role.
+    and the calls.toml in use) and kept in memory by the graph; every other node reaches none and has no role.
 
     Only nodes within :data:`DEPTH` hops above a primitive can reach one, so those are found by a reverse
     walk from the primitives (their families: calls.toml) and asked."""
     g = roles.g
-    got = _ROLE_TABLES.get(g)
-    if got is None:
-        from apxtui import vocab  # lazy: its file is part of the stamp
-        from apxtui.analysis import calls  # lazy: as above
-        from apxtui.index.store import code_stamp  # lazy: only for a stored graph
+    from apxtui import vocab  # lazy: its file is part of the stamp
+    from apxtui.analysis import calls  # lazy: as above
+    from apxtui.index.store import code_stamp  # lazy: only for a stored graph
 
-        def make() -> dict[str, tuple[str | None, list[str]]]:
-            fams = set(_ROLE_FAMILIES.values())
-            near = {n for n, d in g.nodes(data=True) if d.get("kind") in ("external", "vendor_api")
-                    and call_rules().family(api_name(d.get("qualname", ""))) in fams}
-            frontier = set(near)
-            for _ in range(DEPTH):
-                frontier = {u for n in frontier for u, _, k in g.in_edges(n, data="kind")
-                            if k in ROLE_EDGES and u not in near}
-                near |= frontier
-            out = {}
-            for n in sorted(near):
-                reached = roles._reach(n, DEPTH)[0]
-                if reached:
-                    out[n] = (roles.own_role(n), sorted(reached))
-            return out
+    def make() -> dict[str, tuple[str | None, list[str]]]:
+        fams = set(_ROLE_FAMILIES.values())
+        near = {n for n, d in g.nodes(data=True) if d.get("kind") in ("external", "vendor_api")
+                and call_rules().family(api_name(d.get("qualname", ""))) in fams}
+        frontier = set(near)
+        for _ in range(DEPTH):
+            frontier = {u for n in frontier for u, _, k in g.in_edges(n, data="kind")
+                        if k in ROLE_EDGES and u not in near}
+            near |= frontier
+        out = {}
+        for n in sorted(near):
+            reached = roles._reach(n, DEPTH)[0]
+            if reached:
+                out[n] = (roles.own_role(n), sorted(reached))
+        return out
 
-        stamp = code_stamp(__file__, calls.__file__, vocab.__file__, call_rules().path)
-        got = _ROLE_TABLES[g] = g.derived(f"roles-{stamp}", make)
+    stamp = code_stamp(__file__, calls.__file__, vocab.__file__, call_rules().path)
+    got: dict[str, tuple[str | None, list[str]]] = g.derived("roles", stamp, make)
     return got

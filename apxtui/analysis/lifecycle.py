@@ -10,7 +10,6 @@ and the replaying methods of a type.  Pure over the graph.
 from __future__ import annotations
 
 import re
-import weakref
 from collections import deque
 from typing import Any
 
@@ -85,7 +84,6 @@ def _module(qualname: str) -> str:
 
 
 _METHOD_KINDS = ("rust_fn", "host_fn", "python_fn")
-_BY_CONTAINER: weakref.WeakKeyDictionary[Any, dict[str, list[str]]] = weakref.WeakKeyDictionary()
 
 
 def methods_by_container(g: Any) -> dict[str, list[str]]:
@@ -94,12 +92,10 @@ def methods_by_container(g: Any) -> dict[str, list[str]]:
     module's code, and in memory."""
     if not hasattr(g, "derived"):
         return _methods_by_container(g)
-    got = _BY_CONTAINER.get(g)
-    if got is None:
-        from apxtui.index.store import code_stamp  # lazy: only for a stored graph
+    from apxtui.index.store import code_stamp  # lazy: only for a stored graph
 
-        got = _BY_CONTAINER[g] = g.derived(f"methods-by-container-{code_stamp(__file__)}",
-                                           lambda: _methods_by_container(g))
+    got: dict[str, list[str]] = g.derived("methods-by-container", code_stamp(__file__),
+                                          lambda: _methods_by_container(g))
     return got
 
 

@@ -158,6 +158,7 @@ class StoredGraph:
         self._lock = db.lock
         self._node: dict[str, Attrs | None] = {}
         self._out: dict[str, list[EdgeRow]] = {}
+        self._derived: dict[str, Any] = {}  # derived() values of this generation
         self._all: list[tuple[str, Attrs]] | None = None
         self._graph_attrs: dict[str, Any] | None = None
         self.nodes = _Nodes(self)
@@ -300,18 +301,23 @@ class StoredGraph:
                 out = self._out[n] = [(v, k, e) for v, k, e in unpack(blob)]
             yield n, out
 
-    def derived(self, name: str, make: Callable[[], Any]) -> Any:
-        """A value derived from this generation alone: read from beside it when stored for this very
-        generation (its ``state`` and ``gen``) under ``name``, else ``make()`` and stored.  ``name`` must
-        change with the code that derives the value (the index's own code stamp does not cover it)."""
+    def derived(self, name: str, code: str, make: Callable[[], Any]) -> Any:
+        """A value derived from this generation alone, made by the code hashed in ``code``
+        (:func:`code_stamp`): kept in memory, and read from beside the generation when stored for this very
+        generation (its ``state`` and ``gen``) and code, else ``make()`` and stored, replacing what is
+        stored under ``name`` for another generation or code.  The caller must not mutate it."""
+        memo = f"{name}:{code}"
+        if memo in self._derived:
+            return self._derived[memo]
         with self._lock:
-            stamp = f"{self._db.meta('state')}/{self._db.meta('gen')}"
-            key = f"derived:{name}:{stamp}"
+            key = f"derived:{name}:{code}:{self._db.meta('state')}/{self._db.meta('gen')}"
             row = self._db.conn.execute("SELECT value FROM blobs WHERE key=?", (key,)).fetchone()
         if row is not None:
-            return unpack(row[0])
-        value = make()
-        self._db.store_beside(key, pack(value), f"derived:{name}:")
+            value = unpack(row[0])
+        else:
+            value = make()
+            self._db.store_beside(key, pack(value), f"derived:{name}:")
+        self._derived[memo] = value
         return value
 
     def ids_of_kind(self, kind: str) -> set[str]:

@@ -86,7 +86,7 @@ def _discover(g: Any) -> OperatorLayer:
     if hasattr(g, "derived"):  # a stored graph: the counts stored beside its generation (made once)
         from apxtui.index.store import code_stamp  # lazy: only for a stored graph
 
-        pkgs = dict(g.derived(f"operator-layer-{code_stamp(__file__)}", lambda: list(_stored_counts(g).items())))
+        pkgs = dict(g.derived("operator-layer", code_stamp(__file__), lambda: list(_stored_counts(g).items())))
     else:
         for u, v, k in g.edges(data="kind"):
             du = g.nodes[u]
